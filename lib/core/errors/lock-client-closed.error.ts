@@ -1,0 +1,11 @@
+import { lockMessages } from './lock.messages.js';
+import { ZkLockError } from './zk-lock.error.js';
+
+/** The lock client was closed; nothing more can be acquired through it. */
+export class LockClientClosedError extends ZkLockError {
+  readonly code = 'CLIENT_CLOSED';
+
+  constructor() {
+    super(lockMessages.closed());
+  }
+}

@@ -1,0 +1,15 @@
+import { lockMessages } from './lock.messages.js';
+import { ZkLockError } from './zk-lock.error.js';
+
+/** The lock was not granted within `timeoutMs` (or at once, for `timeoutMs: 0`). */
+export class LockTimeoutError extends ZkLockError {
+  readonly code = 'LOCK_TIMEOUT';
+
+  constructor(
+    readonly lockName: string,
+    readonly mode: string,
+    readonly timeoutMs: number,
+  ) {
+    super(lockMessages.timeout(lockName, mode, timeoutMs));
+  }
+}

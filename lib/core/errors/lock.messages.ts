@@ -1,0 +1,36 @@
+/**
+ * Every message the library shows a user is written once, here. Each one says what
+ * happened, to which lock, and what to do about it.
+ */
+const show = (value: unknown): string => {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'function') return 'a function';
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
+};
+
+export const lockMessages = {
+  invalidName: (name: unknown, why: string): string =>
+    `Invalid lock name ${show(name)}: ${why}. Pass a non-empty, well-formed string such as "orders/42".`,
+  invalidOption: (option: string, value: unknown, expected: string): string =>
+    `Invalid option ${option}=${show(value)}: expected ${expected}.`,
+  timeout: (name: string, mode: string, timeoutMs: number): string =>
+    timeoutMs === 0
+      ? `Lock "${name}" (${mode}) is held by another client and the call asked not to wait (timeoutMs: 0). Retry later, or pass a timeoutMs to wait for it.`
+      : `Timed out after ${timeoutMs} ms waiting for lock "${name}" (${mode}). Raise timeoutMs, or list who holds it with contenders("${name}").`,
+  aborted: (name: string): string =>
+    `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
+  lost: (name: string, why: string): string =>
+    `Lock "${name}" was lost: ${why}. Stop touching the protected resource; the fencing token of this grant is no longer valid.`,
+  connectFailed: (connectionString: string, timeoutMs: number): string =>
+    `Could not connect to ZooKeeper at "${connectionString}" within ${timeoutMs} ms. Check that a server is running at that address, or raise connectTimeoutMs.`,
+  badConnectionString: (connectionString: unknown, why: string): string =>
+    `Invalid ZooKeeper connection string ${show(connectionString)}: ${why}. Use "host:port[,host:port…][/chroot]", e.g. "127.0.0.1:2181".`,
+  sessionLost: (sessionId: string, why: string): string =>
+    `ZooKeeper session 0x${sessionId} is gone (${why}); its ephemeral lock nodes are released by the server.`,
+  closed: (): string =>
+    'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
+  operationFailed: (op: string, path: string, code: string): string =>
+    `ZooKeeper ${op} on "${path}" failed with ${code}.`,
+} as const;

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+
+import type { LockMode } from '../recipe/lock-mode.js';
+
+/**
+ * Lock node names use Kazoo's format, so that Python services using Kazoo's `Lock`,
+ * `ReadLock` and `WriteLock` on the same path queue in the same line as we do:
+ * `<32 hex guid>__lock__<seq>` (write) and `<32 hex guid>__rlock__<seq>` (read).
+ */
+export const WRITE_MARKER = '__lock__';
+export const READ_MARKER = '__rlock__';
+
+const NODE_PATTERN = /(__lock__|__rlock__)(-?\d+)$/;
+
+export interface ParsedLockNode {
+  /** The child's name as ZooKeeper lists it. */
+  readonly node: string;
+  readonly mode: LockMode;
+  /** ZooKeeper's sequence suffix, compared as a number. */
+  readonly sequence: number;
+}
+
+/** A fresh guid for one acquire attempt; it lets a lost create reply be recovered. */
+export function newAttemptGuid(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** The name passed to a sequential create; ZooKeeper appends the sequence number. */
+export function lockNodePrefix(guid: string, mode: LockMode): string {
+  return guid + (mode === 'write' ? WRITE_MARKER : READ_MARKER);
+}
+
+/** Parses a lock child, or returns `null` for a child that is not a lock node. */
+export function parseLockNode(node: string): ParsedLockNode | null {
+  const match = NODE_PATTERN.exec(node);
+  if (!match) return null;
+  return { node, mode: match[1] === WRITE_MARKER ? 'write' : 'read', sequence: Number(match[2]) };
+}

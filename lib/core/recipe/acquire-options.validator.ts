@@ -1,0 +1,26 @@
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import type { AcquireOptions } from './lock-backend.interface.js';
+import { LOCK_MODES, type LockMode } from './lock-mode.js';
+
+export interface ResolvedAcquireOptions {
+  readonly mode: LockMode;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Checks per-call options before anything is sent to ZooKeeper. */
+export function resolveAcquireOptions(options: AcquireOptions | undefined, defaultTimeoutMs: number): ResolvedAcquireOptions {
+  if (options === undefined) return { mode: 'write', timeoutMs: defaultTimeoutMs, signal: undefined };
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionError('options', options, 'an object such as { mode: "read", timeoutMs: 5000 }');
+  }
+  const { mode = 'write', timeoutMs = defaultTimeoutMs, signal } = options;
+  if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');
+  if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+    throw new InvalidOptionError('timeoutMs', timeoutMs, 'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)');
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidOptionError('signal', signal, 'an AbortSignal');
+  }
+  return { mode, timeoutMs, signal };
+}

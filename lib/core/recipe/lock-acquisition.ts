@@ -1,0 +1,176 @@
+import { LockAbortedError } from '../errors/lock-aborted.error.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
+import type { ZkClient } from '../session/zk-client.js';
+import type { ZkSession } from '../session/zk-session.js';
+import { abortable } from '../util/abortable.js';
+import { deadline } from '../util/deadline.js';
+import { linkSignals } from '../util/link-signals.js';
+import { isZkCode } from '../util/zk-error-code.js';
+import { ensurePath, listChildren } from './lock-directory.js';
+import type { LockMode } from './lock-mode.js';
+import { findByPrefix, positionOf } from './lock-queue.js';
+import type { NodeReaper } from './node-reaper.js';
+
+export interface AcquisitionContext {
+  readonly client: ZkClient;
+  readonly reaper: NodeReaper;
+  /** Written into every lock node, so `contenders()` can say who is who. */
+  readonly identity: Buffer;
+}
+
+export interface AcquisitionRequest {
+  readonly name: string;
+  /** The lock's directory: `<rootPath>/<encoded name>`. */
+  readonly dir: string;
+  readonly mode: LockMode;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+export interface Grant {
+  readonly session: ZkSession;
+  readonly node: string;
+  readonly fencingToken: bigint;
+}
+
+const RESTART = Symbol('restart');
+
+/**
+ * One call to acquire a lock: the ZooKeeper recipe (seed 002, the ZooKeeper recipes page)
+ * with the recoveries the mature clients learned. Resolves with a grant, `null` when
+ * `timeoutMs` is 0 and the lock is taken, or rejects with the reason it stopped
+ * (`LockTimeoutError`, `LockAbortedError`, `LockClientClosedError`); in every failure the
+ * node it created is deleted.
+ */
+export class LockAcquisition {
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly ctx: AcquisitionContext,
+    private readonly req: AcquisitionRequest,
+  ) {}
+
+  /** Stops the wait with `reason` (the client is closing). */
+  cancel(reason: unknown): void {
+    this.stop.abort(reason);
+  }
+
+  async run(): Promise<Grant | null> {
+    const { name, mode, timeoutMs, signal } = this.req;
+    // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
+    // would cut short the create and the read that tell whether the lock is free).
+    const timer = deadline(timeoutMs || Infinity, () => new LockTimeoutError(name, mode, timeoutMs));
+    const detach = linkSignals(this.stop, [
+      [timer.signal, (reason) => reason],
+      [signal, (reason) => new LockAbortedError(name, reason)],
+      [this.ctx.client.closedSignal, (reason) => reason],
+    ]);
+    try {
+      for (;;) {
+        this.stop.signal.throwIfAborted();
+        const outcome = await this.attempt(this.ctx.client.liveSession());
+        if (outcome !== RESTART) return outcome;
+      }
+    } finally {
+      detach();
+      timer.clear();
+    }
+  }
+
+  /** One pass in one session; RESTART when that session died (our node died with it). */
+  private async attempt(session: ZkSession): Promise<Grant | null | typeof RESTART> {
+    const prefix = lockNodePrefix(newAttemptGuid(), this.req.mode);
+    let node: string | undefined;
+    let granted = false;
+    try {
+      node = await this.createNode(session, prefix);
+      for (;;) {
+        const listing = await this.retrying(session, () => listChildren(session, this.req.dir));
+        const position = positionOf(listing?.children ?? [], node);
+        // Missing: our node was deleted under a live session (by hand): queue again.
+        if (position.kind === 'missing') return RESTART;
+        if (position.kind === 'holding') {
+          granted = true;
+          return { session, node, fencingToken: listing!.stat.pzxid };
+        }
+        if (this.req.timeoutMs === 0) return null;
+        await this.waitForRemoval(session, `${this.req.dir}/${position.blocker.node}`);
+      }
+    } catch (error) {
+      if (error instanceof ZkSessionLostError && !this.stop.signal.aborted) return RESTART;
+      throw error;
+    } finally {
+      if (!granted) await this.abandon(session, prefix, node);
+    }
+  }
+
+  /**
+   * Creates our ephemeral sequential node. A create whose reply is lost may still have
+   * happened: after reconnecting (same session) we look for our guid before creating
+   * again, so there is never a second node. A vanished directory is re-created.
+   */
+  private async createNode(session: ZkSession, prefix: string): Promise<string> {
+    const path = `${this.req.dir}/${prefix}`;
+    for (;;) {
+      try {
+        const created = await abortable(session.create(path, this.ctx.identity, 'ephemeral-sequential'), [this.stop.signal]);
+        return created.slice(created.lastIndexOf('/') + 1);
+      } catch (error) {
+        if (isZkCode(error, 'NO_NODE')) {
+          await this.retrying(session, () => ensurePath(session, this.req.dir));
+          continue;
+        }
+        if (!isZkCode(error, 'CONNECTION_LOSS')) throw error;
+        await session.whenConnected(this.stop.signal);
+        const listing = await this.retrying(session, () => listChildren(session, this.req.dir));
+        const found = findByPrefix(listing?.children ?? [], prefix);
+        if (found) return found;
+      }
+    }
+  }
+
+  /** Watches the one node that blocks us (no herd) and waits for it to change or go. */
+  private async waitForRemoval(session: ZkSession, path: string): Promise<void> {
+    let listener!: () => void;
+    const fired = new Promise<void>((resolve) => (listener = resolve));
+    const exists = await this.retrying(session, () => session.watchData(path, listener));
+    if (!exists) return;
+    try {
+      await abortable(fired, [this.stop.signal, session.signal]);
+    } finally {
+      session.unwatch(path, listener);
+    }
+  }
+
+  /** Runs a request, waiting out connection losses (the session survives them). */
+  private async retrying<T>(session: ZkSession, request: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await abortable(request(), [this.stop.signal]);
+      } catch (error) {
+        if (!isZkCode(error, 'CONNECTION_LOSS')) throw error;
+        await session.whenConnected(this.stop.signal);
+      }
+    }
+  }
+
+  /**
+   * Deletes the node of an attempt that did not get the lock. While connected we wait for
+   * the delete, so a failed acquire returns with nothing left behind; across a connection
+   * loss the delete carries on in the background (the reaper retries it).
+   */
+  private async abandon(session: ZkSession, prefix: string, node: string | undefined): Promise<void> {
+    if (session.isLost) return;
+    const removal = this.ctx.reaper.remove(session, this.req.dir, { node, prefix }).catch(() => undefined);
+    if (!session.isConnected) return;
+    let onDisconnect!: () => void;
+    const disconnected = new Promise<void>((resolve) => session.once('disconnected', (onDisconnect = resolve)));
+    try {
+      await Promise.race([removal, disconnected]);
+    } finally {
+      session.removeListener('disconnected', onDisconnect);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { encodeLockName } from '../naming/lock-name.codec.js';
+import { ZkClient } from '../session/zk-client.js';
+import { isZkCode } from '../util/zk-error-code.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
+import type { AcquireOptions, LockBackend, LockContender, LockHandle } from './lock-backend.interface.js';
+import { listChildren } from './lock-directory.js';
+import { LockAcquisition } from './lock-acquisition.js';
+import { blockerAt, orderQueue } from './lock-queue.js';
+import { NodeReaper } from './node-reaper.js';
+import { ZkLockHandle } from './zk-lock.handle.js';
+import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
+
+/**
+ * Read/write locks on ZooKeeper, usable without Nest:
+ *
+ * ```ts
+ * const locks = await ZkLockBackend.connect({ connectionString: '127.0.0.1:2181' });
+ * const lock = await locks.acquire('orders/42', { timeoutMs: 5_000 });
+ * try { await work(lock.fencingToken, lock.signal); } finally { await lock.release(); }
+ * await locks.close();
+ * ```
+ */
+export class ZkLockBackend implements LockBackend {
+  private readonly reaper = new NodeReaper();
+  private readonly waits = new Map<LockAcquisition, Promise<unknown>>();
+  private readonly held = new Set<ZkLockHandle>();
+  private readonly identity: Buffer;
+
+  private constructor(
+    readonly client: ZkClient,
+    readonly options: ResolvedZkLockOptions,
+  ) {
+    this.identity = Buffer.from(options.identity, 'utf8');
+  }
+
+  /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
+  static async connect(options: ZkLockOptions): Promise<ZkLockBackend> {
+    const resolved = resolveZkLockOptions(options);
+    return new ZkLockBackend(await ZkClient.connect(resolved), resolved);
+  }
+
+  /** The lock's directory in ZooKeeper; throws `InvalidLockNameError` for a bad name. */
+  pathOf(name: string): string {
+    return `${this.options.rootPath}/${encodeLockName(name)}`;
+  }
+
+  async acquire(name: string, options?: AcquireOptions): Promise<LockHandle> {
+    const resolved = resolveAcquireOptions(options, Infinity);
+    const handle = await this.run(name, resolved);
+    if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
+    return handle;
+  }
+
+  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null> {
+    return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
+  }
+
+  async contenders(name: string): Promise<LockContender[]> {
+    const dir = this.pathOf(name);
+    const session = this.client.liveSession();
+    const queue = orderQueue((await listChildren(session, dir))?.children ?? []);
+    const identities = await Promise.all(
+      queue.map((entry) =>
+        session.getData(`${dir}/${entry.node}`).then(
+          (data) => data?.toString('utf8') ?? null,
+          (error: unknown) => {
+            if (isZkCode(error, 'NO_NODE')) return undefined; // released meanwhile
+            throw error;
+          },
+        ),
+      ),
+    );
+    return queue.flatMap((entry, i) => {
+      const identity = identities[i];
+      if (identity === undefined) return [];
+      return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, identity, holding: blockerAt(queue, i) === null }];
+    });
+  }
+
+  /** Locks held through this client right now. */
+  heldLocks(): readonly LockHandle[] {
+    return [...this.held];
+  }
+
+  /**
+   * Cancels waits, releases held locks (other clients get them at once, not after the
+   * session timeout), and closes the session. Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    if (this.client.isClosed) return;
+    const closing = new LockClientClosedError();
+    for (const wait of this.waits.keys()) wait.cancel(closing);
+    await Promise.allSettled(this.waits.values());
+    await Promise.allSettled([...this.held].map((handle) => handle.release()));
+    await this.client.close();
+    await this.reaper.drain();
+  }
+
+  private async run(name: string, options: ResolvedAcquireOptions): Promise<ZkLockHandle | null> {
+    const dir = this.pathOf(name);
+    if (this.client.isClosed) throw new LockClientClosedError();
+    const acquisition = new LockAcquisition({ client: this.client, reaper: this.reaper, identity: this.identity }, { name, dir, ...options });
+    const running = acquisition.run();
+    this.waits.set(acquisition, running);
+    try {
+      const grant = await running;
+      if (!grant) return null;
+      const handle = new ZkLockHandle({
+        name,
+        mode: options.mode,
+        ...grant,
+        dir,
+        reaper: this.reaper,
+        onReleased: (released) => this.held.delete(released),
+      });
+      this.held.add(handle);
+      return handle;
+    } finally {
+      this.waits.delete(acquisition);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { validateRootPath } from '../naming/root-path.validator.js';
+import { resolveZkClientOptions, type ResolvedZkClientOptions, type ZkClientOptions } from '../session/zk-client.options.js';
+
+export interface ZkLockOptions extends ZkClientOptions {
+  /** Where lock directories live. Default `/locks`. */
+  readonly rootPath?: string;
+  /** Written into each lock node, shown by `contenders()`. Default `host:pid:<random id>`. */
+  readonly identity?: string;
+}
+
+export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
+  readonly rootPath: string;
+  readonly identity: string;
+}
+
+export const DEFAULT_ROOT_PATH = '/locks';
+
+/** Identity of this process's lock clients unless configured: `host:pid:instance`. */
+export function defaultIdentity(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+/** Validates every option and merges the defaults, in one place, before any connection. */
+export function resolveZkLockOptions(options: ZkLockOptions): ResolvedZkLockOptions {
+  const client = resolveZkClientOptions(options);
+  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity() } = options;
+  if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > 4096) {
+    throw new InvalidOptionError('identity', identity, 'a non-empty string of at most 4096 bytes');
+  }
+  return { ...client, rootPath: validateRootPath(rootPath), identity };
+}

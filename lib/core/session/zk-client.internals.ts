@@ -1,0 +1,56 @@
+import type { Client } from 'node-zookeeper-client';
+
+/**
+ * The only place that reaches into node-zookeeper-client 1.1.3's private fields. The public
+ * API reports no "closed" state and offers no way to stop a client that is retrying a dead
+ * server; both are needed to close without leaking a socket or a reconnect loop. The
+ * dependency is pinned to 1.1.3 for this reason.
+ */
+interface ConnectionManagerInternals {
+  state: number;
+  socket?: { destroy(): void };
+  on(event: 'state', listener: (state: number) => void): void;
+  removeListener(event: 'state', listener: (state: number) => void): void;
+  setState(state: number): void;
+}
+
+const CM_CLOSING = -1;
+const CM_CLOSED = -2;
+const CM_SESSION_EXPIRED = -3;
+const CM_AUTH_FAILED = -4;
+
+function manager(client: Client): ConnectionManagerInternals {
+  return (client as unknown as { connectionManager: ConnectionManagerInternals }).connectionManager;
+}
+
+/** True once the client will never send anything again. */
+export function isClientStopped(client: Client): boolean {
+  const state = manager(client).state;
+  return state === CM_CLOSED || state === CM_SESSION_EXPIRED || state === CM_AUTH_FAILED;
+}
+
+/** Resolves when the client reaches its terminal state (its socket is closed for good). */
+export function whenClientClosed(client: Client): Promise<void> {
+  const cm = manager(client);
+  if (cm.state === CM_CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onState = (state: number): void => {
+      if (state !== CM_CLOSED) return;
+      cm.removeListener('state', onState);
+      resolve();
+    };
+    cm.on('state', onState);
+  });
+}
+
+/**
+ * Stops a client that cannot send a close request (it is not connected): mark it closing,
+ * so that it will not reconnect, and destroy its socket. Without this the client retries a
+ * dead server forever.
+ */
+export function forceCloseClient(client: Client): void {
+  const cm = manager(client);
+  if (cm.state === CM_CLOSED) return;
+  cm.setState(CM_CLOSING);
+  cm.socket?.destroy();
+}

@@ -1,0 +1,67 @@
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { ZkConnectionError } from '../errors/zk-connection.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
+import { validateRootPath } from '../naming/root-path.validator.js';
+
+export interface ZkClientOptions {
+  /** `host:port[,host:port…][/chroot]`, e.g. `127.0.0.1:2181`. */
+  readonly connectionString: string;
+  /** Requested session timeout; the server clamps it to [2, 20] × its tickTime. Default 10 s. */
+  readonly sessionTimeoutMs?: number;
+  /** How long the first connect may take before failing. Default 10 s. */
+  readonly connectTimeoutMs?: number;
+}
+
+export type ResolvedZkClientOptions = Required<ZkClientOptions>;
+
+export const ZK_CLIENT_DEFAULTS = Object.freeze({
+  sessionTimeoutMs: 10_000,
+  connectTimeoutMs: 10_000,
+});
+
+/** Delay between rounds of reconnect attempts over all servers. */
+export const SPIN_DELAY_MS = 250;
+
+/** Validates and completes client options; throws a typed error naming the bad option. */
+export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClientOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionError('options', options, 'an object with at least a connectionString');
+  }
+  validateConnectionString(options.connectionString);
+  return {
+    connectionString: options.connectionString,
+    sessionTimeoutMs: positiveInteger('sessionTimeoutMs', options.sessionTimeoutMs, ZK_CLIENT_DEFAULTS.sessionTimeoutMs),
+    connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, ZK_CLIENT_DEFAULTS.connectTimeoutMs),
+  };
+}
+
+export function positiveInteger(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidOptionError(option, value, 'a positive whole number of milliseconds');
+  }
+  return value;
+}
+
+function validateConnectionString(value: unknown): asserts value is string {
+  const fail = (why: string): never => {
+    throw new ZkConnectionError(lockMessages.badConnectionString(value, why), String(value));
+  };
+  if (typeof value !== 'string' || value.trim() === '') fail('it must be a non-empty string');
+  const text = value as string;
+  const slash = text.indexOf('/');
+  const hosts = slash < 0 ? text : text.slice(0, slash);
+  if (slash >= 0) {
+    try {
+      validateRootPath(text.slice(slash));
+    } catch {
+      fail(`the chroot "${text.slice(slash)}" is not a valid absolute path`);
+    }
+  }
+  for (const server of hosts.split(',')) {
+    const match = /^([A-Za-z0-9.\-_]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/.exec(server.trim());
+    if (!match) fail(`"${server}" is not host:port`);
+    const port = Number(match![2]);
+    if (port < 1 || port > 65535) fail(`port ${port} is out of range`);
+  }
+}

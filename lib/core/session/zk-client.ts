@@ -1,0 +1,97 @@
+import { EventEmitter } from 'node:events';
+
+import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { ZkConnectionError } from '../errors/zk-connection.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
+import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { deadline } from '../util/deadline.js';
+import { resolveZkClientOptions, SPIN_DELAY_MS, type ResolvedZkClientOptions, type ZkClientOptions } from './zk-client.options.js';
+import { ZkRequestCounter } from './zk-request.counter.js';
+import { ZkSession } from './zk-session.js';
+
+/**
+ * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
+ * (expired, or out of contact for its whole timeout) builds a fresh one, since
+ * node-zookeeper-client never does. Events: `session` (new ZkSession), `session-lost`
+ * (ZkSessionLostError), `disconnected`, `connected`.
+ */
+export class ZkClient extends EventEmitter {
+  readonly options: ResolvedZkClientOptions;
+  readonly counter = new ZkRequestCounter();
+  private current: ZkSession;
+  private readonly retiring = new Set<Promise<void>>();
+  private readonly closedController = new AbortController();
+
+  private constructor(options: ResolvedZkClientOptions) {
+    super();
+    this.options = options;
+    this.current = this.openSession();
+  }
+
+  /** Connects, or fails with a `ZkConnectionError` naming the connection string. */
+  static async connect(options: ZkClientOptions): Promise<ZkClient> {
+    const client = new ZkClient(resolveZkClientOptions(options));
+    const { connectionString, connectTimeoutMs } = client.options;
+    const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
+    try {
+      await client.current.whenConnected(timeout.signal);
+    } catch (cause) {
+      timeout.clear();
+      await client.close();
+      throw new ZkConnectionError(lockMessages.connectFailed(connectionString, connectTimeoutMs), connectionString, cause);
+    }
+    timeout.clear();
+    return client;
+  }
+
+  /** The session in use now (possibly disconnected, or being replaced). */
+  get session(): ZkSession {
+    return this.current;
+  }
+
+  /** Aborts with `LockClientClosedError` when the client is closed. */
+  get closedSignal(): AbortSignal {
+    return this.closedController.signal;
+  }
+
+  get isClosed(): boolean {
+    return this.closedController.signal.aborted;
+  }
+
+  /** The current session, once it is not lost; fails if the client is closed. */
+  liveSession(): ZkSession {
+    if (this.isClosed) throw this.closedController.signal.reason;
+    return this.current;
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.closedController.abort(new LockClientClosedError());
+    await this.current.close();
+    await Promise.all(this.retiring);
+    this.emit('closed');
+  }
+
+  private openSession(): ZkSession {
+    const session = new ZkSession({
+      connectionString: this.options.connectionString,
+      sessionTimeoutMs: this.options.sessionTimeoutMs,
+      spinDelayMs: SPIN_DELAY_MS,
+      counter: this.counter,
+    });
+    session.on('connected', () => this.emit('connected', session));
+    session.on('disconnected', () => this.emit('disconnected', session));
+    session.once('lost', (error: ZkSessionLostError) => this.onSessionLost(session, error));
+    return session;
+  }
+
+  private onSessionLost(session: ZkSession, error: ZkSessionLostError): void {
+    session.removeAllListeners();
+    const retired = session.close().finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
+    if (this.isClosed || session !== this.current) return;
+    this.current = this.openSession();
+    this.emit('session-lost', error);
+    this.emit('session', this.current);
+  }
+}

@@ -1,0 +1,262 @@
+import { EventEmitter } from 'node:events';
+
+import * as zookeeper from 'node-zookeeper-client';
+
+import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { abortable } from '../util/abortable.js';
+import { forceCloseClient, isClientStopped, whenClientClosed } from './zk-client.internals.js';
+import type { ZkRequestCounter } from './zk-request.counter.js';
+
+export interface ZkSessionConfig {
+  readonly connectionString: string;
+  readonly sessionTimeoutMs: number;
+  readonly spinDelayMs: number;
+  readonly counter: ZkRequestCounter;
+}
+
+export interface ZkStat {
+  /** zxid of the last change to this node's children, as ZooKeeper's signed 64-bit long. */
+  readonly pzxid: bigint;
+  readonly czxid: bigint;
+}
+
+export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
+
+export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+
+const CREATE_MODES: Record<ZkNodeMode, number> = {
+  persistent: zookeeper.CreateMode.PERSISTENT,
+  'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
+};
+
+/**
+ * One ZooKeeper session, over one node-zookeeper-client instance, as promises.
+ *
+ * It covers two gaps of the client: expiry that the client only reports as a disconnect
+ * (we also declare the session lost once it has been out of contact for the whole session
+ * timeout, after which the server may have expired it), and requests queued while
+ * disconnected that the client never answers once the session dies (we reject them).
+ * `signal` aborts, with a `ZkSessionLostError`, the moment the session is known or
+ * presumed gone. Events: `connected`, `disconnected`, `lost` (error).
+ */
+export class ZkSession extends EventEmitter {
+  private readonly lostController = new AbortController();
+  private readonly client: zookeeper.Client;
+  private readonly inflight = new Set<(error: Error) => void>();
+  private readonly watchers = new Map<string, Set<ZkWatchListener>>();
+  private connected = false;
+  private sessionIdHex = '';
+  private contactDeadline: NodeJS.Timeout | undefined;
+
+  constructor(private readonly config: ZkSessionConfig) {
+    super();
+    this.client = zookeeper.createClient(config.connectionString, {
+      sessionTimeout: config.sessionTimeoutMs,
+      spinDelay: config.spinDelayMs,
+      retries: 0, // a blind retry of a sequential create would leave an orphan node
+    });
+    this.client.on('state', (state: zookeeper.State) => this.onState(state));
+    this.client.connect();
+  }
+
+  /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
+  get signal(): AbortSignal {
+    return this.lostController.signal;
+  }
+
+  /** The session id in hex; empty until the first connect. */
+  get id(): string {
+    return this.sessionIdHex;
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  get isLost(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** The session timeout the server granted (the requested one until connected). */
+  get timeoutMs(): number {
+    return this.client.getSessionTimeout();
+  }
+
+  /** Id and password, so a test can open a second client on this session and expire it. */
+  credentials(): { sessionId: Buffer; sessionPassword: Buffer } {
+    return { sessionId: this.client.getSessionId(), sessionPassword: this.client.getSessionPassword() };
+  }
+
+  /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
+  async whenConnected(stop?: AbortSignal): Promise<void> {
+    this.throwIfLost();
+    if (this.connected) return;
+    let onConnected!: () => void;
+    const connected = new Promise<void>((resolve) => this.once('connected', (onConnected = resolve)));
+    try {
+      await abortable(connected, stop ? [stop, this.signal] : [this.signal]);
+    } finally {
+      this.removeListener('connected', onConnected);
+    }
+  }
+
+  async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
+    const [created] = await this.call<[string]>('create', path, (cb) =>
+      this.client.create(path, data, CREATE_MODES[mode], cb as never),
+    );
+    return created;
+  }
+
+  async getChildren(path: string): Promise<{ children: string[]; stat: ZkStat }> {
+    const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
+      this.client.getChildren(path, cb as never),
+    );
+    return { children, stat: toStat(stat) };
+  }
+
+  async getData(path: string): Promise<Buffer | undefined> {
+    const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
+    return data;
+  }
+
+  /**
+   * Reads `path` with a one-shot data watch (not `exists`: on a node that just vanished
+   * that leaves a creation watch that never fires). `listener` gets the watch's event;
+   * `false` means the node does not exist and nothing is watched. One ZooKeeper watch
+   * serves every listener of a path; `unwatch` drops ours.
+   */
+  async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
+    try {
+      await this.call('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return false;
+      throw error;
+    }
+    let listeners = this.watchers.get(path);
+    if (!listeners) this.watchers.set(path, (listeners = new Set()));
+    listeners.add(listener);
+    return true;
+  }
+
+  unwatch(path: string, listener: ZkWatchListener): void {
+    const listeners = this.watchers.get(path);
+    listeners?.delete(listener);
+    if (listeners?.size === 0) this.watchers.delete(path);
+  }
+
+  /** Listeners waiting on watches, for tests asserting that nothing is left behind. */
+  watcherCount(): number {
+    let count = 0;
+    for (const set of this.watchers.values()) count += set.size;
+    return count;
+  }
+
+  async remove(path: string): Promise<void> {
+    await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
+  }
+
+  /**
+   * Ends the session: with the server's agreement when connected (its ephemeral nodes go
+   * at once), otherwise by dropping the client (they go when the server expires it).
+   */
+  async close(): Promise<void> {
+    const closed = whenClientClosed(this.client);
+    if (!isClientStopped(this.client)) {
+      if (this.connected) this.client.close();
+      else forceCloseClient(this.client);
+    }
+    this.lose('closed');
+    await closed;
+  }
+
+  private readonly dispatch = (event: zookeeper.Event): void => {
+    const path = event.getPath();
+    const listeners = this.watchers.get(path);
+    this.watchers.delete(path);
+    for (const listener of listeners ?? []) listener({ type: event.getName(), path });
+  };
+
+  private onState(state: zookeeper.State): void {
+    if (this.isLost) return;
+    const { code } = state;
+    if (code === zookeeper.State.SYNC_CONNECTED.code) this.onConnected();
+    else if (code === zookeeper.State.DISCONNECTED.code) this.onDisconnected();
+    else if (code === zookeeper.State.EXPIRED.code) this.lose('expired by the server');
+    else if (code === zookeeper.State.AUTH_FAILED.code) this.lose('authentication failed');
+  }
+
+  private onConnected(): void {
+    clearTimeout(this.contactDeadline);
+    this.contactDeadline = undefined;
+    this.sessionIdHex = this.client.getSessionId().toString('hex');
+    this.connected = true;
+    this.emit('connected');
+  }
+
+  private onDisconnected(): void {
+    if (!this.connected) return;
+    this.connected = false;
+    // Out of contact for a whole session timeout: the server may have expired us by now.
+    this.contactDeadline = setTimeout(
+      () => this.lose('no contact with ZooKeeper for the whole session timeout'),
+      this.timeoutMs,
+    );
+    this.emit('disconnected');
+  }
+
+  private lose(why: string): void {
+    if (this.isLost) return;
+    clearTimeout(this.contactDeadline);
+    this.connected = false;
+    const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
+    this.lostController.abort(error);
+    for (const reject of [...this.inflight]) reject(error);
+    this.watchers.clear();
+    if (why !== 'closed' && !isClientStopped(this.client)) forceCloseClient(this.client);
+    this.emit('lost', error);
+  }
+
+  private throwIfLost(): void {
+    if (this.isLost) throw this.signal.reason;
+  }
+
+  private call<T extends unknown[]>(
+    op: string,
+    path: string,
+    invoke: (callback: (error: Error | null, ...results: unknown[]) => void) => void,
+  ): Promise<T> {
+    this.throwIfLost();
+    this.config.counter.count(op);
+    return new Promise<T>((resolve, reject) => {
+      const fail = (error: Error): void => {
+        this.inflight.delete(fail);
+        reject(error);
+      };
+      this.inflight.add(fail);
+      invoke((error, ...results) => {
+        if (!this.inflight.delete(fail)) return; // already rejected: the session was lost
+        if (!error) return resolve(results as T);
+        const zkCode = zkErrorName(error);
+        if (zkCode === 'SESSION_EXPIRED') this.lose('expired by the server');
+        reject(this.isLost ? this.signal.reason : new ZkOperationError(op, path, zkCode, error));
+      });
+    });
+  }
+}
+
+interface RawStat {
+  pzxid: Buffer;
+  czxid: Buffer;
+}
+
+function toStat(raw: RawStat): ZkStat {
+  return { pzxid: raw.pzxid.readBigInt64BE(0), czxid: raw.czxid.readBigInt64BE(0) };
+}
+
+function zkErrorName(error: Error): string {
+  const named = error as Error & { getName?: () => string };
+  return typeof named.getName === 'function' ? named.getName() : error.message;
+}

@@ -1,0 +1,21 @@
+// The public API. Everything else under lib/ is internal and may change without notice.
+
+// Core: framework-free ZooKeeper locks.
+export { ZkLockBackend } from './core/recipe/zk-lock.backend.js';
+export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
+export type { ZkClientOptions } from './core/session/zk-client.options.js';
+export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './core/recipe/lock-backend.interface.js';
+export type { LockMode } from './core/recipe/lock-mode.js';
+export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
+
+// Errors: one base class, one class per failure.
+export { ZkLockError } from './core/errors/zk-lock.error.js';
+export { LockTimeoutError } from './core/errors/lock-timeout.error.js';
+export { LockAbortedError } from './core/errors/lock-aborted.error.js';
+export { LockLostError } from './core/errors/lock-lost.error.js';
+export { LockClientClosedError } from './core/errors/lock-client-closed.error.js';
+export { InvalidLockNameError } from './core/errors/invalid-lock-name.error.js';
+export { InvalidOptionError } from './core/errors/invalid-option.error.js';
+export { ZkConnectionError } from './core/errors/zk-connection.error.js';
+export { ZkSessionLostError } from './core/errors/zk-session-lost.error.js';
+export { ZkOperationError } from './core/errors/zk-operation.error.js';

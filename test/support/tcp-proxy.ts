@@ -1,0 +1,121 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/** ZooKeeper request op codes, as they appear in a request header. */
+export const ZK_OP = { create: 1, delete: 2, exists: 3, getData: 4, getChildren2: 12, ping: 11, setWatches: 101 } as const;
+
+interface Link {
+  client: Socket;
+  server: Socket;
+  /** Bytes from the client not yet framed into requests. */
+  pending: Buffer;
+  sawConnectRequest: boolean;
+}
+
+/**
+ * A loopback TCP proxy between clients and one ZooKeeper server, to make faults on demand:
+ * `drop()` closes every connection (a connection loss; the session lives on),
+ * `blackhole()` silently stops forwarding in both directions (a partition with no FIN or
+ * RST), and `cutAfter(op)` forwards the next request of that op to the server, then cuts
+ * the connection before its reply can come back.
+ */
+export class TcpProxy {
+  private readonly links = new Set<Link>();
+  private server: Server | undefined;
+  private holes = false;
+  private cutOp: number | undefined;
+  private onCut: (() => void) | undefined;
+  port = 0;
+
+  constructor(
+    private readonly targetPort: number,
+    private readonly targetHost = '127.0.0.1',
+  ) {}
+
+  get connectionString(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get connectionCount(): number {
+    return this.links.size;
+  }
+
+  async start(): Promise<void> {
+    const server = createServer((client) => this.accept(client));
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as { port: number }).port;
+  }
+
+  drop(): void {
+    for (const link of [...this.links]) this.close(link);
+  }
+
+  blackhole(): void {
+    this.holes = true;
+  }
+
+  heal(): void {
+    this.holes = false;
+  }
+
+  /** Resolves when the next request with op code `op` has been served and the link cut. */
+  cutAfter(op: number): Promise<void> {
+    this.cutOp = op;
+    return new Promise((resolve) => (this.onCut = resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.drop();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    const server = connect({ host: this.targetHost, port: this.targetPort });
+    const link: Link = { client, server, pending: Buffer.alloc(0), sawConnectRequest: false };
+    this.links.add(link);
+    client.setNoDelay(true);
+    server.setNoDelay(true);
+    client.on('data', (chunk) => this.fromClient(link, chunk));
+    server.on('data', (chunk) => {
+      if (!this.holes) client.write(chunk);
+    });
+    for (const socket of [client, server]) {
+      socket.on('error', () => this.close(link));
+      socket.on('close', () => this.close(link));
+    }
+  }
+
+  private fromClient(link: Link, chunk: Buffer): void {
+    if (this.holes) return;
+    link.pending = Buffer.concat([link.pending, chunk]);
+    while (link.pending.length >= 4) {
+      const size = link.pending.readInt32BE(0);
+      if (link.pending.length < 4 + size) return;
+      const frame = link.pending.subarray(0, 4 + size);
+      link.pending = link.pending.subarray(4 + size);
+      link.server.write(frame);
+      const op = link.sawConnectRequest && size >= 8 ? frame.readInt32BE(8) : undefined;
+      link.sawConnectRequest = true;
+      if (op !== undefined && op === this.cutOp) {
+        this.cutOp = undefined;
+        // The request reaches the server; once the server answers (so it has acted on it),
+        // the connection is cut and the answer never reaches the client.
+        link.client.pause();
+        link.server.removeAllListeners('data');
+        link.server.once('data', () => {
+          this.close(link);
+          this.onCut?.();
+        });
+        return;
+      }
+    }
+  }
+
+  private close(link: Link): void {
+    if (!this.links.delete(link)) return;
+    link.client.destroy();
+    link.server.destroy();
+  }
+}

@@ -1,0 +1,88 @@
+import * as zookeeper from 'node-zookeeper-client';
+
+const isNoNode = (error: unknown): boolean =>
+  (error as zookeeper.Exception | null)?.getCode?.() === zookeeper.Exception.NO_NODE;
+
+/**
+ * A plain node-zookeeper-client used by tests to look at ZooKeeper's own state (which
+ * nodes exist, their data) independently of the library under test.
+ */
+export class ZkInspector {
+  private constructor(private readonly client: zookeeper.Client) {}
+
+  static async connect(connectionString: string): Promise<ZkInspector> {
+    const client = zookeeper.createClient(connectionString, { sessionTimeout: 4000, retries: 0 });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`inspector could not connect to ${connectionString}`)), 10_000);
+      client.once('connected', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      client.connect();
+    });
+    return new ZkInspector(client);
+  }
+
+  /** Children of `path`, sorted; `null` when `path` does not exist. */
+  children(path: string): Promise<string[] | null> {
+    return new Promise((resolve, reject) =>
+      this.client.getChildren(path, (error, children) => {
+        if (isNoNode(error)) return resolve(null);
+        if (error) return reject(error);
+        resolve([...children].sort());
+      }),
+    );
+  }
+
+  exists(path: string): Promise<boolean> {
+    return new Promise((resolve, reject) =>
+      this.client.exists(path, (error, stat) => (error ? reject(error) : resolve(Boolean(stat)))),
+    );
+  }
+
+  data(path: string): Promise<string | null> {
+    return new Promise((resolve, reject) =>
+      this.client.getData(path, (error, data) => {
+        if (isNoNode(error)) return resolve(null);
+        if (error) return reject(error);
+        resolve(data ? data.toString('utf8') : '');
+      }),
+    );
+  }
+
+  /** Every node below `path` (depth-first), as full paths. */
+  async tree(path: string): Promise<string[]> {
+    const children = await this.children(path);
+    if (!children) return [];
+    const out: string[] = [];
+    for (const child of children) {
+      const full = `${path}/${child}`;
+      out.push(full, ...(await this.tree(full)));
+    }
+    return out;
+  }
+
+  /** Deletes `path` and everything below it. */
+  async removeTree(path: string): Promise<void> {
+    for (const child of (await this.children(path)) ?? []) await this.removeTree(`${path}/${child}`);
+    await new Promise<void>((resolve, reject) =>
+      this.client.remove(path, -1, (error) =>
+        !error || isNoNode(error) ? resolve() : reject(error),
+      ),
+    );
+  }
+
+  /** A persistent node, e.g. a lock root for a test. */
+  create(path: string, data = ''): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.client.mkdirp(path, Buffer.from(data), (error) => (error ? reject(error) : resolve())),
+    );
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.client.once('disconnected', () => resolve());
+      this.client.close();
+    });
+  }
+}

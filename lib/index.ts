@@ -2,6 +2,7 @@
 
 // Core: framework-free ZooKeeper locks.
 export { ZkLockBackend } from './core/recipe/zk-lock.backend.js';
+export type { ZkLockHandle } from './core/recipe/zk-lock.handle.js';
 export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
 export type { ZkClientOptions } from './core/session/zk-client.options.js';
 export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './core/recipe/lock-backend.interface.js';

@@ -1,5 +1,4 @@
 import { parseLockNode, type ParsedLockNode } from '../naming/lock-node.naming.js';
-import type { LockMode } from './lock-mode.js';
 
 /**
  * The pure part of the recipe: given a lock directory's children, who holds, who waits
@@ -45,10 +44,3 @@ export function positionOf(children: readonly string[], node: string): QueuePosi
 export function findByPrefix(children: readonly string[], prefix: string): string | undefined {
   return children.find((child) => child.startsWith(prefix) && parseLockNode(child) !== null);
 }
-
-/** Whether a mode could hold right now behind the given queue (for reporting). */
-export function isHolding(queue: readonly ParsedLockNode[], index: number): boolean {
-  return blockerAt(queue, index) === null;
-}
-
-export type { LockMode };

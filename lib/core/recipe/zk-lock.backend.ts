@@ -46,14 +46,14 @@ export class ZkLockBackend implements LockBackend {
     return `${this.options.rootPath}/${encodeLockName(name)}`;
   }
 
-  async acquire(name: string, options?: AcquireOptions): Promise<LockHandle> {
+  async acquire(name: string, options?: AcquireOptions): Promise<ZkLockHandle> {
     const resolved = resolveAcquireOptions(options, Infinity);
     const handle = await this.run(name, resolved);
     if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
     return handle;
   }
 
-  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null> {
+  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<ZkLockHandle | null> {
     return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
   }
 

@@ -59,7 +59,8 @@ function validateConnectionString(value: unknown): asserts value is string {
     }
   }
   for (const server of hosts.split(',')) {
-    const match = /^([A-Za-z0-9.\-_]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/.exec(server.trim());
+    if (server.startsWith('[')) fail(`"${server}": node-zookeeper-client 1.1.3 cannot parse IPv6 literals; use a host name that resolves to the address`);
+    const match = /^([A-Za-z0-9.\-_]+):(\d{1,5})$/.exec(server);
     if (!match) fail(`"${server}" is not host:port`);
     const port = Number(match![2]);
     if (port < 1 || port > 65535) fail(`port ${port} is out of range`);

@@ -1,4 +1,7 @@
-/** ZooKeeper requests sent, by operation: shows where every round trip goes. */
+/**
+ * ZooKeeper requests sent, by operation, plus the watch notifications received
+ * (`notification`): shows where every round trip goes.
+ */
 export class ZkRequestCounter {
   private readonly counts = new Map<string, number>();
 

@@ -173,6 +173,7 @@ export class ZkSession extends EventEmitter {
   }
 
   private readonly dispatch = (event: zookeeper.Event): void => {
+    this.config.counter.count('notification');
     const path = event.getPath();
     const listeners = this.watchers.get(path);
     this.watchers.delete(path);

@@ -1,0 +1,73 @@
+import { ZkLockBackend, type ZkLockOptions } from '../../lib/index';
+import { TcpProxy } from './tcp-proxy';
+import { uniqueRoot, zkConnect, zkPort } from './zk-test-env';
+import { expireSession } from './zookeeper/expire-session';
+import { ZkInspector } from './zookeeper/zk-inspector';
+
+/**
+ * One suite's view of ZooKeeper: its own root znode, an inspector reading ZooKeeper's
+ * state independently of the library, and lock clients that are all closed at the end.
+ */
+export class LockFixture {
+  private readonly backends: ZkLockBackend[] = [];
+  private readonly proxies = new Map<ZkLockBackend, TcpProxy>();
+
+  private constructor(
+    readonly rootPath: string,
+    readonly inspector: ZkInspector,
+  ) {}
+
+  static async create(suite: string): Promise<LockFixture> {
+    return new LockFixture(uniqueRoot(suite), await ZkInspector.connect(zkConnect()));
+  }
+
+  async backend(options: Partial<ZkLockOptions> = {}): Promise<ZkLockBackend> {
+    const backend = await ZkLockBackend.connect({ connectionString: zkConnect(), rootPath: this.rootPath, sessionTimeoutMs: 4000, ...options });
+    this.backends.push(backend);
+    return backend;
+  }
+
+  /** A lock client whose session `expire()` can end on purpose (it connects through a proxy). */
+  async expirable(options: Partial<ZkLockOptions> = {}): Promise<ZkLockBackend> {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    const backend = await this.backend({ ...options, connectionString: proxy.connectionString });
+    this.proxies.set(backend, proxy);
+    return backend;
+  }
+
+  /**
+   * Expires an `expirable()` client's session on the server. The client is kept from
+   * reconnecting meanwhile: node-zookeeper-client reconnects within a millisecond and would
+   * take its session back from the expiring connection before that can close it.
+   */
+  async expire(backend: ZkLockBackend): Promise<void> {
+    const proxy = this.proxies.get(backend);
+    if (!proxy) throw new Error('expire() needs a client made by expirable()');
+    const credentials = backend.client.session.credentials();
+    await proxy.stop();
+    await expireSession(zkConnect(), credentials);
+    await proxy.start();
+  }
+
+  async many(count: number, options: Partial<ZkLockOptions> = {}): Promise<ZkLockBackend[]> {
+    return Promise.all(Array.from({ length: count }, () => this.backend(options)));
+  }
+
+  /** Lock nodes in a lock's directory, sorted; `null` when the directory is gone. */
+  nodes(name: string, backend = this.backends[0]): Promise<string[] | null> {
+    return this.inspector.children(backend.pathOf(name));
+  }
+
+  /** Every znode under this suite's root. */
+  tree(): Promise<string[]> {
+    return this.inspector.tree(this.rootPath);
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.close()));
+    await Promise.all([...this.proxies.values()].map((p) => p.stop()));
+    await this.inspector.removeTree(this.rootPath);
+    await this.inspector.close();
+  }
+}

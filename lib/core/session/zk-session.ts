@@ -124,21 +124,25 @@ export class ZkSession extends EventEmitter {
 
   /**
    * Reads `path` with a one-shot data watch (not `exists`: on a node that just vanished
-   * that leaves a creation watch that never fires). `listener` gets the watch's event;
+   * that leaves a creation watch that never fires). `listener` gets the watch's event
+   * (or, rarely, the event of an earlier watch on the same path: a harmless early wake);
    * `false` means the node does not exist and nothing is watched. One ZooKeeper watch
    * serves every listener of a path; `unwatch` drops ours.
    */
   async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
-    try {
-      await this.call('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
-    } catch (error) {
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return false;
-      throw error;
-    }
+    // Listen before asking: the reply and the notification can arrive in one TCP chunk,
+    // and the client emits the notification before our promise for the reply resolves.
     let listeners = this.watchers.get(path);
     if (!listeners) this.watchers.set(path, (listeners = new Set()));
     listeners.add(listener);
-    return true;
+    try {
+      await this.call('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+      return true;
+    } catch (error) {
+      this.unwatch(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return false;
+      throw error;
+    }
   }
 
   unwatch(path: string, listener: ZkWatchListener): void {

@@ -1,0 +1,70 @@
+import { LockClientClosedError, ZkLockBackend } from '../../lib/index';
+import { LockFixture } from '../support/lock-fixture';
+import { TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+
+describe('session layer', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('session')));
+  afterAll(() => fx.cleanup());
+
+  it('reports disconnect and reconnect on the same session as events', async () => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const client = await fx.backend({ connectionString: proxy.connectionString });
+      const events: string[] = [];
+      client.client.on('disconnected', () => events.push('disconnected'));
+      client.client.on('connected', () => events.push('connected'));
+      const id = client.client.session.id;
+      expect(id).toMatch(/^[0-9a-f]{16}$/);
+
+      proxy.drop();
+      await waitUntil(() => events.includes('connected'), 'the client reconnects');
+      expect(events).toEqual(['disconnected', 'connected']);
+      expect(client.client.session.id).toBe(id);
+      await client.close();
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('builds a fresh session after expiry and says so', async () => {
+    const client = await fx.expirable();
+    const lost: unknown[] = [];
+    client.client.on('session-lost', (error) => lost.push(error));
+    const oldSession = client.client.session;
+    await fx.expire(client);
+    await waitUntil(() => client.client.session !== oldSession && client.client.session.isConnected, 'a new session connects');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ code: 'SESSION_LOST', why: 'expired by the server' });
+    expect(oldSession.signal.aborted).toBe(true);
+    expect(client.client.session.id).not.toBe(oldSession.id);
+    const lock = await client.acquire('after-expiry', { timeoutMs: 5000 });
+    await lock.release();
+  });
+
+  it('declares a session lost when out of contact for the whole session timeout', async () => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    const client = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 1000 });
+    const lock = await client.acquire('unreachable');
+    const lostWhy: string[] = [];
+    client.client.on('session-lost', (error: { why: string }) => lostWhy.push(error.why));
+    await proxy.stop(); // the server is unreachable from now on
+    await waitUntil(() => lock.signal.aborted, 'the held lock reports itself lost');
+    expect(lostWhy).toEqual(['no contact with ZooKeeper for the whole session timeout']);
+    await lock.release(); // a no-op
+    await client.close();
+  });
+
+  it('closes cleanly: later calls fail with LockClientClosedError', async () => {
+    const client = await ZkLockBackend.connect({ connectionString: fx.inspector ? process.env.ZK_CONNECT! : '', rootPath: fx.rootPath });
+    await client.close();
+    await client.close(); // twice is fine
+    await expect(client.acquire('x')).rejects.toBeInstanceOf(LockClientClosedError);
+    await expect(client.tryAcquire('x')).rejects.toBeInstanceOf(LockClientClosedError);
+    expect(client.client.session.isLost).toBe(true);
+  });
+});

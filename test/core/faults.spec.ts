@@ -1,12 +1,11 @@
-import { LockAbortedError, LockLostError, type ZkLockHandle } from '../../lib/index';
-import { LockFixture } from '../support/lock-fixture';
+import { LockAbortedError, LockLostError } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { watchedPaths } from '../support/watches';
 import { zkPort } from '../support/zk-test-env';
 
 const seq = (node: string): number => Number(node.slice(-10));
-const nodeOf = (lock: ZkLockHandle): string => lock.path.split('/').pop()!;
 
 describe('faults: connection loss and session expiry', () => {
   let fx: LockFixture;
@@ -21,8 +20,6 @@ describe('faults: connection loss and session expiry', () => {
     await proxy.stop();
   });
 
-  const queued = (name: string, count: number): Promise<void> =>
-    waitUntil(async () => (await fx.nodes(name))?.length === count, `${count} nodes queue on ${name}`);
   const viaProxy = () => fx.backend({ connectionString: proxy.connectionString });
 
   it('a create whose reply is lost leaves exactly one node, found again by its guid', async () => {
@@ -48,7 +45,7 @@ describe('faults: connection loss and session expiry', () => {
     const cut = proxy.cutAfter(ZK_OP.create);
     const waiting = client.acquire('f1b', { timeoutMs: 10_000 });
     await cut;
-    await queued('f1b', 2);
+    await fx.queued('f1b', 2);
     await held.release();
     const lock = await waiting;
     expect(await fx.nodes('f1b')).toEqual([nodeOf(lock)]);
@@ -60,7 +57,7 @@ describe('faults: connection loss and session expiry', () => {
     const [waiter] = await fx.many(1);
     const held = await holder.acquire('f2');
     const waiting = waiter.acquire('f2', { timeoutMs: 15_000 });
-    await queued('f2', 2);
+    await fx.queued('f2', 2);
     const oldSession = holder.client.session.id;
 
     await fx.expire(holder);
@@ -81,16 +78,16 @@ describe('faults: connection loss and session expiry', () => {
     const [holder, middle, last] = await fx.many(3);
     const held = await holder.acquire('f3');
     const middleWait = middle.acquire('f3', { timeoutMs: 15_000 }).catch((e: unknown) => e);
-    await queued('f3', 2);
+    await fx.queued('f3', 2);
     let lastGranted = false;
     const lastWait = last.acquire('f3', { timeoutMs: 15_000 }).then((l) => ((lastGranted = true), l));
-    await queued('f3', 3);
+    await fx.queued('f3', 3);
 
     const dir = holder.pathOf('f3');
     const holderPath = `${dir}/${nodeOf(held)}`;
     await middle.close(); // its node goes; `last` must re-read, see the holder, and watch it
     expect(await middleWait).toBeInstanceOf(Error);
-    await queued('f3', 2);
+    await fx.queued('f3', 2);
     await waitUntil(async () => (await watchedPaths(zkPort(), dir)).get(holderPath) === 1, 'the last waiter watches the holder');
     expect(lastGranted).toBe(false);
 
@@ -103,7 +100,7 @@ describe('faults: connection loss and session expiry', () => {
     const waiter = await fx.expirable();
     const held = await holder.acquire('f4');
     const waiting = waiter.acquire('f4', { timeoutMs: 20_000 });
-    await queued('f4', 2);
+    await fx.queued('f4', 2);
     const firstNode = (await fx.nodes('f4'))!.sort((a, b) => seq(a) - seq(b))[1];
 
     await fx.expire(waiter);
@@ -122,7 +119,7 @@ describe('faults: connection loss and session expiry', () => {
     const client = await viaProxy();
     const held = await holder.acquire('f5');
     const waiting = client.acquire('f5', { timeoutMs: 15_000 });
-    await queued('f5', 2);
+    await fx.queued('f5', 2);
     const queuedAs = (await fx.nodes('f5'))!.find((n) => n !== nodeOf(held))!;
     const sessionId = client.client.session.id;
 
@@ -141,7 +138,7 @@ describe('faults: connection loss and session expiry', () => {
     const held = await holder.acquire('f6');
     const controller = new AbortController();
     const waiting = client.acquire('f6', { signal: controller.signal }).catch((e: unknown) => e);
-    await queued('f6', 2);
+    await fx.queued('f6', 2);
 
     proxy.blackhole(); // the delete will never reach the server...
     controller.abort();

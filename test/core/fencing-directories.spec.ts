@@ -1,8 +1,7 @@
-import { encodeLockName, type ZkLockHandle } from '../../lib/index';
-import { LockFixture } from '../support/lock-fixture';
+import { encodeLockName } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
-const nodeOf = (lock: ZkLockHandle): string => lock.path.split('/').pop()!;
 
 describe('fencing tokens, lock directories and contenders', () => {
   let fx: LockFixture;

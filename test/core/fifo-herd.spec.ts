@@ -9,8 +9,6 @@ describe('fair order without a herd', () => {
   beforeAll(async () => (fx = await LockFixture.create('fifo')));
   afterAll(() => fx.cleanup());
 
-  const queued = (name: string, count: number): Promise<void> =>
-    waitUntil(async () => (await fx.nodes(name))?.length === count, `${count} nodes queue on ${name}`);
 
   it('grants waiters in the order they queued (FIFO)', async () => {
     const clients = await fx.many(6);
@@ -24,7 +22,7 @@ describe('fair order without a herd', () => {
           await lock.release();
         }),
       );
-      await queued('fifo', i + 1); // the next one queues strictly after this one
+      await fx.queued('fifo', i + 1); // the next one queues strictly after this one
     }
     await holder.release();
     await Promise.all(waits);
@@ -41,7 +39,7 @@ describe('fair order without a herd', () => {
         return lock;
       }),
     );
-    await queued('herd', 6);
+    await fx.queued('herd', 6);
     const dir = holderClient.pathOf('herd');
     await waitUntil(async () => (await watchedPaths(zkPort(), dir)).size === 5, 'all five waiters watch');
 
@@ -54,7 +52,7 @@ describe('fair order without a herd', () => {
     const before = waiters.map((c) => c.client.counter.snapshot());
     await holder.release();
     const first = await Promise.race(waits);
-    await queued('herd', 5);
+    await fx.queued('herd', 5);
     const after = waiters.map((c) => c.client.counter.snapshot());
 
     // Exactly one notification and one children read in the whole crowd of waiters.

@@ -16,8 +16,6 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
   beforeAll(async () => (fx = await LockFixture.create('rw')));
   afterAll(() => fx.cleanup());
 
-  const queued = (name: string, count: number): Promise<void> =>
-    waitUntil(async () => (await fx.nodes(name))?.length === count, `${count} nodes queue on ${name}`);
 
   it('lets readers hold together', async () => {
     const [a, b] = await fx.many(2);
@@ -35,10 +33,10 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
     const r2 = await b.acquire('doc2', { mode: 'read' });
     expect(await c.tryAcquire('doc2')).toBeNull();
     const writer = track(c.acquire('doc2', { timeoutMs: 10_000 }));
-    await queued('doc2', 3);
+    await fx.queued('doc2', 3);
 
     await r1.release();
-    await queued('doc2', 2);
+    await fx.queued('doc2', 2);
     expect(writer.granted()).toBe(false);
     expect((await a.contenders('doc2')).map((x) => [x.mode, x.holding])).toEqual([['read', true], ['write', false]]);
 
@@ -52,9 +50,9 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
     const [a, b, c] = await fx.many(3);
     const r1 = await a.acquire('doc3', { mode: 'read' });
     const writer = track(b.acquire('doc3', { timeoutMs: 10_000 }));
-    await queued('doc3', 2);
+    await fx.queued('doc3', 2);
     const reader = track(c.acquire('doc3', { mode: 'read', timeoutMs: 10_000 }));
-    await queued('doc3', 3);
+    await fx.queued('doc3', 3);
     expect(reader.granted()).toBe(false);
 
     await r1.release();
@@ -68,9 +66,9 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
     const [a, b, c] = await fx.many(3);
     const w1 = await a.acquire('doc4');
     const reader = track(b.acquire('doc4', { mode: 'read', timeoutMs: 10_000 }));
-    await queued('doc4', 2);
+    await fx.queued('doc4', 2);
     const writer = track(c.acquire('doc4', { timeoutMs: 10_000 }));
-    await queued('doc4', 3);
+    await fx.queued('doc4', 3);
 
     // ZooKeeper's own watch table: the reader watches the first writer, the second writer
     // watches the reader, and nobody watches anything else in this lock.

@@ -1,5 +1,5 @@
 import { LockAbortedError, LockClientClosedError, LockTimeoutError, ZkLockError } from '../../lib/index';
-import { LockFixture } from '../support/lock-fixture';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
 describe('try, timeout, cancel and close', () => {
@@ -17,7 +17,7 @@ describe('try, timeout, cancel and close', () => {
     // the directory in case it fell empty (refused here: the holder is in it). No watch.
     expect([after.create - (before.create ?? 0), after.getChildren - (before.getChildren ?? 0), after.remove - (before.remove ?? 0)]).toEqual([1, 1, 2]);
     expect(after.getData ?? 0).toBe(before.getData ?? 0);
-    expect(await fx.nodes('t1')).toEqual([held.path.split('/').pop()]);
+    expect(await fx.nodes('t1')).toEqual([nodeOf(held)]);
     await held.release();
   });
 
@@ -47,7 +47,7 @@ describe('try, timeout, cancel and close', () => {
     const error = await b.acquire('t4', { timeoutMs: 150 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockTimeoutError);
     expect((error as Error).message).toContain('t4');
-    expect(await fx.nodes('t4')).toEqual([held.path.split('/').pop()]);
+    expect(await fx.nodes('t4')).toEqual([nodeOf(held)]);
     expect(b.client.session.watcherCount()).toBe(0);
     await held.release();
     expect(await fx.nodes('t4')).toBeNull();

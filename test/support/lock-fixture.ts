@@ -1,8 +1,12 @@
-import { ZkLockBackend, type ZkLockOptions } from '../../lib/index';
+import { ZkLockBackend, type ZkLockHandle, type ZkLockOptions } from '../../lib/index';
 import { TcpProxy } from './tcp-proxy';
+import { waitUntil } from './wait-until';
 import { uniqueRoot, zkConnect, zkPort } from './zk-test-env';
 import { expireSession } from './zookeeper/expire-session';
 import { ZkInspector } from './zookeeper/zk-inspector';
+
+/** The name of a held lock's node within its directory. */
+export const nodeOf = (lock: ZkLockHandle): string => lock.path.slice(lock.path.lastIndexOf('/') + 1);
 
 /**
  * One suite's view of ZooKeeper: its own root znode, an inspector reading ZooKeeper's
@@ -57,6 +61,11 @@ export class LockFixture {
   /** Lock nodes in a lock's directory, sorted; `null` when the directory is gone. */
   nodes(name: string, backend = this.backends[0]): Promise<string[] | null> {
     return this.inspector.children(backend.pathOf(name));
+  }
+
+  /** Waits until `count` lock nodes queue on `name` (so the next request queues after them). */
+  queued(name: string, count: number): Promise<void> {
+    return waitUntil(async () => (await this.nodes(name))?.length === count, `${count} nodes queue on ${name}`);
   }
 
   /** Every znode under this suite's root. */

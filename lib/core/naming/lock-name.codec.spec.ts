@@ -1,6 +1,7 @@
 import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
 import { ZkLockError } from '../errors/zk-lock.error.js';
 import { decodeLockName, encodeLockName, MAX_ENCODED_NAME_LENGTH } from './lock-name.codec.js';
+import { thrownBy } from '../../../test/support/thrown-by';
 
 /** A ZooKeeper node name the library can always create: one segment, plain ASCII, not relative. */
 function expectValidNodeName(encoded: string): void {
@@ -12,15 +13,6 @@ function expectValidNodeName(encoded: string): void {
   expect(encoded).toMatch(/^[\x21-\x7e]+$/);
   // Exactly the safe characters and upper-case %XX escapes.
   expect(encoded).toMatch(/^(?:[A-Za-z0-9_.~:@-]|%[0-9A-F]{2})+$/);
-}
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
 }
 
 /** Deterministic PRNG (mulberry32) so a failure can be reproduced. */

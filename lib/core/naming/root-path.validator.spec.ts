@@ -1,15 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkLockError } from '../errors/zk-lock.error.js';
 import { validateRootPath } from './root-path.validator.js';
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
+import { thrownBy } from '../../../test/support/thrown-by';
 
 describe('validateRootPath', () => {
   it.each([

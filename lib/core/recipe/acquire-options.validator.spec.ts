@@ -2,15 +2,7 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkLockError } from '../errors/zk-lock.error.js';
 import { resolveAcquireOptions } from './acquire-options.validator.js';
 import type { AcquireOptions } from './lock-backend.interface.js';
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
+import { thrownBy } from '../../../test/support/thrown-by';
 
 /** Calls the validator with a value the types would refuse, as plain JavaScript callers can. */
 function resolveUntyped(options: unknown, defaultTimeoutMs = 5000) {

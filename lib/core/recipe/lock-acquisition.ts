@@ -135,10 +135,10 @@ export class LockAcquisition {
   private async waitForRemoval(session: ZkSession, path: string): Promise<void> {
     let listener!: () => void;
     const fired = new Promise<void>((resolve) => (listener = resolve));
-    const exists = await this.retrying(session, () => session.watchData(path, listener));
-    if (!exists) return;
     try {
-      await abortable(fired, [this.stop.signal, session.signal]);
+      // Also when stopped while the watch request is in flight: drop the listener then.
+      const exists = await this.retrying(session, () => session.watchData(path, listener));
+      if (exists) await abortable(fired, [this.stop.signal, session.signal]);
     } finally {
       session.unwatch(path, listener);
     }

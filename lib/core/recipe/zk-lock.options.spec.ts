@@ -3,15 +3,7 @@ import { hostname } from 'node:os';
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { DEFAULT_ROOT_PATH, defaultIdentity, resolveZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
+import { thrownBy } from '../../../test/support/thrown-by';
 
 function resolveUntyped(options: Record<string, unknown>) {
   return resolveZkLockOptions({ connectionString: '127.0.0.1:2181', ...options } as ZkLockOptions);

@@ -2,15 +2,7 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { ZkLockError } from '../errors/zk-lock.error.js';
 import { resolveZkClientOptions, ZK_CLIENT_DEFAULTS, type ZkClientOptions } from './zk-client.options.js';
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to throw');
-}
+import { thrownBy } from '../../../test/support/thrown-by';
 
 function resolveUntyped(options: unknown) {
   return resolveZkClientOptions(options as ZkClientOptions);

@@ -59,6 +59,19 @@ describe('session layer', () => {
     await client.close();
   });
 
+  it('close() does not wait for a server it cannot reach', async () => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    const client = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 4000 });
+    const lock = await client.acquire('close-unreachable');
+    await proxy.stop();
+    await waitUntil(() => !client.client.session.isConnected, 'the client notices the loss');
+    await client.close();
+    // The session ended because we closed it, not because the contact deadline ran out.
+    expect(client.client.session.signal.reason).toMatchObject({ why: 'closed' });
+    expect(lock.signal.aborted).toBe(false); // released by close(), not lost
+  });
+
   it('closes cleanly: later calls fail with LockClientClosedError', async () => {
     const client = await ZkLockBackend.connect({ connectionString: fx.inspector ? process.env.ZK_CONNECT! : '', rootPath: fx.rootPath });
     await client.close();

@@ -163,14 +163,6 @@ export class LockAcquisition {
    */
   private async abandon(session: ZkSession, prefix: string, node: string | undefined): Promise<void> {
     if (session.isLost) return;
-    const removal = this.ctx.reaper.remove(session, this.req.dir, { node, prefix }).catch(() => undefined);
-    if (!session.isConnected) return;
-    let onDisconnect!: () => void;
-    const disconnected = new Promise<void>((resolve) => session.once('disconnected', (onDisconnect = resolve)));
-    try {
-      await Promise.race([removal, disconnected]);
-    } finally {
-      session.removeListener('disconnected', onDisconnect);
-    }
+    await session.whileConnected(this.ctx.reaper.remove(session, this.req.dir, { node, prefix }));
   }
 }

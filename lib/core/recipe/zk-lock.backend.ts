@@ -93,7 +93,9 @@ export class ZkLockBackend implements LockBackend {
     const closing = new LockClientClosedError();
     for (const wait of this.waits.keys()) wait.cancel(closing);
     await Promise.allSettled(this.waits.values());
-    await Promise.allSettled([...this.held].map((handle) => handle.release()));
+    // Released one by one while connected, so directories are cleaned up too; past a
+    // disconnect, closing the session is what frees them.
+    await this.client.session.whileConnected(Promise.allSettled([...this.held].map((handle) => handle.release())));
     await this.client.close();
     await this.reaper.drain();
   }

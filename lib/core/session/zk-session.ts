@@ -101,6 +101,24 @@ export class ZkSession extends EventEmitter {
     }
   }
 
+  /**
+   * Waits for `work` only while connected: resolves when it settles, or as soon as the
+   * connection drops (the work may go on in the background). Never rejects.
+   */
+  async whileConnected(work: Promise<unknown>): Promise<void> {
+    if (!this.connected) return;
+    let stop!: () => void;
+    const interrupted = new Promise<void>((resolve) => (stop = resolve));
+    this.once('disconnected', stop);
+    this.signal.addEventListener('abort', stop, { once: true });
+    try {
+      await Promise.race([work.catch(() => undefined), interrupted]);
+    } finally {
+      this.removeListener('disconnected', stop);
+      this.signal.removeEventListener('abort', stop);
+    }
+  }
+
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
     const [created] = await this.call<[string]>('create', path, (cb) =>
       this.client.create(path, data, CREATE_MODES[mode], cb as never),

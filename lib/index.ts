@@ -20,3 +20,19 @@ export { InvalidOptionError } from './core/errors/invalid-option.error.js';
 export { ZkConnectionError } from './core/errors/zk-connection.error.js';
 export { ZkSessionLostError } from './core/errors/zk-session-lost.error.js';
 export { ZkOperationError } from './core/errors/zk-operation.error.js';
+
+// Reentrancy per async call chain, for any backend (what LockService uses).
+export { ReentrantLocker } from './core/context/reentrant-locker.js';
+export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
+
+// Nest glue.
+export { ZkLockModule } from './nest/zk-lock.module.js';
+export type { ZkLockOptionsFactory } from './nest/zk-lock.module-definition.js';
+export { ZK_LOCK_MODULE_OPTIONS } from './nest/zk-lock.module-definition.js';
+export type { ZkLockModuleOptions } from './nest/zk-lock-module.options.js';
+export { LockService } from './nest/lock.service.js';
+export { WithLock, type WithLockOptions, type LockNameSource } from './nest/with-lock.decorator.js';
+export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';
+export { LockHttpErrorInterceptor, httpStatusOf } from './nest/lock-http-error.interceptor.js';
+export { WithLockUsageError } from './nest/errors/with-lock-usage.error.js';
+export { ZkLockModuleMissingError } from './nest/errors/zk-lock-module-missing.error.js';

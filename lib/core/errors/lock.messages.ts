@@ -23,6 +23,8 @@ export const lockMessages = {
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
   lost: (name: string, why: string): string =>
     `Lock "${name}" was lost: ${why}. Stop touching the protected resource; the fencing token of this grant is no longer valid.`,
+  upgrade: (name: string): string =>
+    `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
   connectFailed: (connectionString: string, timeoutMs: number): string =>
     `Could not connect to ZooKeeper at "${connectionString}" within ${timeoutMs} ms. Check that a server is running at that address, or raise connectTimeoutMs.`,
   badConnectionString: (connectionString: unknown, why: string): string =>

@@ -53,6 +53,8 @@ export interface LockBackend {
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null>;
   /** Holders and waiters, in queue order. */
   contenders(name: string): Promise<LockContender[]>;
+  /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
+  cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */
   close(): Promise<void>;
 }

@@ -88,11 +88,15 @@ export class ZkLockBackend implements LockBackend {
    * Cancels waits, releases held locks (other clients get them at once, not after the
    * session timeout), and closes the session. Safe to call more than once.
    */
-  async close(): Promise<void> {
-    if (this.client.isClosed) return;
+  async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();
     for (const wait of this.waits.keys()) wait.cancel(closing);
     await Promise.allSettled(this.waits.values());
+  }
+
+  async close(): Promise<void> {
+    if (this.client.isClosed) return;
+    await this.cancelWaits();
     // Released one by one while connected, so directories are cleaned up too; past a
     // disconnect, closing the session is what frees them.
     await this.client.session.whileConnected(Promise.allSettled([...this.held].map((handle) => handle.release())));

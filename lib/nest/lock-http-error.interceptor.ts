@@ -1,0 +1,40 @@
+import { HttpException, HttpStatus, Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { catchError, throwError, type Observable } from 'rxjs';
+
+import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
+import { LockLostError } from '../core/errors/lock-lost.error.js';
+import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
+import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
+import type { ZkLockError } from '../core/errors/zk-lock.error.js';
+import { ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
+import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
+
+/** The HTTP status a lock error answers with in an HTTP handler. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof LockTimeoutError || error instanceof LockAbortedError) return HttpStatus.LOCKED;
+  if (error instanceof LockUpgradeError) return HttpStatus.CONFLICT;
+  if (error instanceof LockLostError) return HttpStatus.SERVICE_UNAVAILABLE;
+  return undefined;
+}
+
+/**
+ * Turns lock errors thrown by HTTP handlers into HTTP answers (423 Locked, 409, 503), so
+ * users need no filter of their own. Other contexts (cron jobs, microservices, plain
+ * application contexts) get the domain error untouched.
+ */
+@Injectable()
+export class LockHttpErrorInterceptor implements NestInterceptor {
+  constructor(@Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.options.httpErrors || context.getType() !== 'http') return next.handle();
+    return next.handle().pipe(catchError((error: unknown) => throwError(() => toHttpException(error))));
+  }
+}
+
+function toHttpException(error: unknown): unknown {
+  const status = httpStatusOf(error);
+  if (status === undefined) return error;
+  const { message, code } = error as ZkLockError;
+  return new HttpException({ statusCode: status, error: HttpStatus[status], code, message }, status, { cause: error });
+}

@@ -1,0 +1,75 @@
+import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
+import { ZkLockError } from '../core/errors/zk-lock.error.js';
+import { resolveAcquireOptions } from '../core/recipe/acquire-options.validator.js';
+import type { AcquireOptions } from '../core/recipe/lock-backend.interface.js';
+import { copyMethodMetadata } from './copy-method-metadata.js';
+import { WithLockUsageError } from './errors/with-lock-usage.error.js';
+import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
+import { lockServiceRegistry } from './lock-service.registry.js';
+
+/** Metadata key marking a method wrapped by `@WithLock` (value: its lock name source and options). */
+export const WITH_LOCK_METADATA = Symbol.for('nestjs-zk-lock.with-lock');
+
+/** Options of `@WithLock`: `mode` and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
+export type WithLockOptions = Omit<AcquireOptions, 'signal'>;
+
+/** A fixed lock name, or one computed from the method's arguments. */
+export type LockNameSource = string | ((...args: any[]) => string);
+
+/**
+ * Runs the method holding a lock, one caller at a time across every instance of the
+ * application (or shared, with `{ mode: 'read' }`). The method becomes async. Reentrant:
+ * called from code that already holds the lock, it runs without waiting.
+ *
+ * ```ts
+ * @WithLock((showId: string) => `show:${showId}`)
+ * async reserve(showId: string) { … }
+ * ```
+ */
+export function WithLock(name: LockNameSource, options?: WithLockOptions): MethodDecorator {
+  checkDeclaration(name, options);
+  return (target, key, descriptor) => {
+    const method = `${(target as { constructor?: { name?: string } }).constructor?.name ?? 'object'}.${String(key)}`;
+    const original = descriptor?.value;
+    if (typeof original !== 'function') {
+      throw new WithLockUsageError(`@WithLock can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
+    }
+    const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
+      const service = lockServiceRegistry.find(this);
+      if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
+      return service.withLock(lockNameFor(name, args, method), () => original.apply(this, args), options);
+    };
+    copyMethodMetadata(original, wrapped);
+    Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);
+    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
+    return descriptor;
+  };
+}
+
+function checkDeclaration(name: LockNameSource, options: WithLockOptions | undefined): void {
+  if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
+    throw new WithLockUsageError(`@WithLock needs a lock name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`);
+  }
+  try {
+    resolveAcquireOptions({ ...options }, 0);
+    if (options && 'signal' in options) throw new WithLockUsageError('@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.');
+  } catch (error) {
+    if (error instanceof WithLockUsageError) throw error;
+    throw new WithLockUsageError(`@WithLock: ${(error as Error).message}`);
+  }
+}
+
+function lockNameFor(source: LockNameSource, args: unknown[], method: string): string {
+  if (typeof source === 'string') return source;
+  let name: unknown;
+  try {
+    name = source(...args);
+  } catch (error) {
+    if (error instanceof ZkLockError) throw error;
+    throw new InvalidLockNameError(undefined, `the key function of @WithLock on ${method} threw: ${(error as Error)?.message ?? String(error)}`);
+  }
+  if (typeof name !== 'string' || name === '') {
+    throw new InvalidLockNameError(name, `the key function of @WithLock on ${method} must return a non-empty string`);
+  }
+  return name;
+}

@@ -1,0 +1,34 @@
+import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
+import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from '../core/recipe/zk-lock.options.js';
+
+export interface ZkLockModuleOptions extends ZkLockOptions {
+  /**
+   * How long `LockService` calls and `@WithLock` methods wait for a lock when the call
+   * names no `timeoutMs`. Default 10 000 ms; `Infinity` waits as long as it takes.
+   */
+  readonly acquireTimeoutMs?: number;
+  /**
+   * In HTTP handlers, answer lock failures with a status instead of a 500:
+   * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
+   * `LockLostError` 503. Default `true`; other contexts always get the plain error.
+   */
+  readonly httpErrors?: boolean;
+}
+
+export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions {
+  readonly acquireTimeoutMs: number;
+  readonly httpErrors: boolean;
+}
+
+export const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true });
+
+/** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
+export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
+  const core = resolveZkLockOptions(options);
+  const { acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs, httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors } = options;
+  if (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
+    throw new InvalidOptionError('acquireTimeoutMs', acquireTimeoutMs, 'a number of milliseconds >= 0 (Infinity = wait forever)');
+  }
+  if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
+  return { ...core, acquireTimeoutMs, httpErrors };
+}

@@ -1,0 +1,98 @@
+import 'reflect-metadata';
+import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import request from 'supertest';
+
+import { LockService, LockTimeoutError, LockUpgradeError, WithLock, ZkLockModule } from '../../lib/index';
+import { uniqueRoot, zkConnect } from '../support/zk-test-env';
+import { startApp } from './nest-fixture';
+
+@Injectable()
+class Jobs {
+  constructor(readonly locks: LockService) {}
+
+  @WithLock('busy', { timeoutMs: 0 })
+  async runNow(): Promise<string> {
+    return 'ran';
+  }
+
+  async upgrade(): Promise<void> {
+    await this.locks.withLock('doc', () => this.locks.withLock('doc', () => undefined), { mode: 'read' });
+  }
+}
+
+@Controller()
+class JobsController {
+  constructor(private readonly jobs: Jobs) {}
+
+  @Get('run')
+  run(): Promise<string> {
+    return this.jobs.runNow();
+  }
+
+  @Get('upgrade')
+  upgrade(): Promise<void> {
+    return this.jobs.upgrade();
+  }
+
+  @Get('fails')
+  fails(): never {
+    throw new Error('not a lock error');
+  }
+}
+
+describe('lock errors in HTTP handlers and elsewhere', () => {
+  const root = uniqueRoot('nest-http');
+
+  describe('HTTP, with the default mapping', () => {
+    let app: INestApplication;
+    beforeAll(async () => (app = await startApp({ providers: [Jobs], controllers: [JobsController] }, {}, root)));
+    afterAll(() => app.close());
+
+    it('answers 423 Locked when the lock is taken, with the reason', async () => {
+      const holder = await app.get(LockService).acquire('busy');
+      try {
+        const reply = await request(app.getHttpServer()).get('/run').expect(423);
+        expect(reply.body).toMatchObject({ statusCode: 423, code: 'LOCK_TIMEOUT' });
+        expect(reply.body.message).toContain('"busy"');
+      } finally {
+        await holder.release();
+      }
+      await request(app.getHttpServer()).get('/run').expect(200, 'ran');
+    });
+
+    it('answers 409 Conflict for a write inside a read of the same lock', async () => {
+      const reply = await request(app.getHttpServer()).get('/upgrade').expect(409);
+      expect(reply.body).toMatchObject({ code: 'LOCK_UPGRADE' });
+    });
+
+    it('leaves other errors alone', async () => {
+      await request(app.getHttpServer()).get('/fails').expect(500);
+    });
+  });
+
+  it('answers 500 when httpErrors is false', async () => {
+    const app = await startApp({ providers: [Jobs], controllers: [JobsController] }, { httpErrors: false }, root);
+    try {
+      const holder = await app.get(LockService).acquire('busy');
+      await request(app.getHttpServer()).get('/run').expect(500);
+      await holder.release();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('gives cron jobs and plain contexts the domain error', async () => {
+    @Module({ imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root })], providers: [Jobs] })
+    class WorkerModule {}
+    const context = await NestFactory.createApplicationContext(WorkerModule, { logger: false });
+    try {
+      const holder = await context.get(LockService).acquire('busy');
+      await expect(context.get(Jobs).runNow()).rejects.toBeInstanceOf(LockTimeoutError);
+      await expect(context.get(Jobs).upgrade()).rejects.toBeInstanceOf(LockUpgradeError);
+      await holder.release();
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -50,11 +50,12 @@ function checkDeclaration(name: LockNameSource, options: WithLockOptions | undef
   if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
     throw new WithLockUsageError(`@WithLock needs a lock name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`);
   }
+  if (options && 'signal' in options) {
+    throw new WithLockUsageError('@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.');
+  }
   try {
-    resolveAcquireOptions({ ...options }, 0);
-    if (options && 'signal' in options) throw new WithLockUsageError('@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.');
+    resolveAcquireOptions(options, 0);
   } catch (error) {
-    if (error instanceof WithLockUsageError) throw error;
     throw new WithLockUsageError(`@WithLock: ${(error as Error).message}`);
   }
 }

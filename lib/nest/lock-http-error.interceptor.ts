@@ -2,6 +2,7 @@ import { HttpException, HttpStatus, Inject, Injectable, type CallHandler, type E
 import { catchError, throwError, type Observable } from 'rxjs';
 
 import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
+import { LockClientClosedError } from '../core/errors/lock-client-closed.error.js';
 import { LockLostError } from '../core/errors/lock-lost.error.js';
 import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
 import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
@@ -13,13 +14,14 @@ import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
 export function httpStatusOf(error: unknown): number | undefined {
   if (error instanceof LockTimeoutError || error instanceof LockAbortedError) return HttpStatus.LOCKED;
   if (error instanceof LockUpgradeError) return HttpStatus.CONFLICT;
-  if (error instanceof LockLostError) return HttpStatus.SERVICE_UNAVAILABLE;
+  // Lost, or this instance is shutting down: another instance can serve a retry.
+  if (error instanceof LockLostError || error instanceof LockClientClosedError) return HttpStatus.SERVICE_UNAVAILABLE;
   return undefined;
 }
 
 /**
  * Turns lock errors thrown by HTTP handlers into HTTP answers (423 Locked, 409, 503), so
- * users need no filter of their own. Other contexts (cron jobs, microservices, plain
+ * users need no filter of their own (a wait cut short by shutdown answers 503). Other contexts (cron jobs, microservices, plain
  * application contexts) get the domain error untouched.
  */
 @Injectable()

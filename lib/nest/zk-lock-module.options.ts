@@ -10,7 +10,7 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * In HTTP handlers, answer lock failures with a status instead of a 500:
    * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
-   * `LockLostError` 503. Default `true`; other contexts always get the plain error.
+   * `LockLostError` and `LockClientClosedError` (shutting down) 503. Default `true`; other contexts always get the plain error.
    */
   readonly httpErrors?: boolean;
 }

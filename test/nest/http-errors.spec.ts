@@ -3,7 +3,18 @@ import { Controller, Get, Injectable, Module, type INestApplication } from '@nes
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 
-import { LockService, LockTimeoutError, LockUpgradeError, WithLock, ZkLockModule } from '../../lib/index';
+import {
+  httpStatusOf,
+  LockAbortedError,
+  LockClientClosedError,
+  LockLostError,
+  LockService,
+  LockTimeoutError,
+  LockUpgradeError,
+  WithLock,
+  ZkLockModule,
+  ZkOperationError,
+} from '../../lib/index';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { startApp } from './nest-fixture';
 
@@ -42,6 +53,18 @@ class JobsController {
 }
 
 describe('lock errors in HTTP handlers and elsewhere', () => {
+  it.each([
+    [new LockTimeoutError('x', 'write', 5), 423],
+    [new LockAbortedError('x'), 423],
+    [new LockUpgradeError('x'), 409],
+    [new LockLostError('x', 'session expired'), 503],
+    [new LockClientClosedError(), 503],
+    [new ZkOperationError('create', '/x', 'NO_AUTH'), undefined],
+    [new Error('other'), undefined],
+  ])('maps %p to HTTP %p', (error, status) => {
+    expect(httpStatusOf(error)).toBe(status);
+  });
+
   const root = uniqueRoot('nest-http');
 
   describe('HTTP, with the default mapping', () => {

@@ -15,10 +15,11 @@ describe('application shutdown', () => {
     try {
       const locksA = a.get(LockService);
       await locksA.acquire('job'); // held by instance A, never released by hand
-      const waitingInA = locksA.acquire('other-job-wait', { timeoutMs: 60_000 }).catch((e: unknown) => e);
       const heldByB = await b.get(LockService).acquire('other-job-wait');
+      const waitingInA = locksA.acquire('other-job-wait', { timeoutMs: 60_000 }).catch((e: unknown) => e);
       const bWaits = b.get(LockService).acquire('job', { timeoutMs: 60_000 });
       await waitUntil(async () => (await lockNodes(b, 'job'))?.length === 2, 'B queues behind A');
+      await waitUntil(async () => (await lockNodes(b, 'other-job-wait'))?.length === 2, 'A queues behind B');
 
       await a.close();
       // A's node is gone the moment close() returns: not left to a session timeout.

@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+
+import { ZkLockModule } from '../../lib/index.js';
+import { APP_CONFIG, type AppConfig } from './config/app.config.js';
+import { AppConfigModule } from './config/app-config.module.js';
+import { ShowsModule } from './shows/shows.module.js';
+
+@Module({
+  imports: [
+    AppConfigModule,
+    ZkLockModule.forRootAsync({
+      isGlobal: true,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({
+        connectionString: config.zkConnect,
+        rootPath: '/sample-app',
+        // Shown by GET /shows/:id/lock, so you can tell which instance holds or waits.
+        identity: `${config.instance} (pid ${process.pid})`,
+        acquireTimeoutMs: 10_000,
+      }),
+    }),
+    ShowsModule,
+  ],
+})
+export class AppModule {}

@@ -22,13 +22,15 @@ export class ZkLockHandle implements LockHandle {
   readonly mode: LockMode;
   readonly fencingToken: bigint;
   private readonly lost = new AbortController();
+  /** The session's trust at grant time: aborts when the session may expire (or did). */
+  private readonly trust: AbortSignal;
   private releasing: Promise<void> | undefined;
 
   constructor(private readonly init: ZkLockHandleInit) {
     ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
-    const sessionSignal = init.session.signal;
-    if (sessionSignal.aborted) this.onSessionLost();
-    else sessionSignal.addEventListener('abort', this.onSessionLost, { once: true });
+    this.trust = init.session.trustSignal;
+    if (this.trust.aborted) this.onSessionLost();
+    else this.trust.addEventListener('abort', this.onSessionLost, { once: true });
   }
 
   get signal(): AbortSignal {
@@ -58,7 +60,7 @@ export class ZkLockHandle implements LockHandle {
 
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
-    session.signal.removeEventListener('abort', this.onSessionLost);
+    this.trust.removeEventListener('abort', this.onSessionLost);
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
     } finally {
@@ -67,7 +69,7 @@ export class ZkLockHandle implements LockHandle {
   }
 
   private readonly onSessionLost = (): void => {
-    const reason = this.init.session.signal.reason as ZkSessionLostError;
-    this.lost.abort(new LockLostError(this.name, `its ZooKeeper session ended (${reason.why})`, reason));
+    const reason = this.trust.reason as ZkSessionLostError;
+    this.lost.abort(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${reason.why})`, reason));
   };
 }

@@ -54,3 +54,11 @@ export function forceCloseClient(client: Client): void {
   cm.setState(CM_CLOSING);
   cm.socket?.destroy();
 }
+
+/**
+ * Closes the client's socket without ending the session: the client reconnects (to
+ * another server if it can) and the session goes on. For a server that went silent.
+ */
+export function dropConnection(client: Client): void {
+  manager(client).socket?.destroy();
+}

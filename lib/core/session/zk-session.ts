@@ -5,7 +5,8 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { forceCloseClient, isClientStopped, whenClientClosed } from './zk-client.internals.js';
+import { dropConnection, forceCloseClient, isClientStopped, whenClientClosed } from './zk-client.internals.js';
+import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
 
 export interface ZkSessionConfig {
@@ -33,21 +34,25 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
 /**
  * One ZooKeeper session, over one node-zookeeper-client instance, as promises.
  *
- * It covers two gaps of the client: expiry that the client only reports as a disconnect
- * (we also declare the session lost once it has been out of contact for the whole session
- * timeout, after which the server may have expired it), and requests queued while
- * disconnected that the client never answers once the session dies (we reject them).
+ * It covers the client's gaps: no read timeout (a silent server is detected and the
+ * connection dropped, see `SessionLiveness`), expiry reported only on the next contact
+ * (the session is declared lost once the server may have expired it), and requests queued
+ * while disconnected that the client never answers once the session dies (rejected).
  * `signal` aborts, with a `ZkSessionLostError`, the moment the session is known or
- * presumed gone. Events: `connected`, `disconnected`, `lost` (error).
+ * presumed gone; `trustSignal` aborts earlier, when the server *may* expire it within the
+ * safety margin, which is when holders must stop trusting their locks.
+ * Events: `connected`, `disconnected`, `at-risk`, `lost` (error).
  */
 export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
   private readonly client: zookeeper.Client;
-  private readonly inflight = new Set<(error: Error) => void>();
+  /** Requests awaiting an answer: how to fail each, and when it was sent. */
+  private readonly inflight = new Map<(error: Error) => void, number>();
   private readonly watchers = new Map<string, Set<ZkWatchListener>>();
+  private readonly liveness: SessionLiveness;
+  private trust = new AbortController();
   private connected = false;
   private sessionIdHex = '';
-  private contactDeadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -57,7 +62,22 @@ export class ZkSession extends EventEmitter {
       retries: 0, // a blind retry of a sequential create would leave an orphan node
     });
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
+    this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
     this.client.connect();
+  }
+
+  /**
+   * Aborts when locks held in this session stop being safe: the server may expire the
+   * session within the safety margin (or has). Once the server answers a recent request
+   * again, grants made from then on get a fresh signal; earlier ones stay lost.
+   */
+  get trustSignal(): AbortSignal {
+    return this.trust.signal;
+  }
+
+  /** When, in `performance.now()` time, holders stop trusting their locks unless the server answers first. */
+  get atRiskAt(): number {
+    return this.liveness.atRiskAt;
   }
 
   /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
@@ -212,31 +232,47 @@ export class ZkSession extends EventEmitter {
   }
 
   private onConnected(): void {
-    clearTimeout(this.contactDeadline);
-    this.contactDeadline = undefined;
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
+    this.liveness.onConnected();
     this.emit('connected');
   }
 
   private onDisconnected(): void {
     if (!this.connected) return;
     this.connected = false;
-    // Out of contact for a whole session timeout: the server may have expired us by now.
-    this.contactDeadline = setTimeout(
-      () => this.lose('no contact with ZooKeeper for the whole session timeout'),
-      this.timeoutMs,
-    );
+    this.liveness.onDisconnected();
     this.emit('disconnected');
   }
 
+  private readonly livenessHooks: LivenessHooks = {
+    heartbeat: () => {
+      if (this.connected) this.call('heartbeat', '/', (cb) => this.client.exists('/', cb as never)).catch(() => undefined);
+    },
+    oldestPending: () => {
+      let oldest: number | undefined;
+      for (const sentAt of this.inflight.values()) if (oldest === undefined || sentAt < oldest) oldest = sentAt;
+      return oldest;
+    },
+    dropConnection: () => dropConnection(this.client),
+    atRisk: (silentForMs) => {
+      this.trust.abort(new ZkSessionLostError(this.sessionIdHex, `no answer from ZooKeeper for ${silentForMs} ms: the server may expire the session at any moment`));
+      this.emit('at-risk', silentForMs);
+    },
+    recovered: () => {
+      this.trust = new AbortController(); // for grants from now on; earlier ones stay lost
+    },
+    gone: (silentForMs) => this.lose(`no answer from ZooKeeper for ${silentForMs} ms, the whole session timeout: the server may have expired it`),
+  };
+
   private lose(why: string): void {
     if (this.isLost) return;
-    clearTimeout(this.contactDeadline);
+    this.liveness.stop();
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
     this.lostController.abort(error);
-    for (const reject of [...this.inflight]) reject(error);
+    this.trust.abort(error);
+    for (const reject of [...this.inflight.keys()]) reject(error);
     this.watchers.clear();
     if (why !== 'closed' && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
@@ -254,17 +290,20 @@ export class ZkSession extends EventEmitter {
     this.throwIfLost();
     this.config.counter.count(op);
     return new Promise<T>((resolve, reject) => {
+      const sentAt = performance.now();
       const fail = (error: Error): void => {
         this.inflight.delete(fail);
         reject(error);
       };
-      this.inflight.add(fail);
+      this.inflight.set(fail, sentAt);
       invoke((error, ...results) => {
         if (!this.inflight.delete(fail)) return; // already rejected: the session was lost
+        const zkCode = error ? zkErrorName(error) : undefined;
+        // Any answer from the server, success or a ZooKeeper error, proves it heard us.
+        if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') this.liveness.acked(sentAt);
         if (!error) return resolve(results as T);
-        const zkCode = zkErrorName(error);
         if (zkCode === 'SESSION_EXPIRED') this.lose('expired by the server');
-        reject(this.isLost ? this.signal.reason : new ZkOperationError(op, path, zkCode, error));
+        reject(this.isLost ? this.signal.reason : new ZkOperationError(op, path, zkCode!, error));
       });
     });
   }

@@ -1,10 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from './wait-for';
 
-/** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
+/** `waitFor` for a yes/no condition: resolves once `check` is true, fails naming `what`. */
 export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await sleep(20);
-  }
+  await waitFor(check, { what, timeoutMs });
 }

@@ -22,7 +22,7 @@ import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-loc
     { provide: ZK_LOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [ZK_LOCK_MODULE_OPTIONS] },
     {
       provide: ZK_LOCK_BACKEND,
-      useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.connect(options),
+      useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.open(options),
       inject: [ZK_LOCK_RESOLVED_OPTIONS],
     },
     LockService,

@@ -9,8 +9,10 @@ export async function ensurePath(session: ZkSession, path: string): Promise<void
     await session.create(path, EMPTY, 'persistent');
   } catch (error) {
     if (isZkCode(error, 'NODE_EXISTS')) return;
-    if (!isZkCode(error, 'NO_NODE')) throw error;
-    await ensurePath(session, path.slice(0, path.lastIndexOf('/')));
+    const parent = path.slice(0, path.lastIndexOf('/'));
+    // NO_NODE for a child of "/" means the chroot itself is missing: nothing to create.
+    if (!isZkCode(error, 'NO_NODE') || parent === '') throw error;
+    await ensurePath(session, parent);
     await ensurePath(session, path);
   }
 }

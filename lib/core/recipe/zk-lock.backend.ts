@@ -37,8 +37,12 @@ export class ZkLockBackend implements LockBackend {
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
   static async connect(options: ZkLockOptions): Promise<ZkLockBackend> {
-    const resolved = resolveZkLockOptions(options);
-    return new ZkLockBackend(await ZkClient.connect(resolved), resolved);
+    return ZkLockBackend.open(resolveZkLockOptions(options));
+  }
+
+  /** `connect` for options already checked and completed by `resolveZkLockOptions`. */
+  static async open(options: ResolvedZkLockOptions): Promise<ZkLockBackend> {
+    return new ZkLockBackend(await ZkClient.connect(options), options);
   }
 
   /** The lock's directory in ZooKeeper; throws `InvalidLockNameError` for a bad name. */

@@ -7,7 +7,7 @@ function setup(): { liveness: SessionLiveness; calls: string[]; hooks: LivenessH
   const hooks: LivenessHooks & { pending?: number } = {
     heartbeat: () => calls.push(`heartbeat@${Date.now()}`),
     oldestPending: () => hooks.pending,
-    dropConnection: () => calls.push(`drop@${Date.now()}`),
+    dropConnection: (sentBefore) => calls.push(`drop@${Date.now()} before ${sentBefore}`),
     atRisk: (silent) => calls.push(`at-risk@${Date.now()} silent ${silent}`),
     recovered: () => calls.push(`recovered@${Date.now()}`),
     gone: (silent) => calls.push(`gone@${Date.now()} silent ${silent}`),
@@ -57,7 +57,7 @@ describe('SessionLiveness', () => {
     jest.advanceTimersByTime(4000);
     expect(calls).toEqual(['heartbeat@0']);
     jest.advanceTimersByTime(1000); // 5000 - 500 > 4000
-    expect(calls.filter((c) => !c.startsWith('at-risk'))).toEqual(['heartbeat@0', 'drop@5000']);
+    expect(calls.filter((c) => !c.startsWith('at-risk'))).toEqual(['heartbeat@0', 'drop@5000 before 1000']);
     jest.advanceTimersByTime(2000);
     expect(calls.filter((c) => c.startsWith('drop'))).toHaveLength(1); // disconnected now: no more drops
     liveness.stop();

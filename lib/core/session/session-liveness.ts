@@ -17,8 +17,11 @@ export interface LivenessHooks {
   heartbeat(): void;
   /** The send time of the oldest request still unanswered, if any. */
   oldestPending(): number | undefined;
-  /** The server has not answered for the read timeout: drop the connection and reconnect. */
-  dropConnection(): void;
+  /**
+   * The server has not answered for the read timeout: fail the requests sent before
+   * `sentBefore` (the client may never call them back) and reconnect.
+   */
+  dropConnection(sentBefore: number): void;
   /** From now on the server may expire the session within `margin`: stop trusting locks. */
   atRisk(silentForMs: number): void;
   /** After `atRisk`, an answer to a request sent recently enough: the session is safe again. */
@@ -97,7 +100,7 @@ export class SessionLiveness {
     const oldest = this.hooks.oldestPending();
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) {
       this.connected = false;
-      this.hooks.dropConnection();
+      this.hooks.dropConnection(now - this.readTimeoutMs);
       return;
     }
     if (oldest === undefined && now - this.lastAckSentAt >= this.timeoutMs() / 6) this.hooks.heartbeat();

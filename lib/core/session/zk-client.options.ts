@@ -2,6 +2,7 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { validateRootPath } from '../naming/root-path.validator.js';
+import { ZkCredentials, type ZkDigestCredentials } from './zk-credentials.js';
 
 export interface ZkClientOptions {
   /** `host:port[,host:port…][/chroot]`, e.g. `127.0.0.1:2181`. */
@@ -10,9 +11,16 @@ export interface ZkClientOptions {
   readonly sessionTimeoutMs?: number;
   /** How long the first connect may take before failing. Default 10 s. */
   readonly connectTimeoutMs?: number;
+  /**
+   * ZooKeeper digest credentials. When set, every node the library creates gets an ACL
+   * that lets only these credentials delete or change it (anyone may read it).
+   */
+  readonly credentials?: ZkDigestCredentials;
 }
 
-export type ResolvedZkClientOptions = Required<ZkClientOptions>;
+export interface ResolvedZkClientOptions extends Required<Omit<ZkClientOptions, 'credentials'>> {
+  readonly credentials: ZkCredentials | undefined;
+}
 
 export const ZK_CLIENT_DEFAULTS = Object.freeze({
   sessionTimeoutMs: 10_000,
@@ -32,6 +40,7 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
     connectionString: options.connectionString,
     sessionTimeoutMs: positiveInteger('sessionTimeoutMs', options.sessionTimeoutMs, ZK_CLIENT_DEFAULTS.sessionTimeoutMs),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, ZK_CLIENT_DEFAULTS.connectTimeoutMs),
+    credentials: ZkCredentials.from(options.credentials),
   };
 }
 

@@ -5,7 +5,7 @@ import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { deadline } from '../util/deadline.js';
-import { resolveZkClientOptions, SPIN_DELAY_MS, type ResolvedZkClientOptions, type ZkClientOptions } from './zk-client.options.js';
+import { SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
 import { ZkRequestCounter } from './zk-request.counter.js';
 import { ZkSession } from './zk-session.js';
 
@@ -29,8 +29,8 @@ export class ZkClient extends EventEmitter {
   }
 
   /** Connects, or fails with a `ZkConnectionError` naming the connection string. */
-  static async connect(options: ZkClientOptions): Promise<ZkClient> {
-    const client = new ZkClient(resolveZkClientOptions(options));
+  static async connect(options: ResolvedZkClientOptions): Promise<ZkClient> {
+    const client = new ZkClient(options);
     const { connectionString, connectTimeoutMs } = client.options;
     const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
     try {
@@ -41,7 +41,17 @@ export class ZkClient extends EventEmitter {
       throw new ZkConnectionError(lockMessages.connectFailed(connectionString, connectTimeoutMs), connectionString, cause);
     }
     timeout.clear();
+    await client.checkChroot();
     return client;
+  }
+
+  /** A chroot in the connection string must exist: ZooKeeper does not create it. */
+  private async checkChroot(): Promise<void> {
+    const { connectionString } = this.options;
+    const chroot = connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
+    if (!chroot || (await this.current.exists('/'))) return;
+    await this.close();
+    throw new ZkConnectionError(lockMessages.missingChroot(connectionString, chroot), connectionString);
   }
 
   /** The session in use now (possibly disconnected, or being replaced). */
@@ -78,6 +88,7 @@ export class ZkClient extends EventEmitter {
       sessionTimeoutMs: this.options.sessionTimeoutMs,
       spinDelayMs: SPIN_DELAY_MS,
       counter: this.counter,
+      credentials: this.options.credentials,
     });
     session.on('connected', () => this.emit('connected', session));
     session.on('disconnected', () => this.emit('disconnected', session));

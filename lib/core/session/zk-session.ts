@@ -7,6 +7,7 @@ import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
 import { dropConnection, forceCloseClient, isClientStopped, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
+import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
 
 export interface ZkSessionConfig {
@@ -14,6 +15,8 @@ export interface ZkSessionConfig {
   readonly sessionTimeoutMs: number;
   readonly spinDelayMs: number;
   readonly counter: ZkRequestCounter;
+  /** Digest credentials: sent on every connect, and the ACL of every node created. */
+  readonly credentials?: ZkCredentials;
 }
 
 export interface ZkStat {
@@ -25,6 +28,9 @@ export interface ZkStat {
 export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
 
 export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+
+/** Without credentials nodes are open to all, as with any ZooKeeper client's default. */
+const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
@@ -46,10 +52,11 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
 export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
   private readonly client: zookeeper.Client;
-  /** Requests awaiting an answer: how to fail each, and when it was sent. */
-  private readonly inflight = new Map<(error: Error) => void, number>();
+  /** Requests awaiting an answer: how to fail each, and what and when it sent. */
+  private readonly inflight = new Map<(error: Error) => void, { op: string; path: string; sentAt: number }>();
   private readonly watchers = new Map<string, Set<ZkWatchListener>>();
   private readonly liveness: SessionLiveness;
+  private readonly acl: zookeeper.ACL[];
   private trust = new AbortController();
   private connected = false;
   private sessionIdHex = '';
@@ -61,6 +68,8 @@ export class ZkSession extends EventEmitter {
       spinDelay: config.spinDelayMs,
       retries: 0, // a blind retry of a sequential create would leave an orphan node
     });
+    if (config.credentials) this.client.addAuthInfo('digest', config.credentials.authPayload());
+    this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
     this.client.connect();
@@ -141,9 +150,15 @@ export class ZkSession extends EventEmitter {
 
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
     const [created] = await this.call<[string]>('create', path, (cb) =>
-      this.client.create(path, data, CREATE_MODES[mode], cb as never),
+      this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
     );
     return created;
+  }
+
+  /** Whether `path` exists (without a watch). */
+  async exists(path: string): Promise<boolean> {
+    const [stat] = await this.call<[unknown]>('exists', path, (cb) => this.client.exists(path, cb as never));
+    return Boolean(stat);
   }
 
   async getChildren(path: string): Promise<{ children: string[]; stat: ZkStat }> {
@@ -251,10 +266,17 @@ export class ZkSession extends EventEmitter {
     },
     oldestPending: () => {
       let oldest: number | undefined;
-      for (const sentAt of this.inflight.values()) if (oldest === undefined || sentAt < oldest) oldest = sentAt;
+      for (const { sentAt } of this.inflight.values()) if (oldest === undefined || sentAt < oldest) oldest = sentAt;
       return oldest;
     },
-    dropConnection: () => dropConnection(this.client),
+    dropConnection: (sentBefore) => {
+      // The client may never call these back (a reply lost in a black hole is never
+      // retried), so they fail here as a connection loss, which callers recover from.
+      for (const [fail, { op, path, sentAt }] of [...this.inflight]) {
+        if (sentAt < sentBefore) fail(new ZkOperationError(op, path, 'CONNECTION_LOSS'));
+      }
+      dropConnection(this.client);
+    },
     atRisk: (silentForMs) => {
       this.trust.abort(new ZkSessionLostError(this.sessionIdHex, `no answer from ZooKeeper for ${silentForMs} ms: the server may expire the session at any moment`));
       this.emit('at-risk', silentForMs);
@@ -295,7 +317,7 @@ export class ZkSession extends EventEmitter {
         this.inflight.delete(fail);
         reject(error);
       };
-      this.inflight.set(fail, sentAt);
+      this.inflight.set(fail, { op, path, sentAt });
       invoke((error, ...results) => {
         if (!this.inflight.delete(fail)) return; // already rejected: the session was lost
         const zkCode = error ? zkErrorName(error) : undefined;

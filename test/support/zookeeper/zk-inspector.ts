@@ -10,8 +10,10 @@ const isNoNode = (error: unknown): boolean =>
 export class ZkInspector {
   private constructor(private readonly client: zookeeper.Client) {}
 
-  static async connect(connectionString: string): Promise<ZkInspector> {
+  /** `auth`: optional digest `user:password`, to act as a client holding those credentials. */
+  static async connect(connectionString: string, auth?: string): Promise<ZkInspector> {
     const client = zookeeper.createClient(connectionString, { sessionTimeout: 4000, retries: 0 });
+    if (auth) client.addAuthInfo('digest', Buffer.from(auth));
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`inspector could not connect to ${connectionString}`)), 10_000);
       client.once('connected', () => {
@@ -60,6 +62,25 @@ export class ZkInspector {
       out.push(full, ...(await this.tree(full)));
     }
     return out;
+  }
+
+  /** The node's ACL as `scheme:id=perms` strings. */
+  acl(path: string): Promise<string[]> {
+    return new Promise((resolve, reject) =>
+      this.client.getACL(path, (error, acls) =>
+        error ? reject(error) : resolve(acls.map((a) => `${a.id.scheme}:${a.id.id}=${a.permission}`)),
+      ),
+    );
+  }
+
+  /** A raw request's outcome: 'ok' or ZooKeeper's error name (e.g. NO_AUTH). */
+  attempt(op: 'remove' | 'create' | 'setData', path: string): Promise<string> {
+    return new Promise((resolve) => {
+      const done = (error: unknown): void => resolve(error ? String((error as zookeeper.Exception).getName?.() ?? error) : 'ok');
+      if (op === 'remove') this.client.remove(path, -1, done);
+      else if (op === 'create') this.client.create(path, Buffer.from('x'), zookeeper.CreateMode.EPHEMERAL, done);
+      else this.client.setData(path, Buffer.from('stolen'), -1, done);
+    });
   }
 
   /** Deletes `path` and everything below it. */

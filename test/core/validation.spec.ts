@@ -1,11 +1,21 @@
-import { InvalidLockNameError, InvalidOptionError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
+import { decodeLockName, encodeLockName, InvalidLockNameError, InvalidOptionError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
 import { freePort } from '../support/free-port';
 import { LockFixture } from '../support/lock-fixture';
 
 describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
   let fx: LockFixture;
-  beforeAll(async () => (fx = await LockFixture.create('validation')));
-  afterAll(() => fx.cleanup());
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  beforeAll(async () => {
+    fx = await LockFixture.create('validation');
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await fx.cleanup();
+  });
+  // Nothing else in the process is disturbed: no stray rejection from a refused call.
+  afterEach(() => expect(unhandled).toEqual([]));
 
   const badNames: Array<[string, unknown]> = [
     ['empty', ''],
@@ -27,12 +37,38 @@ describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
     expect(await fx.tree()).toEqual([]);
   });
 
+  const oddButValidNames: Array<[string, string]> = [
+    ['a slash', 'orders/42'],
+    ['a dot-dot', '..'],
+    ['a path escape', '../../etc'],
+    ['control characters', 'a\u0000b\u0007c\n'],
+    ['non-Latin script', '注文-42'],
+    ['an emoji', 'lock-🔒'],
+    ['right-to-left marks', '\u202eabc\u202c'],
+    ['a percent sign', '100%'],
+    ['a long name', 'x'.repeat(300)],
+  ];
+
+  it.each(oddButValidNames)('accepts a name with %s, as exactly one directory under the root', async (_, name) => {
+    const [a] = await fx.many(1);
+    const lock = await a.acquire(name, { timeoutMs: 5000 });
+    const children = await fx.inspector.children(fx.rootPath);
+    expect(children).toEqual([encodeLockName(name)]);
+    expect(decodeLockName(children![0])).toBe(name);
+    expect(await fx.inspector.children(a.pathOf(name))).toHaveLength(1);
+    await lock.release();
+    expect(await fx.tree()).toEqual([]);
+  });
+
   const badOptions: Array<[string, object, string]> = [
     ['an unknown mode', { mode: 'exclusive' }, 'mode'],
     ['a negative timeout', { timeoutMs: -1 }, 'timeoutMs'],
     ['a NaN timeout', { timeoutMs: NaN }, 'timeoutMs'],
     ['a string timeout', { timeoutMs: '100' }, 'timeoutMs'],
     ['a signal that is not an AbortSignal', { signal: {} }, 'signal'],
+    ['an Infinity that is a string', { timeoutMs: 'Infinity' }, 'timeoutMs'],
+    ['a mode of the wrong type', { mode: 1 }, 'mode'],
+    ['null options', null as unknown as object, 'options'],
   ];
 
   it.each(badOptions)('rejects %s with InvalidOptionError naming it', async (_, options, option) => {

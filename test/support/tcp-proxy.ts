@@ -15,7 +15,8 @@ interface Link {
  * A loopback TCP proxy between clients and one ZooKeeper server, to make faults on demand:
  * `drop()` closes every connection (a connection loss; the session lives on),
  * `blackhole()` silently stops forwarding in both directions (a partition with no FIN or
- * RST), and `cutAfter(op)` forwards the next request of that op to the server, then cuts
+ * RST), `cutBefore(op)` cuts the connection instead of forwarding the next request of
+ * that op, and `cutAfter(op)` forwards the next request of that op to the server, then cuts
  * the connection before its reply can come back.
  */
 export class TcpProxy {
@@ -23,6 +24,7 @@ export class TcpProxy {
   private server: Server | undefined;
   private holes = false;
   private cutOp: number | undefined;
+  private cutWhen: 'before' | 'after' = 'after';
   private onCut: (() => void) | undefined;
   port = 0;
 
@@ -60,7 +62,17 @@ export class TcpProxy {
 
   /** Resolves when the next request with op code `op` has been served and the link cut. */
   cutAfter(op: number): Promise<void> {
+    return this.cut(op, 'after');
+  }
+
+  /** Resolves when the next request with op code `op` has been dropped, unsent, with the link. */
+  cutBefore(op: number): Promise<void> {
+    return this.cut(op, 'before');
+  }
+
+  private cut(op: number, when: 'before' | 'after'): Promise<void> {
     this.cutOp = op;
+    this.cutWhen = when;
     return new Promise((resolve) => (this.onCut = resolve));
   }
 
@@ -95,9 +107,15 @@ export class TcpProxy {
       if (link.pending.length < 4 + size) return;
       const frame = link.pending.subarray(0, 4 + size);
       link.pending = link.pending.subarray(4 + size);
-      link.server.write(frame);
       const op = link.sawConnectRequest && size >= 8 ? frame.readInt32BE(8) : undefined;
       link.sawConnectRequest = true;
+      if (op !== undefined && op === this.cutOp && this.cutWhen === 'before') {
+        this.cutOp = undefined;
+        this.close(link); // the request never reaches the server
+        this.onCut?.();
+        return;
+      }
+      link.server.write(frame);
       if (op !== undefined && op === this.cutOp) {
         this.cutOp = undefined;
         // The request reaches the server; once the server answers (so it has acted on it),

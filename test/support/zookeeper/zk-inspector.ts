@@ -68,7 +68,7 @@ export class ZkInspector {
   acl(path: string): Promise<string[]> {
     return new Promise((resolve, reject) =>
       this.client.getACL(path, (error, acls) =>
-        error ? reject(error) : resolve(acls.map((a) => `${a.id.scheme}:${a.id.id}=${a.permission}`)),
+        error ? reject(error) : resolve(acls.map((a) => `${a.id.scheme}:${a.id.id}=${(a as unknown as { permission: number }).permission}`)),
       ),
     );
   }

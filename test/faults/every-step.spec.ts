@@ -1,0 +1,114 @@
+import { LockTimeoutError, type ZkLockBackend } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+
+type Cut = 'cutBefore' | 'cutAfter';
+const CUTS: Cut[] = ['cutBefore', 'cutAfter'];
+
+/**
+ * A connection lost at every step of acquire and release, just before the request
+ * leaves (cutBefore) and just after the server acted on it (cutAfter): afterwards no
+ * orphan node, never two holders, no hang, no watcher left behind.
+ */
+describe('a dropped connection at every step of acquire and release', () => {
+  let fx: LockFixture;
+  let proxy: TcpProxy;
+  let direct: ZkLockBackend;
+  let client: ZkLockBackend;
+  let n = 0;
+  beforeAll(async () => {
+    fx = await LockFixture.create('every-step');
+    proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    direct = await fx.backend();
+    client = await fx.backend({ connectionString: proxy.connectionString });
+  });
+  afterAll(async () => {
+    await fx.cleanup();
+    await proxy.stop();
+  });
+
+  /** The client queues behind a holder while `step` of its acquire is cut, then gets the lock. */
+  async function acquireThroughCut(op: number, cut: Cut): Promise<void> {
+    const name = `step-${++n}`;
+    const held = await direct.acquire(name);
+    const sessionId = client.client.session.id;
+    const cutDone = proxy[cut](op);
+    const waiting = client.acquire(name, { timeoutMs: 20_000 });
+    await cutDone;
+    await fx.queued(name, 2); // exactly one node of the client's, never two
+    expect(await client.tryAcquire(name)).toBeNull(); // still queued behind the holder
+    await fx.queued(name, 2);
+    await held.release();
+    const lock = await waiting;
+    expect(await fx.nodes(name)).toEqual([nodeOf(lock)]);
+    expect(await direct.tryAcquire(name)).toBeNull(); // one holder
+    await lock.release();
+    expect(await fx.nodes(name)).toBeNull();
+    expect(client.client.session.id).toBe(sessionId); // the session survived
+    expect(client.client.session.watcherCount()).toBe(0);
+  }
+
+  describe.each(CUTS)('%s', (cut) => {
+    it('the create', () => acquireThroughCut(ZK_OP.create, cut));
+    it('the children read', () => acquireThroughCut(ZK_OP.getChildren2, cut));
+    it('the watch on the predecessor', () => acquireThroughCut(ZK_OP.getData, cut));
+
+    it('the delete of a release', async () => {
+      const name = `step-${++n}`;
+      const lock = await client.acquire(name);
+      const cutDone = proxy[cut](ZK_OP.delete);
+      await lock.release();
+      await cutDone;
+      expect(await fx.nodes(name)).toBeNull();
+      const next = await direct.acquire(name, { timeoutMs: 0 });
+      await next.release();
+    });
+
+    it('the delete of a timed-out acquire', async () => {
+      const name = `step-${++n}`;
+      const held = await direct.acquire(name);
+      const cutDone = proxy[cut](ZK_OP.delete);
+      const error = await client.acquire(name, { timeoutMs: 300 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockTimeoutError);
+      await cutDone;
+      await waitUntil(async () => (await fx.nodes(name))?.length === 1, 'the abandoned node is deleted after reconnecting');
+      expect(await fx.nodes(name)).toEqual([nodeOf(held)]);
+      await held.release();
+      expect(client.client.session.watcherCount()).toBe(0);
+    });
+  });
+
+  it('a server stopped and restarted on the same data keeps holders holding and waiters waiting', async () => {
+    // Its own server, so stopping it disturbs no other suite.
+    const { ZkServer } = await import('../support/zookeeper/zk-server');
+    const server = new ZkServer({ tickTime: 500 }); // sessions up to 10 s: outlive the restart
+    await server.start();
+    const own = await LockFixture.create('restart');
+    try {
+      const [a, b] = await Promise.all([1, 2].map(() => own.backend({ connectionString: server.connectionString, sessionTimeoutMs: 10_000 })));
+      const held = await a.acquire('r');
+      const waiting = b.acquire('r', { timeoutMs: 30_000 });
+      await waitUntil(async () => (await b.contenders('r')).length === 2, 'b queues');
+      const nodeBefore = nodeOf(held);
+
+      await server.stop('SIGKILL');
+      await server.start();
+
+      await waitUntil(() => a.client.session.isConnected && b.client.session.isConnected, 'both reconnect');
+      expect(held.signal.aborted).toBe(false);
+      const contenders = await a.contenders('r');
+      expect(contenders.map((c) => [c.node === nodeBefore, c.holding])).toEqual([[true, true], [false, false]]);
+      await held.release();
+      const lock = await waiting;
+      expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
+      await lock.release();
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await server.destroy();
+      await own.inspector.close();
+    }
+  });
+});

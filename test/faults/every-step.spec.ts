@@ -3,6 +3,7 @@ import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkPort } from '../support/zk-test-env';
+import { ZkServer } from '../support/zookeeper/zk-server';
 
 type Cut = 'cutBefore' | 'cutAfter';
 const CUTS: Cut[] = ['cutBefore', 'cutAfter'];
@@ -83,7 +84,6 @@ describe('a dropped connection at every step of acquire and release', () => {
 
   it('a server stopped and restarted on the same data keeps holders holding and waiters waiting', async () => {
     // Its own server, so stopping it disturbs no other suite.
-    const { ZkServer } = await import('../support/zookeeper/zk-server');
     const server = new ZkServer({ tickTime: 500 }); // sessions up to 10 s: outlive the restart
     await server.start();
     const own = await LockFixture.create('restart');

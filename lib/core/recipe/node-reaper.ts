@@ -18,6 +18,9 @@ export interface ReapTarget {
 export class NodeReaper {
   private readonly pending = new Set<Promise<void>>();
 
+  /** `removeEmptyDirectories`: whether a lock directory goes with its last node. */
+  constructor(private readonly removeEmptyDirectories = true) {}
+
   remove(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
     const removal = this.run(session, dir, target).finally(() => this.pending.delete(removal));
     this.pending.add(removal);
@@ -48,9 +51,11 @@ export class NodeReaper {
     if (node === undefined) return;
     // Sent back to back: per-session FIFO order means the directory delete sees ours done.
     const removed = session.remove(`${dir}/${node}`);
-    const dirRemoved = removeIfEmpty(session, dir);
-    this.pending.add(dirRemoved);
-    void dirRemoved.finally(() => this.pending.delete(dirRemoved));
+    if (this.removeEmptyDirectories) {
+      const dirRemoved = removeIfEmpty(session, dir);
+      this.pending.add(dirRemoved);
+      void dirRemoved.finally(() => this.pending.delete(dirRemoved));
+    }
     try {
       await removed;
     } catch (error) {

@@ -23,7 +23,7 @@ import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } 
  * ```
  */
 export class ZkLockBackend implements LockBackend {
-  private readonly reaper = new NodeReaper();
+  private readonly reaper: NodeReaper;
   private readonly waits = new Map<LockAcquisition, Promise<unknown>>();
   private readonly held = new Set<ZkLockHandle>();
   private readonly identity: Buffer;
@@ -33,6 +33,7 @@ export class ZkLockBackend implements LockBackend {
     readonly options: ResolvedZkLockOptions,
   ) {
     this.identity = Buffer.from(options.identity, 'utf8');
+    this.reaper = new NodeReaper(options.removeEmptyDirectories);
   }
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */

@@ -21,6 +21,8 @@ describe('resolveZkLockOptions', () => {
       connectTimeoutMs: 10_000,
       rootPath: '/locks',
       identity: expect.stringMatching(IDENTITY),
+      removeEmptyDirectories: true,
+      credentials: undefined,
     });
   });
 
@@ -44,6 +46,8 @@ describe('resolveZkLockOptions', () => {
       connectTimeoutMs: 10_000,
       rootPath: '/app/locks',
       identity: 'worker-7',
+      removeEmptyDirectories: true,
+      credentials: undefined,
     });
   });
 
@@ -86,5 +90,12 @@ describe('resolveZkLockOptions', () => {
     const error = thrownBy(() => resolveUntyped({ connectTimeoutMs: 0 }));
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect((error as InvalidOptionError).option).toBe('connectTimeoutMs');
+  });
+
+  it('takes removeEmptyDirectories as a boolean only', () => {
+    expect(resolveUntyped({ removeEmptyDirectories: false }).removeEmptyDirectories).toBe(false);
+    const error = thrownBy(() => resolveUntyped({ removeEmptyDirectories: 'no' }));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as InvalidOptionError).option).toBe('removeEmptyDirectories');
   });
 });

@@ -10,11 +10,18 @@ export interface ZkLockOptions extends ZkClientOptions {
   readonly rootPath?: string;
   /** Written into each lock node, shown by `contenders()`. Default `host:pid:<random id>`. */
   readonly identity?: string;
+  /**
+   * Delete a lock's directory when its last node goes. Default `true`. Set `false` when
+   * Kazoo clients share the locks: Kazoo's `Lock` creates its directory once and then
+   * fails with `NoNodeError` if it has vanished.
+   */
+  readonly removeEmptyDirectories?: boolean;
 }
 
 export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
   readonly rootPath: string;
   readonly identity: string;
+  readonly removeEmptyDirectories: boolean;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -27,9 +34,12 @@ export function defaultIdentity(): string {
 /** Validates every option and merges the defaults, in one place, before any connection. */
 export function resolveZkLockOptions(options: ZkLockOptions): ResolvedZkLockOptions {
   const client = resolveZkClientOptions(options);
-  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity() } = options;
+  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity(), removeEmptyDirectories = true } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > 4096) {
     throw new InvalidOptionError('identity', identity, 'a non-empty string of at most 4096 bytes');
   }
-  return { ...client, rootPath: validateRootPath(rootPath), identity };
+  if (typeof removeEmptyDirectories !== 'boolean') {
+    throw new InvalidOptionError('removeEmptyDirectories', removeEmptyDirectories, 'true or false');
+  }
+  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories };
 }

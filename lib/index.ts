@@ -15,6 +15,7 @@ export { LockTimeoutError } from './core/errors/lock-timeout.error.js';
 export { LockAbortedError } from './core/errors/lock-aborted.error.js';
 export { LockLostError } from './core/errors/lock-lost.error.js';
 export { LockClientClosedError } from './core/errors/lock-client-closed.error.js';
+export { LockClientNotStartedError } from './core/errors/lock-client-not-started.error.js';
 export { InvalidLockNameError } from './core/errors/invalid-lock-name.error.js';
 export { InvalidOptionError } from './core/errors/invalid-option.error.js';
 export { ZkConnectionError } from './core/errors/zk-connection.error.js';

@@ -34,9 +34,12 @@ export class LockHttpErrorInterceptor implements NestInterceptor {
   }
 }
 
+/** Reason phrases, as Nest's own HTTP exceptions write them in `error`. */
+const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 503: 'Service Unavailable' };
+
 function toHttpException(error: unknown): unknown {
   const status = httpStatusOf(error);
   if (status === undefined) return error;
   const { message, code } = error as ZkLockError;
-  return new HttpException({ statusCode: status, error: HttpStatus[status], code, message }, status, { cause: error });
+  return new HttpException({ statusCode: status, error: REASONS[status], code, message }, status, { cause: error });
 }

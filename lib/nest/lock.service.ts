@@ -1,4 +1,4 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
 import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
@@ -13,7 +13,7 @@ import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
  * again neither waits nor creates a node.
  */
 @Injectable()
-export class LockService implements LockRunner, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements LockRunner, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly locker: ReentrantLocker;
 
   constructor(
@@ -50,6 +50,19 @@ export class LockService implements LockRunner, BeforeApplicationShutdown, OnApp
   /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */
   held(name: string): LockHandle | undefined {
     return this.locker.held(name);
+  }
+
+  /**
+   * Connects to ZooKeeper while the application initialises, failing start-up with a
+   * `ZkConnectionError` naming the connection string when no server answers.
+   */
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.backend.start();
+    } catch (error) {
+      lockServiceRegistry.unregister(this);
+      throw error;
+    }
   }
 
   /** Waits for locks fail now, so that requests still waiting end before the server closes. */

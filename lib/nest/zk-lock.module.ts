@@ -22,7 +22,9 @@ import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-loc
     { provide: ZK_LOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [ZK_LOCK_MODULE_OPTIONS] },
     {
       provide: ZK_LOCK_BACKEND,
-      useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.open(options),
+      // Connected by LockService.onModuleInit, once dependency injection has succeeded:
+      // a connection opened here would leak if a later provider failed to resolve.
+      useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.unconnected(options),
       inject: [ZK_LOCK_RESOLVED_OPTIONS],
     },
     LockService,

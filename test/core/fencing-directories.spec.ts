@@ -56,6 +56,44 @@ describe('fencing tokens, lock directories and contenders', () => {
     expect(await fx.inspector.exists(fx.rootPath)).toBe(true);
   });
 
+  it('by default keeps an empty directory for a grace period, for a lock taken again soon', async () => {
+    const a = await fx.backend({ emptyDirectoryGraceMs: 400 });
+    await (await a.acquire('hot')).release();
+    expect(await fx.nodes('hot')).toEqual([]); // empty, kept
+    const before = a.client.counter.snapshot();
+    const again = await a.acquire('hot');
+    await again.release();
+    const after = a.client.counter.snapshot();
+    // One create (the node), no refused create, no directory re-create or delete.
+    expect([after.create - before.create, (after.remove ?? 0) - (before.remove ?? 0)]).toEqual([1, 1]);
+    await waitUntil(async () => (await fx.nodes('hot')) === null, 'the idle directory is removed after its grace');
+  });
+
+  it("a directory in use survives another client's sweep, and close() sweeps at once", async () => {
+    const sweeper = await fx.backend({ emptyDirectoryGraceMs: 200 });
+    const [holder] = await fx.many(1);
+    await (await sweeper.acquire('busy-dir')).release(); // sweeper schedules its removal
+    const held = await holder.acquire('busy-dir');
+    await new Promise((r) => setTimeout(r, 400)); // the sweep ran: ZooKeeper refused it
+    expect(await fx.nodes('busy-dir')).toEqual([nodeOf(held)]);
+    await held.release();
+
+    const closing = await fx.backend({ emptyDirectoryGraceMs: 60_000 });
+    await (await closing.acquire('closing-dir')).release();
+    expect(await fx.nodes('closing-dir')).toEqual([]);
+    await closing.close();
+    expect(await fx.nodes('closing-dir')).toBeNull();
+  });
+
+  it('never removes directories with removeEmptyDirectories: false', async () => {
+    const a = await fx.backend({ removeEmptyDirectories: false, emptyDirectoryGraceMs: 50 });
+    await (await a.acquire('kept')).release();
+    await new Promise((r) => setTimeout(r, 200));
+    await a.close();
+    expect(await fx.nodes('kept')).toEqual([]);
+    await fx.inspector.removeTree(a.pathOf('kept'));
+  });
+
   it('writes the node in Kazoo format with the client identity as data', async () => {
     const a = await fx.backend({ identity: 'billing-worker-7' });
     const w = await a.acquire('kazoo-format');

@@ -76,7 +76,7 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
       const holder = await app.get(LockService).acquire('busy');
       try {
         const reply = await request(app.getHttpServer()).get('/run').expect(423);
-        expect(reply.body).toMatchObject({ statusCode: 423, code: 'LOCK_TIMEOUT' });
+        expect(reply.body).toMatchObject({ statusCode: 423, error: 'Locked', code: 'LOCK_TIMEOUT' });
         expect(reply.body.message).toContain('"busy"');
       } finally {
         await holder.release();
@@ -86,7 +86,7 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
 
     it('answers 409 Conflict for a write inside a read of the same lock', async () => {
       const reply = await request(app.getHttpServer()).get('/upgrade').expect(409);
-      expect(reply.body).toMatchObject({ code: 'LOCK_UPGRADE' });
+      expect(reply.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'LOCK_UPGRADE' });
     });
 
     it('leaves other errors alone', async () => {

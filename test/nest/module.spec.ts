@@ -6,7 +6,7 @@ import { Test } from '@nestjs/testing';
 import { InvalidOptionError, LockService, ZK_LOCK_BACKEND, ZkConnectionError, ZkLockModule, type ZkLockModuleOptions, type ZkLockOptionsFactory } from '../../lib/index';
 import { ZK_LOCK_RESOLVED_OPTIONS } from '../../lib/nest/zk-lock.constants';
 import { freePort } from '../support/free-port';
-import { uniqueRoot, zkConnect } from '../support/zk-test-env';
+import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
 
 const ROOT = uniqueRoot('nest-module');
 const base = (): ZkLockModuleOptions => ({ connectionString: zkConnect(), rootPath: ROOT, identity: 'module-test' });
@@ -72,6 +72,9 @@ describe('ZkLockModule', () => {
         connectTimeoutMs: 10_000,
         acquireTimeoutMs: 10_000,
         httpErrors: true,
+        removeEmptyDirectories: true,
+        emptyDirectoryGraceMs: 1000,
+        credentials: undefined,
       });
     } finally {
       await app.close();
@@ -88,8 +91,15 @@ describe('ZkLockModule', () => {
     }
   });
 
-  it('without isGlobal, a module that does not import it cannot inject LockService', async () => {
+  it('without isGlobal, a module that does not import it cannot inject LockService, and the failed start leaves no connection', async () => {
+    const zkSockets = (): number =>
+      (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number }> })
+        ._getActiveHandles()
+        .filter((h) => h.remotePort === zkPort()).length;
+    const before = zkSockets();
     await expect(boot([ZkLockModule.forRoot(base()), FeatureModule])).rejects.toThrow(/LockService/);
+    await new Promise((r) => setTimeout(r, 300)); // time for a stray connection to be made
+    expect(zkSockets()).toBe(before); // nothing connected before dependency injection succeeded
   });
 
   it('validates options at start-up, the same way for forRoot and forRootAsync', async () => {

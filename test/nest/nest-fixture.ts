@@ -13,7 +13,8 @@ export async function startApp(
   rootPath = uniqueRoot('nest'),
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, ...options })],
+    // Directories go with the release, so tests see ZooKeeper's state settle at once.
+    imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, emptyDirectoryGraceMs: 0, ...options })],
     providers: parts.providers ?? [],
     controllers: parts.controllers ?? [],
   }).compile();

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
+import { ensureBuilt } from '../support/fixture-app';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
@@ -11,7 +12,7 @@ const node = (args: string[]): string => execFileSync(process.execPath, args, { 
 // mostly CommonJS, Nest 12 is ESM only). Both are loaded here by the package's own name.
 describe('the published package, as CommonJS and as ESM', () => {
   const root = uniqueRoot('package');
-  beforeAll(() => node(['scripts/build.mjs']), 120_000);
+  beforeAll(() => ensureBuilt(), 120_000); // not concurrently with test/fixtures, which packs dist/
   afterAll(async () => {
     const inspector = await ZkInspector.connect(zkConnect());
     await inspector.removeTree(root);

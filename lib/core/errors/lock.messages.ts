@@ -33,6 +33,8 @@ export const lockMessages = {
     `Invalid ZooKeeper connection string ${show(connectionString)}: ${why}. Use "host:port[,host:port…][/chroot]", e.g. "127.0.0.1:2181".`,
   sessionLost: (sessionId: string, why: string): string =>
     `ZooKeeper session 0x${sessionId} is gone (${why}); its ephemeral lock nodes are released by the server.`,
+  notStarted: (): string =>
+    'The lock client has not connected yet. Await its start() first (in Nest, ZkLockModule connects while the application initialises: use LockService from onModuleInit or later, not from a constructor).',
   closed: (): string =>
     'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
   operationFailed: (op: string, path: string, code: string): string =>

@@ -11,11 +11,13 @@ import { isZkCode } from '../util/zk-error-code.js';
 import { ensurePath, listChildren } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
 import { findByPrefix, positionOf } from './lock-queue.js';
+import type { DirectorySweeper } from './directory-sweeper.js';
 import type { NodeReaper } from './node-reaper.js';
 
 export interface AcquisitionContext {
   readonly client: ZkClient;
   readonly reaper: NodeReaper;
+  readonly sweeper: DirectorySweeper;
   /** Written into every lock node, so `contenders()` can say who is who. */
   readonly identity: Buffer;
 }
@@ -36,6 +38,10 @@ export interface Grant {
 }
 
 const RESTART = Symbol('restart');
+
+type Listing = NonNullable<Awaited<ReturnType<typeof listChildren>>>;
+/** A directory that does not exist, as a listing: our node is missing from it. */
+const EMPTY_LISTING: Listing = { children: [], stat: { pzxid: 0n, czxid: 0n } };
 
 /**
  * One call to acquire a lock: the ZooKeeper recipe (seed 002, the ZooKeeper recipes page)
@@ -85,18 +91,20 @@ export class LockAcquisition {
     let node: string | undefined;
     let granted = false;
     try {
-      node = await this.createNode(session, prefix);
+      let listing: Listing | undefined;
+      ({ node, listing } = await this.createNode(session, prefix));
       for (;;) {
-        const listing = await this.retrying(session, () => listChildren(session, this.req.dir));
-        const position = positionOf(listing?.children ?? [], node);
+        listing ??= (await this.retrying(session, () => listChildren(session, this.req.dir))) ?? EMPTY_LISTING;
+        const position = positionOf(listing.children, node);
         // Missing: our node was deleted under a live session (by hand): queue again.
         if (position.kind === 'missing') return RESTART;
         if (position.kind === 'holding') {
           granted = true;
-          return { session, node, fencingToken: listing!.stat.pzxid };
+          return { session, node, fencingToken: listing.stat.pzxid };
         }
         if (this.req.timeoutMs === 0) return null;
         await this.waitForRemoval(session, `${this.req.dir}/${position.blocker.node}`);
+        listing = undefined;
       }
     } catch (error) {
       if (error instanceof ZkSessionLostError && !this.stop.signal.aborted) return RESTART;
@@ -107,16 +115,23 @@ export class LockAcquisition {
   }
 
   /**
-   * Creates our ephemeral sequential node. A create whose reply is lost may still have
-   * happened: after reconnecting (same session) we look for our guid before creating
-   * again, so there is never a second node. A vanished directory is re-created.
+   * Creates our ephemeral sequential node, with the children read sent right behind it:
+   * per-session FIFO order makes the read see the create, so the common case costs one
+   * round trip. A create whose reply is lost may still have happened: after reconnecting
+   * (same session) we look for our guid before creating again, so there is never a
+   * second node. A vanished directory is re-created.
    */
-  private async createNode(session: ZkSession, prefix: string): Promise<string> {
+  private async createNode(session: ZkSession, prefix: string): Promise<{ node: string; listing?: Listing }> {
     const path = `${this.req.dir}/${prefix}`;
+    this.ctx.sweeper.claim(this.req.dir);
     for (;;) {
+      const creating = session.create(path, this.ctx.identity, 'ephemeral-sequential');
+      const reading = listChildren(session, this.req.dir).catch(() => null);
       try {
-        const created = await abortable(session.create(path, this.ctx.identity, 'ephemeral-sequential'), [this.stop.signal]);
-        return created.slice(created.lastIndexOf('/') + 1);
+        const created = await abortable(creating, [this.stop.signal]);
+        const node = created.slice(created.lastIndexOf('/') + 1);
+        const listing = await abortable(reading, [this.stop.signal]);
+        return { node, listing: listing?.children.includes(node) ? listing : undefined };
       } catch (error) {
         if (isZkCode(error, 'NO_NODE')) {
           await this.retrying(session, () => ensurePath(session, this.req.dir));
@@ -126,7 +141,7 @@ export class LockAcquisition {
         await session.whenConnected(this.stop.signal);
         const listing = await this.retrying(session, () => listChildren(session, this.req.dir));
         const found = findByPrefix(listing?.children ?? [], prefix);
-        if (found) return found;
+        if (found) return { node: found };
       }
     }
   }

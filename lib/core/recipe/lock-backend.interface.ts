@@ -47,6 +47,8 @@ export interface LockContender {
  * for users' unit tests can implement the same). Names are any non-empty strings.
  */
 export interface LockBackend {
+  /** Connects, if the backend needs to; idempotent. */
+  start(): Promise<void>;
   /** Resolves with a handle, or rejects with `LockTimeoutError` / `LockAbortedError`. */
   acquire(name: string, options?: AcquireOptions): Promise<LockHandle>;
   /** Resolves with a handle, or `null` if the lock is not available right away. */

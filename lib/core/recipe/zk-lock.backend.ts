@@ -8,6 +8,7 @@ import type { AcquireOptions, LockBackend, LockContender, LockHandle } from './l
 import { listChildren } from './lock-directory.js';
 import { LockAcquisition } from './lock-acquisition.js';
 import { blockerAt, orderQueue } from './lock-queue.js';
+import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
 import { ZkLockHandle } from './zk-lock.handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
@@ -24,6 +25,7 @@ import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } 
  */
 export class ZkLockBackend implements LockBackend {
   private readonly reaper: NodeReaper;
+  private readonly sweeper: DirectorySweeper;
   private readonly waits = new Map<LockAcquisition, Promise<unknown>>();
   private readonly held = new Set<ZkLockHandle>();
   private readonly identity: Buffer;
@@ -33,7 +35,8 @@ export class ZkLockBackend implements LockBackend {
     readonly options: ResolvedZkLockOptions,
   ) {
     this.identity = Buffer.from(options.identity, 'utf8');
-    this.reaper = new NodeReaper(options.removeEmptyDirectories);
+    this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
+    this.reaper = new NodeReaper(this.sweeper);
   }
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
@@ -43,7 +46,22 @@ export class ZkLockBackend implements LockBackend {
 
   /** `connect` for options already checked and completed by `resolveZkLockOptions`. */
   static async open(options: ResolvedZkLockOptions): Promise<ZkLockBackend> {
-    return new ZkLockBackend(await ZkClient.connect(options), options);
+    const backend = ZkLockBackend.unconnected(options);
+    await backend.start();
+    return backend;
+  }
+
+  /**
+   * A backend that opens no connection until `start()`: for frameworks that create
+   * objects first and start them once everything is wired (Nest's onModuleInit).
+   */
+  static unconnected(options: ResolvedZkLockOptions): ZkLockBackend {
+    return new ZkLockBackend(new ZkClient(options), options);
+  }
+
+  /** Connects (once); fails with `ZkConnectionError` naming the connection string. */
+  start(): Promise<void> {
+    return this.client.start();
   }
 
   /** The lock's directory in ZooKeeper; throws `InvalidLockNameError` for a bad name. */
@@ -104,7 +122,8 @@ export class ZkLockBackend implements LockBackend {
     await this.cancelWaits();
     // Released one by one while connected, so directories are cleaned up too; past a
     // disconnect, closing the session is what frees them.
-    await this.client.session.whileConnected(Promise.allSettled([...this.held].map((handle) => handle.release())));
+    const releases = Promise.allSettled([...this.held].map((handle) => handle.release()));
+    await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
     await this.client.close();
     await this.reaper.drain();
   }
@@ -112,7 +131,8 @@ export class ZkLockBackend implements LockBackend {
   private async run(name: string, options: ResolvedAcquireOptions): Promise<ZkLockHandle | null> {
     const dir = this.pathOf(name);
     if (this.client.isClosed) throw new LockClientClosedError();
-    const acquisition = new LockAcquisition({ client: this.client, reaper: this.reaper, identity: this.identity }, { name, dir, ...options });
+    const context = { client: this.client, reaper: this.reaper, sweeper: this.sweeper, identity: this.identity };
+    const acquisition = new LockAcquisition(context, { name, dir, ...options });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {

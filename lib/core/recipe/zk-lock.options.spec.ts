@@ -22,6 +22,7 @@ describe('resolveZkLockOptions', () => {
       rootPath: '/locks',
       identity: expect.stringMatching(IDENTITY),
       removeEmptyDirectories: true,
+      emptyDirectoryGraceMs: 1000,
       credentials: undefined,
     });
   });
@@ -47,6 +48,7 @@ describe('resolveZkLockOptions', () => {
       rootPath: '/app/locks',
       identity: 'worker-7',
       removeEmptyDirectories: true,
+      emptyDirectoryGraceMs: 1000,
       credentials: undefined,
     });
   });

@@ -16,12 +16,19 @@ export interface ZkLockOptions extends ZkClientOptions {
    * fails with `NoNodeError` if it has vanished.
    */
   readonly removeEmptyDirectories?: boolean;
+  /**
+   * How long a lock directory may stay empty and unused by this client before it is
+   * removed. Default 1000 ms, so that a lock taken again and again does not pay a
+   * directory delete and re-create on every cycle; `0` removes it with the release.
+   */
+  readonly emptyDirectoryGraceMs?: number;
 }
 
 export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
   readonly rootPath: string;
   readonly identity: string;
   readonly removeEmptyDirectories: boolean;
+  readonly emptyDirectoryGraceMs: number;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -34,12 +41,15 @@ export function defaultIdentity(): string {
 /** Validates every option and merges the defaults, in one place, before any connection. */
 export function resolveZkLockOptions(options: ZkLockOptions): ResolvedZkLockOptions {
   const client = resolveZkClientOptions(options);
-  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity(), removeEmptyDirectories = true } = options;
+  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity(), removeEmptyDirectories = true, emptyDirectoryGraceMs = 1000 } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > 4096) {
     throw new InvalidOptionError('identity', identity, 'a non-empty string of at most 4096 bytes');
   }
   if (typeof removeEmptyDirectories !== 'boolean') {
     throw new InvalidOptionError('removeEmptyDirectories', removeEmptyDirectories, 'true or false');
   }
-  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories };
+  if (typeof emptyDirectoryGraceMs !== 'number' || !Number.isSafeInteger(emptyDirectoryGraceMs) || emptyDirectoryGraceMs < 0) {
+    throw new InvalidOptionError('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 'a whole number of milliseconds >= 0');
+  }
+  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories, emptyDirectoryGraceMs };
 }

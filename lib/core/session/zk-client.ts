@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 
 import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockClientNotStartedError } from '../errors/lock-client-not-started.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
@@ -18,44 +19,57 @@ import { ZkSession } from './zk-session.js';
 export class ZkClient extends EventEmitter {
   readonly options: ResolvedZkClientOptions;
   readonly counter = new ZkRequestCounter();
-  private current: ZkSession;
+  private current: ZkSession | undefined;
+  private starting: Promise<void> | undefined;
   private readonly retiring = new Set<Promise<void>>();
   private readonly closedController = new AbortController();
 
-  private constructor(options: ResolvedZkClientOptions) {
+  /** A client that has not connected yet: `start()` connects it. */
+  constructor(options: ResolvedZkClientOptions) {
     super();
     this.options = options;
-    this.current = this.openSession();
   }
 
-  /** Connects, or fails with a `ZkConnectionError` naming the connection string. */
+  /** A connected client, or a `ZkConnectionError` naming the connection string. */
   static async connect(options: ResolvedZkClientOptions): Promise<ZkClient> {
     const client = new ZkClient(options);
-    const { connectionString, connectTimeoutMs } = client.options;
-    const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
-    try {
-      await client.current.whenConnected(timeout.signal);
-    } catch (cause) {
-      timeout.clear();
-      await client.close();
-      throw new ZkConnectionError(lockMessages.connectFailed(connectionString, connectTimeoutMs), connectionString, cause);
-    }
-    timeout.clear();
-    await client.checkChroot();
+    await client.start();
     return client;
   }
 
+  /** Opens the first session; fails with a `ZkConnectionError` if no server answers in time. Idempotent. */
+  start(): Promise<void> {
+    return (this.starting ??= this.open());
+  }
+
+  private async open(): Promise<void> {
+    if (this.isClosed) throw this.closedSignal.reason;
+    const session = (this.current = this.openSession());
+    const { connectionString, connectTimeoutMs } = this.options;
+    const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
+    try {
+      await session.whenConnected(timeout.signal);
+    } catch (cause) {
+      await this.close();
+      throw new ZkConnectionError(lockMessages.connectFailed(connectionString, connectTimeoutMs), connectionString, cause);
+    } finally {
+      timeout.clear();
+    }
+    await this.checkChroot(session);
+  }
+
   /** A chroot in the connection string must exist: ZooKeeper does not create it. */
-  private async checkChroot(): Promise<void> {
+  private async checkChroot(session: ZkSession): Promise<void> {
     const { connectionString } = this.options;
     const chroot = connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
-    if (!chroot || (await this.current.exists('/'))) return;
+    if (!chroot || (await session.exists('/'))) return;
     await this.close();
     throw new ZkConnectionError(lockMessages.missingChroot(connectionString, chroot), connectionString);
   }
 
-  /** The session in use now (possibly disconnected, or being replaced). */
+  /** The session in use now (possibly disconnected, being replaced, or closed). */
   get session(): ZkSession {
+    if (!this.current) throw new LockClientNotStartedError();
     return this.current;
   }
 
@@ -71,13 +85,13 @@ export class ZkClient extends EventEmitter {
   /** The current session, once it is not lost; fails if the client is closed. */
   liveSession(): ZkSession {
     if (this.isClosed) throw this.closedController.signal.reason;
-    return this.current;
+    return this.session;
   }
 
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.closedController.abort(new LockClientClosedError());
-    await this.current.close();
+    await this.current?.close();
     await Promise.all(this.retiring);
     this.emit('closed');
   }

@@ -1,0 +1,11 @@
+import { lockMessages } from './lock.messages.js';
+import { ZkLockError } from './zk-lock.error.js';
+
+/** The lock client was used before it connected. */
+export class LockClientNotStartedError extends ZkLockError {
+  readonly code = 'CLIENT_NOT_STARTED';
+
+  constructor() {
+    super(lockMessages.notStarted());
+  }
+}

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 import type { LockMode } from '../recipe/lock-mode.js';
 
@@ -22,7 +22,8 @@ export interface ParsedLockNode {
 
 /** A fresh guid for one acquire attempt; it lets a lost create reply be recovered. */
 export function newAttemptGuid(): string {
-  return randomBytes(16).toString('hex');
+  // randomUUID draws from a cached entropy pool: much cheaper than randomBytes per call.
+  return randomUUID().replace(/-/g, '');
 }
 
 /** The name passed to a sequential create; ZooKeeper appends the sequence number. */

@@ -4,9 +4,8 @@ import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { abortable } from '../util/abortable.js';
 import { deadline } from '../util/deadline.js';
-import { linkSignals } from '../util/link-signals.js';
+import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { ensurePath, listChildren } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
@@ -51,7 +50,7 @@ const EMPTY_LISTING: Listing = { children: [], stat: { pzxid: 0n, czxid: 0n } };
  * node it created is deleted.
  */
 export class LockAcquisition {
-  private readonly stop = new AbortController();
+  private readonly stop = new Stop();
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -60,28 +59,30 @@ export class LockAcquisition {
 
   /** Stops the wait with `reason` (the client is closing). */
   cancel(reason: unknown): void {
-    this.stop.abort(reason);
+    this.stop.stop(reason);
   }
 
   async run(): Promise<Grant | null> {
     const { name, mode, timeoutMs, signal } = this.req;
     // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
     // would cut short the create and the read that tell whether the lock is free).
-    const timer = deadline(timeoutMs || Infinity, () => new LockTimeoutError(name, mode, timeoutMs));
-    const detach = linkSignals(this.stop, [
-      [timer.signal, (reason) => reason],
-      [signal, (reason) => new LockAbortedError(name, reason)],
-      [this.ctx.client.closedSignal, (reason) => reason],
-    ]);
+    const timer = timeoutMs > 0 && Number.isFinite(timeoutMs) ? deadline(timeoutMs, () => new LockTimeoutError(name, mode, timeoutMs)) : undefined;
+    const onTimeout = (): void => this.stop.stop(timer!.signal.reason);
+    const onAbort = (): void => this.stop.stop(new LockAbortedError(name, signal!.reason));
+    timer?.signal.addEventListener('abort', onTimeout, { once: true });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    // Closing the client cancels every wait (ZkLockBackend.cancelWaits): no link needed.
     try {
       for (;;) {
-        this.stop.signal.throwIfAborted();
+        this.stop.throwIfStopped();
         const outcome = await this.attempt(this.ctx.client.liveSession());
         if (outcome !== RESTART) return outcome;
       }
     } finally {
-      detach();
-      timer.clear();
+      signal?.removeEventListener('abort', onAbort);
+      timer?.signal.removeEventListener('abort', onTimeout);
+      timer?.clear();
     }
   }
 
@@ -107,7 +108,7 @@ export class LockAcquisition {
         listing = undefined;
       }
     } catch (error) {
-      if (error instanceof ZkSessionLostError && !this.stop.signal.aborted) return RESTART;
+      if (error instanceof ZkSessionLostError && !this.stop.isStopped) return RESTART;
       throw error;
     } finally {
       if (!granted) await this.abandon(session, prefix, node);
@@ -128,9 +129,9 @@ export class LockAcquisition {
       const creating = session.create(path, this.ctx.identity, 'ephemeral-sequential');
       const reading = listChildren(session, this.req.dir).catch(() => null);
       try {
-        const created = await abortable(creating, [this.stop.signal]);
+        const created = await this.stop.race(creating);
         const node = created.slice(created.lastIndexOf('/') + 1);
-        const listing = await abortable(reading, [this.stop.signal]);
+        const listing = await this.stop.race(reading);
         return { node, listing: listing?.children.includes(node) ? listing : undefined };
       } catch (error) {
         if (isZkCode(error, 'NO_NODE')) {
@@ -152,8 +153,9 @@ export class LockAcquisition {
     const fired = new Promise<void>((resolve) => (listener = resolve));
     try {
       // Also when stopped while the watch request is in flight: drop the listener then.
+      // A lost session wakes every watch listener (see ZkSession), so this ends then too.
       const exists = await this.retrying(session, () => session.watchData(path, listener));
-      if (exists) await abortable(fired, [this.stop.signal, session.signal]);
+      if (exists) await this.stop.race(fired);
     } finally {
       session.unwatch(path, listener);
     }
@@ -163,7 +165,7 @@ export class LockAcquisition {
   private async retrying<T>(session: ZkSession, request: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
-        return await abortable(request(), [this.stop.signal]);
+        return await this.stop.race(request());
       } catch (error) {
         if (!isZkCode(error, 'CONNECTION_LOSS')) throw error;
         await session.whenConnected(this.stop.signal);

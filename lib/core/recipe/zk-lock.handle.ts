@@ -21,19 +21,22 @@ export class ZkLockHandle implements LockHandle {
   readonly name: string;
   readonly mode: LockMode;
   readonly fencingToken: bigint;
-  private readonly lost = new AbortController();
-  /** The session's trust at grant time: aborts when the session may expire (or did). */
-  private readonly trust: AbortSignal;
+  /** Made on first use of `signal`: most holders never look at it. */
+  private lost: AbortController | undefined;
+  private lostReason: LockLostError | undefined;
+  private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
 
   constructor(private readonly init: ZkLockHandleInit) {
     ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
-    this.trust = init.session.trustSignal;
-    if (this.trust.aborted) this.onSessionLost();
-    else this.trust.addEventListener('abort', this.onSessionLost, { once: true });
+    this.unsubscribe = init.session.onDistrust(this.onDistrust);
   }
 
   get signal(): AbortSignal {
+    if (!this.lost) {
+      this.lost = new AbortController();
+      if (this.lostReason) this.lost.abort(this.lostReason);
+    }
     return this.lost.signal;
   }
 
@@ -60,7 +63,7 @@ export class ZkLockHandle implements LockHandle {
 
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
-    this.trust.removeEventListener('abort', this.onSessionLost);
+    this.unsubscribe();
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
     } finally {
@@ -68,8 +71,9 @@ export class ZkLockHandle implements LockHandle {
     }
   }
 
-  private readonly onSessionLost = (): void => {
-    const reason = this.trust.reason as ZkSessionLostError;
-    this.lost.abort(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${reason.why})`, reason));
+  private readonly onDistrust = (reason: Error): void => {
+    const why = (reason as ZkSessionLostError).why ?? reason.message;
+    this.lostReason = new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason);
+    this.lost?.abort(this.lostReason);
   };
 }

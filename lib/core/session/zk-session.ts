@@ -45,8 +45,8 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
  * (the session is declared lost once the server may have expired it), and requests queued
  * while disconnected that the client never answers once the session dies (rejected).
  * `signal` aborts, with a `ZkSessionLostError`, the moment the session is known or
- * presumed gone; `trustSignal` aborts earlier, when the server *may* expire it within the
- * safety margin, which is when holders must stop trusting their locks.
+ * presumed gone; `onDistrust` listeners are told earlier, when the server *may* expire it
+ * within the safety margin, which is when holders must stop trusting their locks.
  * Events: `connected`, `disconnected`, `at-risk`, `lost` (error).
  */
 export class ZkSession extends EventEmitter {
@@ -57,7 +57,9 @@ export class ZkSession extends EventEmitter {
   private readonly watchers = new Map<string, Set<ZkWatchListener>>();
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
-  private trust = new AbortController();
+  /** Why locks of this session cannot be trusted now (undefined: they can), and who to tell. */
+  private distrust: Error | undefined;
+  private distrustListeners = new Set<(reason: Error) => void>();
   private connected = false;
   private sessionIdHex = '';
 
@@ -76,12 +78,19 @@ export class ZkSession extends EventEmitter {
   }
 
   /**
-   * Aborts when locks held in this session stop being safe: the server may expire the
-   * session within the safety margin (or has). Once the server answers a recent request
-   * again, grants made from then on get a fresh signal; earlier ones stay lost.
+   * Calls `listener` once, when locks held in this session stop being safe: the server
+   * may expire the session within the safety margin, or did. At once if that is already
+   * so. Returns the unsubscribe function. Grants made after the server answers again
+   * subscribe afresh; earlier ones stay lost.
    */
-  get trustSignal(): AbortSignal {
-    return this.trust.signal;
+  onDistrust(listener: (reason: Error) => void): () => void {
+    if (this.distrust) {
+      listener(this.distrust);
+      return () => undefined;
+    }
+    const listeners = this.distrustListeners;
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** When, in `performance.now()` time, holders stop trusting their locks unless the server answers first. */
@@ -278,11 +287,11 @@ export class ZkSession extends EventEmitter {
       dropConnection(this.client);
     },
     atRisk: (silentForMs) => {
-      this.trust.abort(new ZkSessionLostError(this.sessionIdHex, `no answer from ZooKeeper for ${silentForMs} ms: the server may expire the session at any moment`));
+      this.distrustAll(new ZkSessionLostError(this.sessionIdHex, `no answer from ZooKeeper for ${silentForMs} ms: the server may expire the session at any moment`));
       this.emit('at-risk', silentForMs);
     },
     recovered: () => {
-      this.trust = new AbortController(); // for grants from now on; earlier ones stay lost
+      this.distrust = undefined; // for grants from now on; earlier ones stay lost
     },
     gone: (silentForMs) => this.lose(`no answer from ZooKeeper for ${silentForMs} ms, the whole session timeout: the server may have expired it`),
   };
@@ -293,11 +302,22 @@ export class ZkSession extends EventEmitter {
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
     this.lostController.abort(error);
-    this.trust.abort(error);
+    this.distrustAll(error);
     for (const reject of [...this.inflight.keys()]) reject(error);
+    // Wake every waiter: its next request fails with the loss, and it starts again.
+    const watchers = [...this.watchers];
     this.watchers.clear();
+    for (const [path, listeners] of watchers) for (const listener of listeners) listener({ type: 'SESSION_LOST', path });
     if (why !== 'closed' && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
+  }
+
+  private distrustAll(reason: Error): void {
+    if (this.distrust) return;
+    this.distrust = reason;
+    const listeners = this.distrustListeners;
+    this.distrustListeners = new Set();
+    for (const listener of listeners) listener(reason);
   }
 
   private throwIfLost(): void {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+
 import { LockClientClosedError, ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -74,6 +76,22 @@ describe('session layer', () => {
     // The session ended because we closed it, not because the contact deadline ran out.
     expect(client.client.session.signal.reason).toMatchObject({ why: 'closed' });
     expect(lock.signal.aborted).toBe(false); // released by close(), not lost
+  });
+
+  it('gives up on a server that accepts connections but never answers, and tries the next', async () => {
+    const frozen = createServer(() => undefined); // accepts, then says nothing
+    await new Promise<void>((resolve) => frozen.listen(0, '127.0.0.1', resolve));
+    const frozenAddress = `127.0.0.1:${(frozen.address() as { port: number }).port}`;
+    try {
+      for (let i = 0; i < 3; i++) {
+        // Whichever server the client tries first, it ends up connected to the live one.
+        const client = await fx.backend({ connectionString: `${frozenAddress},${process.env.ZK_CONNECT}`, sessionTimeoutMs: 2000, connectTimeoutMs: 15_000 });
+        await (await client.acquire('frozen-neighbour')).release();
+        await client.close();
+      }
+    } finally {
+      frozen.close();
+    }
   });
 
   it('closes cleanly: later calls fail with LockClientClosedError', async () => {

@@ -22,7 +22,7 @@ describe('SessionLiveness', () => {
 
   it('stops trusting at S + timeout - margin and gives up at S + timeout when nothing answers', () => {
     const { liveness, calls } = setup();
-    liveness.onConnected();
+    liveness.onConnected(0);
     expect(calls).toEqual(['heartbeat@0']);
     jest.advanceTimersByTime(4799);
     expect(calls.filter((c) => c.startsWith('at-risk'))).toEqual([]);
@@ -37,7 +37,7 @@ describe('SessionLiveness', () => {
 
   it('keeps trusting while answers keep coming, with heartbeats only when idle', () => {
     const { liveness, calls } = setup();
-    liveness.onConnected();
+    liveness.onConnected(0);
     for (let t = 0; t < 30_000; t += 1000) {
       jest.advanceTimersByTime(1000);
       const last = calls.at(-1)!;
@@ -51,7 +51,7 @@ describe('SessionLiveness', () => {
 
   it('sends no heartbeat while a request is pending, and drops a connection silent past the read timeout', () => {
     const { liveness, calls, hooks } = setup();
-    liveness.onConnected();
+    liveness.onConnected(0);
     liveness.acked(0);
     hooks.pending = 500; // a request sent at 500, never answered
     jest.advanceTimersByTime(4000);
@@ -65,7 +65,7 @@ describe('SessionLiveness', () => {
 
   it('recovers only on an answer to a request sent recently enough', () => {
     const { liveness, calls } = setup();
-    liveness.onConnected();
+    liveness.onConnected(0);
     jest.advanceTimersByTime(5000); // at risk since 4800
     liveness.acked(100); // an old request: its answer does not push the risk past now
     expect(calls.some((c) => c.startsWith('recovered'))).toBe(false);
@@ -77,9 +77,20 @@ describe('SessionLiveness', () => {
     liveness.stop();
   });
 
+  it('counts a connect as an answer to the attempt that made it, however late it came', () => {
+    const { liveness, calls } = setup();
+    jest.advanceTimersByTime(9000); // a first connect slower than the whole timeout
+    liveness.onConnected(8500); // the attempt that succeeded started at 8500
+    jest.advanceTimersByTime(4299);
+    expect(calls.filter((c) => c.startsWith('at-risk') || c.startsWith('gone'))).toEqual([]);
+    jest.advanceTimersByTime(1); // 8500 + 4800
+    expect(calls).toContain('at-risk@13300 silent 4800');
+    liveness.stop();
+  });
+
   it('stop() leaves no timer behind', () => {
     const { liveness } = setup();
-    liveness.onConnected();
+    liveness.onConnected(0);
     expect(jest.getTimerCount()).toBe(2);
     liveness.stop();
     expect(jest.getTimerCount()).toBe(0);

@@ -77,7 +77,14 @@ export class SessionLiveness {
     }
   }
 
-  onConnected(): void {
+  /**
+   * Connected (or reconnected) by an attempt started at `attemptStartedAt`: the server
+   * created or touched the session on a request sent after that, so it counts as an
+   * answer sent then. Without it, a first connect slower than the timeout would be
+   * counted as silence from before the session even existed.
+   */
+  onConnected(attemptStartedAt: number): void {
+    this.acked(attemptStartedAt);
     this.connected = true;
     this.hooks.heartbeat(); // proves the session lives, and refreshes S at once
     this.tick ??= setInterval(() => this.onTick(), Math.max(1, Math.round(this.timeoutMs() / 6)));

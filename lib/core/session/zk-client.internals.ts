@@ -14,6 +14,7 @@ interface ConnectionManagerInternals {
   setState(state: number): void;
 }
 
+const CM_CONNECTING = 1;
 const CM_CLOSING = -1;
 const CM_CLOSED = -2;
 const CM_SESSION_EXPIRED = -3;
@@ -61,4 +62,15 @@ export function forceCloseClient(client: Client): void {
  */
 export function dropConnection(client: Client): void {
   manager(client).socket?.destroy();
+}
+
+/**
+ * Calls `listener` each time the client starts a connection attempt. The public API
+ * reports no such state; the library needs it to time an attempt the server never
+ * answers (node-zookeeper-client's connect timeout covers only the TCP handshake).
+ */
+export function onConnecting(client: Client, listener: () => void): void {
+  manager(client).on('state', (state) => {
+    if (state === CM_CONNECTING) listener();
+  });
 }

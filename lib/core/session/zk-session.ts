@@ -5,7 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { dropConnection, forceCloseClient, isClientStopped, whenClientClosed } from './zk-client.internals.js';
+import { dropConnection, forceCloseClient, isClientStopped, onConnecting, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -62,6 +62,8 @@ export class ZkSession extends EventEmitter {
   private distrustListeners = new Set<(reason: Error) => void>();
   private connected = false;
   private sessionIdHex = '';
+  private attemptStartedAt = performance.now();
+  private attemptDeadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -74,6 +76,7 @@ export class ZkSession extends EventEmitter {
     this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
+    onConnecting(this.client, () => this.onConnecting());
     this.client.connect();
   }
 
@@ -255,10 +258,25 @@ export class ZkSession extends EventEmitter {
     else if (code === zookeeper.State.AUTH_FAILED.code) this.lose('authentication failed');
   }
 
+  /**
+   * A connection attempt begins. node-zookeeper-client waits for the server's answer to
+   * its connect request without limit, so a server that accepts connections but never
+   * answers would stall it forever: past the attempt deadline the socket is dropped and
+   * the client goes on to the next server.
+   */
+  private onConnecting(): void {
+    this.attemptStartedAt = performance.now();
+    clearTimeout(this.attemptDeadline);
+    this.attemptDeadline = setTimeout(() => {
+      if (!this.connected && !this.isLost) dropConnection(this.client);
+    }, this.liveness.readTimeoutMs);
+  }
+
   private onConnected(): void {
+    clearTimeout(this.attemptDeadline);
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
-    this.liveness.onConnected();
+    this.liveness.onConnected(this.attemptStartedAt);
     this.emit('connected');
   }
 
@@ -299,6 +317,7 @@ export class ZkSession extends EventEmitter {
   private lose(why: string): void {
     if (this.isLost) return;
     this.liveness.stop();
+    clearTimeout(this.attemptDeadline);
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
     this.lostController.abort(error);

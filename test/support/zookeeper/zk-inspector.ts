@@ -36,6 +36,16 @@ export class ZkInspector {
     );
   }
 
+  /** The zxid of the last change to `path`'s children (its `pzxid`), `null` when `path` does not exist. */
+  childrenZxid(path: string): Promise<bigint | null> {
+    return new Promise((resolve, reject) =>
+      this.client.exists(path, (error, stat) => {
+        if (error) return reject(error);
+        resolve(stat ? stat.pzxid.readBigInt64BE(0) : null);
+      }),
+    );
+  }
+
   exists(path: string): Promise<boolean> {
     return new Promise((resolve, reject) =>
       this.client.exists(path, (error, stat) => (error ? reject(error) : resolve(Boolean(stat)))),

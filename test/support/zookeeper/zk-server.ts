@@ -16,7 +16,11 @@ export interface ZkServerConfig {
   peers?: string[];
   dataDir?: string;
   clientPort?: number;
+  /** JVM options before the class path; default: a small heap and quick start-up (C1 only) for tests. */
+  jvmArgs?: readonly string[];
 }
+
+const TEST_JVM_ARGS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
 
 /**
  * One ZooKeeper server process on 127.0.0.1 with its own data dir and free port, for
@@ -57,7 +61,7 @@ export class ZkServer {
     const log = openSync(join(this.dataDir, 'server.log'), 'a');
     this.process = spawn(
       'java',
-      ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dzookeeper.admin.enableServer=false',
+      [...(this.config.jvmArgs ?? TEST_JVM_ARGS), '-Dzookeeper.admin.enableServer=false',
         '-cp', zookeeperClasspath(), 'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
       { stdio: ['ignore', log, log] },
     );

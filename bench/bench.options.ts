@@ -1,0 +1,107 @@
+/** Command-line flags of `npm run bench`, and the counts each scenario runs with. */
+
+export interface ScenarioCounts {
+  /** `cycles` and `warmup` per slice; `slices` turns per round (see Scenario.slices). */
+  readonly uncontended: { readonly cycles: number; readonly warmup: number; readonly slices: number };
+  readonly handoff: { readonly handoffs: number; readonly warmup: number };
+  /** Each round drains each queue size `slices` times, implementations taking turns; the median counts. */
+  readonly drain: { readonly waiters: readonly number[]; readonly slices: number };
+  readonly manyLocks: { readonly locks: number; readonly cyclesPerLock: number };
+  readonly reentrant: { readonly calls: number; readonly warmup: number };
+  readonly readHeavy: { readonly readers: number; readonly durationMs: number; readonly writerPauseMs: number; readonly stallTimeoutMs: number };
+}
+
+/**
+ * Short runs, many rounds: on a shared 2-core machine, load comes in bursts, and the more
+ * often the implementations take turns, the more evenly the bursts fall on each.
+ */
+export const FULL_COUNTS: ScenarioCounts = {
+  uncontended: { cycles: 200, warmup: 20, slices: 3 },
+  handoff: { handoffs: 120, warmup: 5 },
+  drain: { waiters: [10, 50], slices: 3 },
+  manyLocks: { locks: 1000, cyclesPerLock: 5 },
+  reentrant: { calls: 20_000, warmup: 2_000 },
+  readHeavy: { readers: 20, durationMs: 1_000, writerPauseMs: 20, stallTimeoutMs: 500 },
+};
+
+/** `--quick`: enough to exercise every path, not to measure anything. */
+export const QUICK_COUNTS: ScenarioCounts = {
+  uncontended: { cycles: 20, warmup: 5, slices: 1 },
+  handoff: { handoffs: 8, warmup: 2 },
+  drain: { waiters: [3, 6], slices: 1 },
+  manyLocks: { locks: 40, cyclesPerLock: 2 },
+  reentrant: { calls: 500, warmup: 50 },
+  readHeavy: { readers: 4, durationMs: 250, writerPauseMs: 20, stallTimeoutMs: 250 },
+};
+
+export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6] as const;
+
+export interface BenchOptions {
+  /** Measured rounds; each runs every scenario once per implementation, in shuffled order. */
+  readonly rounds: number;
+  /** Rounds run first and thrown away (JIT of the workers and of the server). */
+  readonly warmupRounds: number;
+  /** Before those, pipelined raw cycles for this long, so the server's JIT is hot (0: none). */
+  readonly serverWarmupMs: number;
+  readonly quick: boolean;
+  readonly scenarios: readonly number[];
+  /** For the server the benchmark starts; ignored with an existing server (ZK_CONNECT). */
+  readonly forceSync: boolean;
+  /** An existing server to use instead of starting one (ZK_CONNECT). */
+  readonly connectionString?: string;
+  readonly counts: ScenarioCounts;
+  /** Progress lines (default: none). */
+  readonly log?: (line: string) => void;
+}
+
+export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--quick] [--no-sync] [--warmup N]
+
+  --rounds N       measured rounds (default 9; 2 with --quick)
+  --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
+                   4 many locks, 5 reentrant, 6 read-heavy); default all
+  --quick          tiny counts: checks the harness, measures nothing
+  --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes
+  --warmup N       unmeasured rounds first (default 1; 0 with --quick), after 5 s of
+                   raw load to get the server's JIT hot (none with --quick or --warmup 0)
+  ZK_CONNECT=host:port  use that server instead of starting one`;
+
+export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions & { help: boolean } {
+  let rounds: number | undefined;
+  let warmupRounds: number | undefined;
+  let quick = false;
+  let forceSync = true;
+  let help = false;
+  let scenarios: number[] = [...ALL_SCENARIOS];
+  const count = (flag: string, value: string | undefined, min: number): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs a whole number >= ${min}, not "${value}"\n\n${USAGE}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string | undefined => inline ?? argv[++i];
+    if (flag === '--rounds') rounds = count(flag, value(), 1);
+    else if (flag === '--warmup') warmupRounds = count(flag, value(), 0);
+    else if (flag === '--quick') quick = true;
+    else if (flag === '--no-sync') forceSync = false;
+    else if (flag === '--scenario' || flag === '--scenarios') {
+      const list = value() ?? '';
+      scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
+      const unknown = scenarios.filter((s) => !(ALL_SCENARIOS as readonly number[]).includes(s));
+      if (unknown.length || scenarios.length === 0) throw new Error(`--scenario: no scenario ${unknown.join(', ') || '(none given)'}\n\n${USAGE}`);
+    } else if (flag === '--help' || flag === '-h') help = true;
+    else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
+  }
+  return {
+    rounds: rounds ?? (quick ? 2 : 9),
+    warmupRounds: warmupRounds ?? (quick ? 0 : 1),
+    serverWarmupMs: quick || warmupRounds === 0 ? 0 : 5_000,
+    quick,
+    forceSync,
+    scenarios: [...new Set(scenarios)].sort(),
+    connectionString: env.ZK_CONNECT || undefined,
+    counts: quick ? QUICK_COUNTS : FULL_COUNTS,
+    help,
+  };
+}

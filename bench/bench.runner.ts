@@ -1,0 +1,182 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+
+import type { BenchOptions } from './bench.options.js';
+import type { BenchMeta, BenchResults } from './bench.results.js';
+import { evaluateTargets } from './report/targets.report.js';
+import { SCENARIOS } from './scenarios/all.scenarios.js';
+import type { ScenarioContext } from './scenarios/scenario.js';
+import { QueueProbe } from './support/queue.probe.js';
+import { shuffled } from './support/sample.stats.js';
+import { warmUpServer } from './support/server.warmup.js';
+import { WorkerChannel, type WorkerSpawn } from './support/worker.channel.js';
+import { openZkTarget } from './support/zookeeper.target.js';
+import type { ClockResult, ImplName } from './workers/impl.protocol.js';
+
+const ROOT = join(__dirname, '..');
+const PYTHON = '/usr/bin/python3';
+
+function workerSpawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
+  const label = `${impl}#${slot + 1}`;
+  if (impl === 'kazoo') {
+    if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: install Debian's python3 and python3-kazoo (apt-get install -y python3-kazoo)`);
+    return { label, command: PYTHON, args: [join(ROOT, 'bench', 'kazoo', 'kazoo_bench.worker.py'), connectionString, base], cwd: ROOT };
+  }
+  return {
+    label,
+    command: process.execPath,
+    // --expose-gc: scenario 4 measures the heap after full collections.
+    args: ['--expose-gc', '--no-flush-bytecode', '-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'bench', 'workers', 'impl.worker.ts'), impl, connectionString, base],
+    cwd: ROOT,
+  };
+}
+
+/**
+ * Runs the selected scenarios for every implementation, interleaved: for each round, for
+ * each scenario, the implementations in a fresh random order, so that machine noise at
+ * any moment hits all of them alike. Returns every sample plus medians, side-by-side
+ * ratios, round trips and targets. Starts (and stops) its own ZooKeeper unless
+ * `connectionString` names one; all its znodes live under a fresh `/bench-…` root.
+ */
+export async function runBench(options: BenchOptions): Promise<BenchResults> {
+  const startedAt = new Date();
+  const log = options.log ?? (() => undefined);
+  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id));
+  const loadavgStart = loadavg();
+  const target = await openZkTarget({ connectionString: options.connectionString, forceSync: options.forceSync });
+  const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const workers = new Map<string, WorkerChannel>();
+  let probe: QueueProbe | undefined;
+  try {
+    probe = await QueueProbe.open(target.connectionString);
+    const serverVersion = await probe.serverVersion();
+    log(`ZooKeeper ${serverVersion} at ${target.connectionString} (${target.external ? 'existing server' : `started, forceSync=${target.forceSync ? 'yes' : 'no'}`}); znodes under ${root}`);
+
+    // Workers: one process per implementation, two where the handoff needs them.
+    const slots = new Map<ImplName, number>();
+    for (const s of scenarios) for (const impl of s.impls) slots.set(impl, Math.max(slots.get(impl) ?? 0, s.slots));
+    const versions: BenchMeta['versions'] & Partial<Record<ImplName, string>> = { node: process.version };
+    // All settled before going on, so that none is left starting when the run fails.
+    const started = await Promise.allSettled(
+      [...slots].flatMap(([impl, count]) =>
+        Array.from({ length: count }, async (_, slot) => {
+          const { channel, ready } = await WorkerChannel.start(workerSpawn(impl, slot, target.connectionString, `${root}/${impl}`));
+          workers.set(`${impl}#${slot}`, channel);
+          versions[impl] = ready.version;
+        }),
+      ),
+    );
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const clockChecks = await checkClocks(workers);
+    if (options.serverWarmupMs > 0) {
+      const cycles = await warmUpServer(probe.zk, root, options.serverWarmupMs);
+      log(`server warm-up: ${cycles} raw cycles in ${options.serverWarmupMs} ms`);
+    }
+
+    const worker = (impl: ImplName, slot: 0 | 1 = 0): WorkerChannel => {
+      const channel = workers.get(`${impl}#${slot}`);
+      if (!channel) throw new Error(`no worker ${impl}#${slot + 1}`);
+      return channel;
+    };
+    const samples: BenchResults['samples'] = {};
+    const order: BenchMeta['order'] = [];
+    const plan = [
+      ...Array.from({ length: options.warmupRounds }, (_, i) => ({ label: `w${i + 1}`, n: i + 1, measured: false })),
+      ...Array.from({ length: options.rounds }, (_, i) => ({ label: `r${i + 1}`, n: i + 1, measured: true })),
+    ];
+    for (const round of plan) {
+      const ctx: ScenarioContext = { counts: options.counts, probe, round: round.label, base: (impl) => `${root}/${impl}`, worker };
+      for (const scenario of scenarios) {
+        const slices = scenario.slices?.(options.counts) ?? 1;
+        const parts = new Map<ImplName, unknown[]>(scenario.impls.map((impl) => [impl, []]));
+        for (let slice = 0; slice < slices; slice++) {
+          const impls = shuffled(scenario.impls);
+          if (round.measured) order.push({ round: round.n, scenario: scenario.id, slice: slice + 1, impls });
+          for (const impl of impls) parts.get(impl)!.push(await scenario.run(ctx, impl, slice));
+        }
+        for (const impl of scenario.impls) {
+          const list = parts.get(impl)!;
+          const sample = slices > 1 && scenario.merge ? scenario.merge(list) : list[0];
+          const when = round.measured ? `round ${round.n}/${options.rounds}` : `warm-up ${round.n}/${options.warmupRounds}`;
+          log(`${when}  ${scenario.id}. ${scenario.key.padEnd(11)} ${impl.padEnd(5)} ${scenario.describe(sample)}`);
+          if (round.measured) ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);
+        }
+      }
+    }
+
+    const summaries = scenarios.map((s) => s.summarize((samples[s.key] ?? {}) as never));
+    const metrics = summaries.flatMap((s) => s.metrics);
+    const finishedAt = new Date();
+    const meta: BenchMeta = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      runtimeSec: (finishedAt.getTime() - startedAt.getTime()) / 1e3,
+      argv: process.argv.slice(2),
+      rounds: options.rounds,
+      warmupRounds: options.warmupRounds,
+      serverWarmupMs: options.serverWarmupMs,
+      quick: options.quick,
+      scenarios: scenarios.map((s) => s.id),
+      server: { external: target.external, forceSync: target.forceSync, tickTime: target.tickTime, jvmArgs: target.jvmArgs, version: serverVersion },
+      versions,
+      source: sourceState(),
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgStart, loadavgEnd: loadavg() },
+      queueProbe: probe.mode === 'pause' ? 'a 25 ms pause (the server refused wchc)' : "the server's watch table (wchc)",
+      clockChecks,
+      order,
+    };
+    return {
+      schema: 1,
+      meta,
+      counts: options.counts,
+      samples,
+      metrics,
+      roundTrips: summaries.flatMap((s) => s.roundTrips),
+      targets: evaluateTargets(metrics, target),
+      problems: summaries.flatMap((s) => s.problems),
+      notes: summaries.flatMap((s) => s.notes ?? []),
+    };
+  } finally {
+    await Promise.allSettled([...workers.values()].map((w) => w.stop()));
+    if (probe) {
+      if (target.external) await probe.zk.removeTree(root).catch(() => undefined); // an own server is deleted whole
+      await probe.close();
+    }
+    await target.stop();
+  }
+}
+
+/** The commit checked out and the files under lib/ that differ from it: what "ours" was. */
+function sourceState(): BenchMeta['source'] {
+  const git = (...args: string[]): string | null => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return null;
+    }
+  };
+  const status = git('status', '--porcelain', '--', 'lib');
+  return { commit: git('rev-parse', '--short', 'HEAD'), libChangedFiles: status === null ? null : status.split('\n').filter(Boolean).length };
+}
+
+/**
+ * Cross-process latencies subtract one process's CLOCK_MONOTONIC reading from another's.
+ * Proof that they share the clock: each worker's reading falls between two of ours.
+ */
+async function checkClocks(workers: Map<string, WorkerChannel>): Promise<BenchMeta['clockChecks']> {
+  const checks: BenchMeta['clockChecks'] = [];
+  for (const channel of workers.values()) {
+    const before = process.hrtime.bigint();
+    const { now } = await channel.request<ClockResult>('clock');
+    const after = process.hrtime.bigint();
+    const theirs = BigInt(now);
+    checks.push({ worker: channel.label, ok: before <= theirs && theirs <= after, windowUs: Number(after - before) / 1e3 });
+  }
+  const bad = checks.filter((c) => !c.ok);
+  if (bad.length) throw new Error(`worker clocks are not this process's CLOCK_MONOTONIC: ${bad.map((c) => c.worker).join(', ')}; cross-process latencies would be meaningless`);
+  return checks;
+}

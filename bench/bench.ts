@@ -1,0 +1,33 @@
+/**
+ * `npm run bench`: this library side by side with the raw node-zookeeper-client loop and
+ * Kazoo 2.8, on a ZooKeeper it starts itself. See bench.options.ts for the flags.
+ */
+import { join } from 'node:path';
+
+import { parseBenchArgs, USAGE } from './bench.options.js';
+import { runBench } from './bench.runner.js';
+import { writeReports } from './report/results.writer.js';
+import { consoleReport } from './report/table.report.js';
+
+const ROOT = join(__dirname, '..');
+
+async function main(): Promise<void> {
+  const options = parseBenchArgs(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
+  const results = await runBench({ ...options, log: (line) => console.error(line) });
+  console.log(`\n${consoleReport(results)}\n`);
+  // The committed copy (docs/bench) only from full runs on the benchmark's own server.
+  const full = !options.quick && options.scenarios.length === 6 && !results.meta.server.external;
+  const written = writeReports(results, { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? join(ROOT, 'docs', 'bench') : undefined });
+  console.log(`written: ${written.map((p) => p.slice(ROOT.length + 1)).join(', ')}`);
+  if (!full) console.log('docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy');
+  if (results.problems.length) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

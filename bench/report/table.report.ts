@@ -1,0 +1,136 @@
+import type { BenchResults } from '../bench.results.js';
+import { IMPLS, type ImplName } from '../workers/impl.protocol.js';
+import { methodNotes } from './method.notes.js';
+import { format } from './number.format.js';
+
+type Style = 'text' | 'markdown';
+
+const IMPL_LABEL: Record<ImplName, string> = { ours: 'ours', raw: 'raw', kazoo: 'kazoo' };
+
+/** Rows as an aligned plain-text table or a GitHub markdown table. */
+export function table(headers: readonly string[], rows: readonly string[][], style: Style, rightAligned: readonly boolean[] = []): string {
+  if (style === 'markdown') {
+    const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+    const rule = headers.map((_, i) => (rightAligned[i] ? '---:' : '---'));
+    return [line(headers), `| ${rule.join(' | ')} |`, ...rows.map(line)].join('\n');
+  }
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const pad = (cells: readonly string[]): string =>
+    cells.map((c, i) => (rightAligned[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  return [pad(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(pad)].join('\n');
+}
+
+/** The main table: each metric's median per implementation and ours ÷ the others. */
+export function metricsTable(results: BenchResults, style: Style): string {
+  const rows = results.metrics.map((m) => [
+    String(m.scenario),
+    m.label,
+    m.unit,
+    ...IMPLS.map((impl) => format(m.median[impl])),
+    ratioCell(m.ratio.raw, m.ratioRange.raw),
+    ratioCell(m.ratio.kazoo, m.ratioRange.kazoo),
+  ]);
+  return table(['#', 'metric (median of rounds)', 'unit', ...IMPLS.map((i) => IMPL_LABEL[i]), 'ours/raw [range]', 'ours/kazoo [range]'], rows, style, [
+    false, false, false, true, true, true, true, true,
+  ]);
+}
+
+/** The median per-round ratio, with the lowest and highest round's in brackets. */
+export function ratioCell(value: number | undefined, range?: [number, number]): string {
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  return range && range[0] !== range[1] ? `${format(value)}× [${format(range[0])}–${format(range[1])}]` : `${format(value)}×`;
+}
+
+export function targetsTable(results: BenchResults, style: Style): string {
+  const rows = results.targets.map((t) => [
+    t.id,
+    t.label,
+    t.measured,
+    t.threshold,
+    t.pass === null ? `n/a${t.note ? ` (${t.note})` : ''}` : t.pass ? 'PASS' : 'FAIL',
+  ]);
+  return table(['target', 'what', 'measured', 'needed', 'result'], rows, style);
+}
+
+/** Where round trips go: requests by op name (and watch notifications) per unit of work. */
+export function roundTripsTable(results: BenchResults, style: Style): string {
+  const rows = results.roundTrips.map((r) => [
+    String(r.scenario),
+    r.per,
+    r.impl,
+    Object.entries(r.byOp)
+      .filter(([op, n]) => op !== 'notification' && n > 0)
+      .map(([op, n]) => `${op} ${format(n)}`)
+      .join(', ') || '(none)',
+    format(r.requests),
+    r.notifications === null ? 'n/c' : format(r.notifications),
+  ]);
+  return table(['#', 'per', 'impl', 'requests by op', 'requests', 'notifications'], rows, style, [false, false, false, false, true, true]);
+}
+
+/** One-paragraph description of the run. */
+export function runSummary(results: BenchResults): string[] {
+  const { meta } = results;
+  const server = meta.server.external
+    ? `existing server (ZK_CONNECT), ZooKeeper ${meta.server.version}, forceSync unknown`
+    : `own standalone ZooKeeper ${meta.server.version}, forceSync=${meta.server.forceSync ? 'yes' : 'no'}, tickTime ${meta.server.tickTime} ms, JVM ${meta.server.jvmArgs?.join(' ')}`;
+  const source = meta.source.commit
+    ? `lib/ at commit ${meta.source.commit}${meta.source.libChangedFiles ? ` plus ${meta.source.libChangedFiles} uncommitted file(s)` : ''}`
+    : 'lib/ as checked out';
+  return [
+    `${meta.startedAt}: ${meta.rounds} measured round(s) after ${meta.warmupRounds} warm-up round(s)${meta.quick ? ', --quick counts (not a measurement)' : ''}, scenarios ${meta.scenarios.join(',')}; ${meta.runtimeSec.toFixed(0)} s`,
+    `server: ${server}`,
+    `clients: ${IMPLS.filter((i) => meta.versions[i]).map((i) => `${i} = ${meta.versions[i]}`).join('; ')}; Node ${meta.versions.node}; ${source}`,
+    `machine: ${meta.machine.cpus} × ${meta.machine.cpuModel}; load average ${meta.machine.loadavgStart.map((l) => l.toFixed(2)).join(' ')} at start, ${meta.machine.loadavgEnd.map((l) => l.toFixed(2)).join(' ')} at end`,
+    `method: each round runs every scenario for each implementation (scenarios 1 and 3 in several turns), the implementations in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
+  ];
+}
+
+/** Everything, for the console. */
+export function consoleReport(results: BenchResults): string {
+  const parts = [
+    ...runSummary(results),
+    '',
+    metricsTable(results, 'text'),
+    '',
+    'Targets',
+    targetsTable(results, 'text'),
+    '',
+    'Where the round trips go (per unit of work; heartbeats left out; n/c = not countable)',
+    roundTripsTable(results, 'text'),
+  ];
+  if (results.notes.length) parts.push('', 'Notes', ...results.notes.map((n) => `- ${n}`));
+  if (results.problems.length) parts.push('', 'PROBLEMS', ...results.problems.map((p) => `- ${p}`));
+  return parts.join('\n');
+}
+
+/** The markdown page the README includes (docs/bench/latest.md). */
+export function markdownReport(results: BenchResults, chartFile: string | undefined): string {
+  const { meta } = results;
+  const mode = meta.server.forceSync === false ? 'forceSync=no (client-bound)' : meta.server.forceSync ? 'forceSync=yes (as in production)' : 'existing server';
+  const parts = [
+    `# Benchmark: ${mode}`,
+    '',
+    'Generated by `npm run bench' + (meta.server.forceSync === false ? ' -- --no-sync' : '') + '`; do not edit by hand.',
+    '',
+    ...runSummary(results).map((line) => `- ${line}`),
+    '',
+    metricsTable(results, 'markdown'),
+    '',
+    ...(chartFile ? [`![Benchmark chart](${chartFile})`, ''] : []),
+    '## Targets',
+    '',
+    targetsTable(results, 'markdown'),
+    '',
+    '## Where the round trips go',
+    '',
+    'Per unit of work, medians over rounds, heartbeats left out; n/c: not countable (Kazoo\'s notifications).',
+    '',
+    roundTripsTable(results, 'markdown'),
+    '',
+  ];
+  if (results.notes.length) parts.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');
+  if (results.problems.length) parts.push('## Problems', '', ...results.problems.map((p) => `- ${p}`), '');
+  parts.push('## How each figure is measured', '', ...methodNotes(results.counts).map((n) => `- ${n}`), '');
+  return parts.join('\n');
+}

@@ -1,0 +1,10 @@
+import { drainScenario } from './drain.scenario.js';
+import { handoffScenario } from './handoff.scenario.js';
+import { manyLocksScenario } from './many-locks.scenario.js';
+import { readHeavyScenario } from './read-heavy.scenario.js';
+import { reentrantScenario } from './reentrant.scenario.js';
+import type { Scenario } from './scenario.js';
+import { uncontendedScenario } from './uncontended.scenario.js';
+
+/** Every scenario, by number. */
+export const SCENARIOS: readonly Scenario<any>[] = [uncontendedScenario, handoffScenario, drainScenario, manyLocksScenario, reentrantScenario, readHeavyScenario];

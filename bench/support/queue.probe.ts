@@ -1,0 +1,89 @@
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { RawZk } from '../raw-client.loop.js';
+
+/**
+ * Tells the orchestrator when waiters are really queued (their node created and their
+ * watch set) before it lets a holder release, so every measured handoff is a true
+ * handoff: release, notification, re-read, grant. It uses its own session, outside every
+ * implementation's counters, and only between measurements.
+ *
+ * Watches are read from the server's `wchc` table (four-letter word). When the server
+ * refuses `wchc`, it falls back to a fixed pause once the nodes are there.
+ */
+export class QueueProbe {
+  /** 'wchc' once a reply proved the server answers it; 'pause' after a refusal. */
+  mode: 'wchc' | 'pause' | 'unknown' = 'unknown';
+
+  private constructor(
+    readonly zk: RawZk,
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  static async open(connectionString: string): Promise<QueueProbe> {
+    const [host, port] = connectionString.split('/')[0].split(',')[0].split(':');
+    return new QueueProbe(await RawZk.connect(connectionString), host, Number(port));
+  }
+
+  /** Waits until `dir` has at least `nodes` children and `watches` watches on nodes under it. */
+  async waitQueued(dir: string, nodes: number, watches: number, timeoutMs = 30_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    let pause = 0.2;
+    for (;;) {
+      const children = await this.zk.children(dir);
+      if (children.length >= nodes) {
+        if (watches === 0) return;
+        const seen = await this.watchesUnder(dir);
+        if (seen === undefined) {
+          await sleep(25); // no watch table: give the waiters time to send their watch
+          return;
+        }
+        if (seen >= watches) return;
+      }
+      if (Date.now() > until) {
+        throw new Error(`queue probe: ${dir} has ${children.length}/${nodes} nodes (and not ${watches} watches) after ${timeoutMs} ms`);
+      }
+      await sleep(pause);
+      pause = Math.min(pause * 2, 5);
+    }
+  }
+
+  /** "3.8.0-…" from `srvr`, or "unknown". */
+  async serverVersion(): Promise<string> {
+    const reply = await fourLetter(this.host, this.port, 'srvr').catch(() => '');
+    return /Zookeeper version: ([^,\n]+)/.exec(reply)?.[1]?.trim() ?? 'unknown';
+  }
+
+  close(): Promise<void> {
+    return this.zk.close();
+  }
+
+  /** Watches on `dir/...` in `wchc`, or undefined if the server will not say. */
+  private async watchesUnder(dir: string): Promise<number | undefined> {
+    if (this.mode === 'pause') return undefined;
+    const reply = await fourLetter(this.host, this.port, 'wchc').catch(() => null);
+    if (reply === null || /not executed|whitelist/i.test(reply)) {
+      this.mode = 'pause'; // "wchc is not executed because it is not in the whitelist."
+      return undefined;
+    }
+    this.mode = 'wchc';
+    const prefix = `${dir}/`;
+    let count = 0;
+    for (const line of reply.split('\n')) if (line.trim().startsWith(prefix)) count++;
+    return count;
+  }
+}
+
+function fourLetter(host: string, port: number, command: string, timeoutMs = 2_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    let reply = '';
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`${command} timed out`)));
+    socket.on('connect', () => socket.write(command));
+    socket.on('data', (chunk) => (reply += chunk.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(reply));
+  });
+}

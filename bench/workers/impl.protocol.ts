@@ -1,0 +1,147 @@
+/**
+ * What the orchestrator (bench/bench.runner.ts) asks each implementation's worker process,
+ * and what the worker answers. The Node workers (`ours`, `raw`) and the Kazoo worker
+ * (bench/kazoo/kazoo_bench.worker.py) speak the same protocol: one JSON object per line,
+ * `{ id, op, params }` in, `{ id, result }` or `{ id, error }` out, after a first
+ * `{ ready: true, ... }` line.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds, as decimal strings (they can exceed 2^53):
+ * Node's `process.hrtime.bigint()` and Python's `time.monotonic_ns()` both read
+ * CLOCK_MONOTONIC, one clock for the whole machine, so a timestamp taken in one process
+ * can be subtracted from one taken in another (the runner checks this at start-up).
+ */
+
+export type ImplName = 'ours' | 'raw' | 'kazoo';
+export const IMPLS: readonly ImplName[] = ['ours', 'raw', 'kazoo'];
+
+/**
+ * Requests sent by operation (`create`, `getChildren`, `getData`, `remove`, `exists`, …),
+ * plus `notification` (watch events received) and `heartbeat` (liveness pings the library
+ * sends on its own timer; not part of any lock operation).
+ */
+export type Counts = Record<string, number>;
+
+export interface ReadyLine {
+  readonly ready: true;
+  readonly impl: ImplName;
+  readonly pid: number;
+  /** The client library's version, e.g. "node-zookeeper-client 1.1.3" or "kazoo 2.8.0". */
+  readonly version: string;
+}
+
+export interface ClockResult {
+  readonly now: string;
+}
+
+/** Scenario 1: one lock, acquire + release in a serial loop. */
+export interface UncontendedParams {
+  readonly name: string;
+  readonly cycles: number;
+  readonly warmup: number;
+}
+export interface UncontendedResult {
+  readonly cycles: number;
+  readonly elapsedNs: number;
+  /** Sent during the timed cycles only. */
+  readonly counts: Counts;
+}
+
+/** Scenario 2: two workers pass one lock back and forth, driven step by step. */
+export interface HandoffOpenParams {
+  readonly name: string;
+}
+export interface HoldResult {
+  /** Taken right after the acquire call returned the grant. */
+  readonly grantedAt: string;
+}
+export interface ReleaseResult {
+  /** Taken right before the release call. */
+  readonly releasedAt: string;
+}
+export interface HandoffCloseResult {
+  /** Everything sent between `handoff.open` (once connected) and `handoff.close`. */
+  readonly counts: Counts;
+}
+
+/** Scenario 3: a holder and N queued waiters, each in its own session. */
+export interface DrainSetupParams {
+  readonly name: string;
+  readonly waiters: number;
+}
+export interface DrainGoResult {
+  /** From right before the holder's release to the last waiter's release completing. */
+  readonly drainNs: number;
+  /** Summed over the holder's and every waiter's session, over the drain. */
+  readonly counts: Counts;
+}
+
+/** Scenario 4: many distinct locks from one client at once. */
+export interface ManyLocksParams {
+  readonly prefix: string;
+  readonly locks: number;
+  readonly cyclesPerLock: number;
+  readonly measureMemory: boolean;
+}
+export interface ManyLocksResult {
+  readonly cycles: number;
+  readonly elapsedNs: number;
+  readonly counts: Counts;
+  /** heapUsed delta (after full GCs) while holding `locks` locks, divided by `locks`; null if not measured. */
+  readonly heapPerLockBytes: number | null;
+}
+
+/** Scenario 5: reentrant acquire of a lock the call chain already holds. */
+export interface ReentrantParams {
+  readonly name: string;
+  readonly calls: number;
+  readonly warmup: number;
+}
+export interface ReentrantResult {
+  readonly calls: number;
+  readonly elapsedNs: number;
+  /** Sent during the timed nested calls (should be nothing but, at most, a heartbeat). */
+  readonly counts: Counts;
+}
+
+/** Scenario 6: R readers in a loop and one writer on the same name. */
+export interface ReadHeavyParams {
+  readonly name: string;
+  readonly readers: number;
+  readonly durationMs: number;
+  /** The writer sleeps this long between its acquires. */
+  readonly writerPauseMs: number;
+  /**
+   * Every acquire gives up after this long and the loop goes on, counting a stall. Kazoo
+   * 2.8's ReadLock waits on a *higher* writer, which waits on it: a deadlock that only a
+   * timeout breaks (Kazoo #649); the same timeout applies to every implementation.
+   */
+  readonly stallTimeoutMs: number;
+}
+export interface ReadHeavyResult {
+  /** Reader acquire + release cycles completed within the measured window. */
+  readonly readerCycles: number;
+  readonly elapsedNs: number;
+  /** Each writer acquire: from the call to the grant, or to giving up (a stall). */
+  readonly writerWaitsNs: number[];
+  /** Acquires given up after `stallTimeoutMs`. */
+  readonly readerStalls: number;
+  readonly writerStalls: number;
+  /** Summed over every session, over the measured window and the wind-down. */
+  readonly counts: Counts;
+  /** Reader and writer cycles the counts cover. */
+  readonly countedCycles: number;
+}
+
+export type WorkerOp =
+  | 'clock'
+  | 'uncontended'
+  | 'handoff.open'
+  | 'handoff.hold'
+  | 'handoff.release'
+  | 'handoff.close'
+  | 'drain.setup'
+  | 'drain.go'
+  | 'manyLocks'
+  | 'reentrant'
+  | 'readHeavy'
+  | 'quit';

@@ -1,0 +1,59 @@
+/**
+ * A Node worker hosting one implementation (`ours` or `raw`) for the benchmark
+ * orchestrator. Usage: node --expose-gc -r ./scripts/ts-register.cjs
+ * bench/workers/impl.worker.ts <ours|raw> <connectionString> <baseZnode>
+ * Protocol: bench/workers/impl.protocol.ts.
+ */
+import { createInterface } from 'node:readline';
+
+import type { BenchImpl } from '../impl/bench-impl.js';
+import type { ImplName, ReadyLine, WorkerOp } from './impl.protocol.js';
+
+async function load(impl: string, connectionString: string, base: string): Promise<BenchImpl> {
+  if (impl === 'ours') return new (await import('../impl/ours.impl.js')).OursImpl(connectionString, base);
+  if (impl === 'raw') return new (await import('../impl/raw.impl.js')).RawImpl(connectionString, base);
+  throw new Error(`unknown implementation "${impl}" (ours or raw)`);
+}
+
+function send(message: object): void {
+  process.stdout.write(JSON.stringify(message) + '\n');
+}
+
+async function main(): Promise<void> {
+  const [impl, connectionString, base] = process.argv.slice(2);
+  const target = await load(impl, connectionString, base);
+  const ready: ReadyLine = { ready: true, impl: impl as ImplName, pid: process.pid, version: target.version };
+  send(ready);
+  // One request at a time, in order; the orchestrator never needs two at once from one worker.
+  let queue = Promise.resolve();
+  const lines = createInterface({ input: process.stdin });
+  const quit = new Promise<void>((resolve) => {
+    lines.on('line', (line) => {
+      const { id, op, params } = JSON.parse(line) as { id: number; op: WorkerOp; params: unknown };
+      if (op === 'quit') return resolve();
+      queue = queue.then(async () => {
+        try {
+          if (op === 'clock') return send({ id, result: { now: String(process.hrtime.bigint()) } });
+          const handler = target.ops[op];
+          if (!handler) throw new Error(`${op} is not supported by ${impl}`);
+          send({ id, result: await handler(params) });
+        } catch (error) {
+          send({ id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        }
+      });
+    });
+    lines.on('close', resolve);
+  });
+  await quit;
+  await queue;
+  await target.close();
+  lines.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

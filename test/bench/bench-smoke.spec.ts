@@ -1,0 +1,173 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ALL_SCENARIOS, parseBenchArgs, QUICK_COUNTS } from '../../bench/bench.options';
+import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/bench.results';
+import { runBench } from '../../bench/bench.runner';
+import { docsBaseName, writeReports } from '../../bench/report/results.writer';
+import { svgChart } from '../../bench/report/svg-chart';
+import { consoleReport, markdownReport } from '../../bench/report/table.report';
+import type { HandoffSample } from '../../bench/scenarios/handoff.scenario';
+import type { ReadHeavySample } from '../../bench/scenarios/read-heavy.scenario';
+import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
+import type { ImplName } from '../../bench/workers/impl.protocol';
+import { zkConnect } from '../support/zk-test-env';
+
+/**
+ * `npm run bench -- --quick` in miniature, against the test server: every scenario for
+ * every implementation (this library, the raw loop, Kazoo), so the harness cannot rot.
+ * It checks shapes and sane values, not speed.
+ */
+describe('benchmark harness, --quick against the test ZooKeeper', () => {
+  let results: BenchResults;
+
+  beforeAll(async () => {
+    const options = parseBenchArgs(['--quick', '--rounds', '1'], { ZK_CONNECT: zkConnect() });
+    results = await runBench(options);
+  }, 60_000);
+
+  const metric = (id: string): MetricRow => {
+    const found = results.metrics.find((m) => m.id === id);
+    if (!found) throw new Error(`no metric ${id} in ${results.metrics.map((m) => m.id).join(', ')}`);
+    return found;
+  };
+  const trips = (scenario: number, impl: ImplName, per?: string): RoundTripRow => {
+    const found = results.roundTrips.find((r) => r.scenario === scenario && r.impl === impl && (per === undefined || r.per.includes(per)));
+    if (!found) throw new Error(`no round trips for scenario ${scenario} ${impl} ${per ?? ''}`);
+    return found;
+  };
+  const samples = <S>(key: string, impl: ImplName): S[] => (results.samples[key]?.[impl] ?? []) as S[];
+
+  it('used the given server, one measured round, every scenario, and checked the shared clock', () => {
+    expect(results.meta.server).toMatchObject({ external: true, forceSync: null });
+    expect(results.meta).toMatchObject({ rounds: 1, warmupRounds: 0, quick: true, scenarios: [...ALL_SCENARIOS] });
+    expect(results.meta.clockChecks.length).toBeGreaterThanOrEqual(6); // ours, raw, kazoo: two processes each
+    expect(results.meta.clockChecks.every((c) => c.ok)).toBe(true);
+    expect(results.meta.versions.kazoo).toMatch(/^kazoo 2\.\d/);
+    expect(results.meta.versions.raw).toMatch(/^node-zookeeper-client /);
+    expect(results.meta.order).toHaveLength(ALL_SCENARIOS.length);
+    expect(results.problems).toEqual([]);
+  });
+
+  it('ran each scenario for the implementations it compares', () => {
+    const implsOf = (key: string) => Object.keys(results.samples[key] ?? {}).sort();
+    expect(implsOf('uncontended')).toEqual(['kazoo', 'ours', 'raw']);
+    expect(implsOf('handoff')).toEqual(['kazoo', 'ours', 'raw']);
+    expect(implsOf('drain')).toEqual(['kazoo', 'ours', 'raw']);
+    expect(implsOf('manyLocks')).toEqual(['ours', 'raw']);
+    expect(implsOf('reentrant')).toEqual(['ours']);
+    expect(implsOf('readHeavy')).toEqual(['kazoo', 'ours']);
+  });
+
+  it('1. uncontended: positive rates, and every cycle sends requests (raw: exactly create, getChildren, delete)', () => {
+    const row = metric('uncontended.cyclesPerSec');
+    for (const impl of ['ours', 'raw', 'kazoo'] as const) expect(row.median[impl]).toBeGreaterThan(0);
+    expect(row.ratio.raw).toBeGreaterThan(0);
+    expect(row.ratio.kazoo).toBeGreaterThan(0);
+    expect(trips(1, 'raw').byOp).toEqual({ create: 1, getChildren: 1, remove: 1 });
+    const ours = trips(1, 'ours');
+    expect(ours.requests).toBeGreaterThan(0);
+    expect(ours.byOp.create).toBeGreaterThanOrEqual(1); // one node per cycle, at least
+    expect(ours.byOp.remove).toBeGreaterThanOrEqual(1);
+    expect(trips(1, 'kazoo').requests).toBeGreaterThanOrEqual(3);
+  });
+
+  it('2. handoff: latencies ordered, one watch notification per handoff for ours and raw', () => {
+    for (const impl of ['ours', 'raw', 'kazoo'] as const) {
+      const [sample] = samples<HandoffSample>('handoff', impl);
+      expect(sample.handoffs).toBe(QUICK_COUNTS.handoff.handoffs);
+      expect(sample.p50Us).toBeGreaterThan(0);
+      expect(sample.p99Us).toBeGreaterThanOrEqual(sample.p50Us);
+      expect(sample.maxUs).toBeGreaterThanOrEqual(sample.p99Us);
+    }
+    // Each waiter was queued with its watch set (the probe checks) before each release.
+    expect(trips(2, 'ours').notifications).toBe(1);
+    expect(trips(2, 'raw').notifications).toBe(1);
+    expect(trips(2, 'kazoo').notifications).toBeNull();
+  });
+
+  it('3. drain: a time for each N, and each waiter notified exactly once', () => {
+    for (const n of QUICK_COUNTS.drain.waiters) {
+      const row = metric(`drain.${n}.drainMs`);
+      for (const impl of ['ours', 'raw', 'kazoo'] as const) expect(row.median[impl]).toBeGreaterThan(0);
+      expect(trips(3, 'ours', `N=${n})`).notifications).toBe(1);
+      expect(trips(3, 'raw', `N=${n})`).notifications).toBe(1);
+      const perHandoff = metric(`drain.${n}.reqNotifPerHandoff`).median.ours!;
+      expect(perHandoff).toBeGreaterThan(1);
+      expect(perHandoff).toBeLessThan(20);
+    }
+  });
+
+  it('4. many locks: positive rates; a heap figure for ours; raw sends exactly 3 requests a cycle', () => {
+    const row = metric('manyLocks.cyclesPerSec');
+    expect(row.median.ours).toBeGreaterThan(0);
+    expect(row.median.raw).toBeGreaterThan(0);
+    expect(Number.isFinite(metric('manyLocks.heapPerLockKB').median.ours)).toBe(true);
+    expect(trips(4, 'raw').requests).toBe(3);
+    expect(trips(4, 'ours').requests).toBeGreaterThanOrEqual(3);
+  });
+
+  it('5. reentrant: a positive cost per call, and nothing sent to ZooKeeper', () => {
+    const [sample] = samples<ReentrantSample>('reentrant', 'ours');
+    expect(sample.usPerCall).toBeGreaterThan(0);
+    expect(sample.sent).toBe(0);
+    expect(trips(5, 'ours').requests).toBe(0);
+    expect(results.targets.find((t) => t.id === '5')!.measured).toMatch(/µs, 0 requests$/);
+  });
+
+  it('6. read-heavy: readers cycle and the writer gets in (ours); Kazoo reports its figures', () => {
+    const [ours] = samples<ReadHeavySample>('readHeavy', 'ours');
+    expect(ours.readerCyclesPerSec).toBeGreaterThan(0);
+    expect(ours.writerGrants).toBeGreaterThan(0);
+    expect(ours.writerWaitP99Ms).toBeGreaterThanOrEqual(ours.writerWaitP50Ms);
+    const [kazoo] = samples<ReadHeavySample>('readHeavy', 'kazoo');
+    expect(kazoo.stalls).toBeGreaterThanOrEqual(0);
+    expect(Number.isFinite(kazoo.readerCyclesPerSec)).toBe(true);
+  });
+
+  it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
+    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5']);
+    for (const t of results.targets) if (t.id !== '4a') expect(typeof t.pass).toBe('boolean');
+    expect(results.targets.find((t) => t.id === '4a')!.pass).toBeNull(); // an existing server: forceSync unknown
+  });
+
+  it('renders the console table, the markdown page and a well-formed SVG, and writes them', () => {
+    const text = consoleReport(results);
+    expect(text).toContain('ours/kazoo');
+    expect(text).toContain('Targets');
+    const markdown = markdownReport(results, 'latest.svg');
+    expect(markdown).toMatch(/^\| # \| metric/m);
+    expect(markdown).toContain('![Benchmark chart](latest.svg)');
+    const svg = svgChart(results);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).not.toMatch(/&(?!amp;|lt;|gt;|quot;)/);
+    expect((svg.match(/<rect /g) ?? []).length).toBeGreaterThan(10);
+
+    const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    try {
+      const written = writeReports(results, { resultsDir: join(dir, 'results'), docsDir: join(dir, 'docs') });
+      expect(written.every((path) => existsSync(path))).toBe(true);
+      expect(JSON.parse(readFileSync(join(dir, 'results', 'latest.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(results)));
+      expect(readFileSync(join(dir, 'docs', `${docsBaseName(results)}.svg`), 'utf8')).toBe(svg);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('bench command line', () => {
+  it('reads rounds, scenarios, quick and no-sync, and ZK_CONNECT', () => {
+    const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], { ZK_CONNECT: '127.0.0.1:2181' });
+    expect(options).toMatchObject({ rounds: 7, scenarios: [1, 3], forceSync: false, quick: false, warmupRounds: 1, connectionString: '127.0.0.1:2181' });
+    expect(parseBenchArgs([], {})).toMatchObject({ rounds: 9, scenarios: [1, 2, 3, 4, 5, 6], forceSync: true, connectionString: undefined });
+    expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({ quick: true, rounds: 2, warmupRounds: 0, scenarios: [2], counts: QUICK_COUNTS });
+  });
+
+  it('refuses what it does not know', () => {
+    expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds needs a whole number >= 1/);
+    expect(() => parseBenchArgs(['--scenario', '9'], {})).toThrow(/no scenario 9/);
+    expect(() => parseBenchArgs(['--fast'], {})).toThrow(/unknown argument "--fast"/);
+  });
+});

@@ -5,12 +5,15 @@ import { removeIfEmpty } from './lock-directory.js';
 /**
  * Removes lock directories that fell empty. Not at once by default: a lock released and
  * taken again soon after (the common case for a hot lock) would otherwise pay a directory
- * delete and a re-create, two more writes, on every cycle. A directory is removed after
- * `graceMs` without use by this client; ZooKeeper refuses the delete if anyone queued
- * meanwhile, and an acquire that finds its directory gone re-creates it.
+ * delete and a re-create, two more writes, on every cycle. A directory is removed once it
+ * has gone `graceMs` without use by this client; ZooKeeper refuses the delete if anyone
+ * queued meanwhile, and an acquire that finds its directory gone re-creates it. One
+ * timer serves every directory, so a busy lock costs no timer work per cycle.
  */
 export class DirectorySweeper {
-  private readonly scheduled = new Map<string, { timer: NodeJS.Timeout; session: ZkSession }>();
+  /** Directories this client released and has not used since, with when and on which session. */
+  private readonly idle = new Map<string, { session: ZkSession; since: number }>();
+  private timer: NodeJS.Timeout | undefined;
   private readonly work = new PendingWork();
 
   /** `graceMs`: idle time before removal (0: with the release); `false`: never remove. */
@@ -18,10 +21,7 @@ export class DirectorySweeper {
 
   /** This client is about to use `dir`: keep it. */
   claim(dir: string): void {
-    const entry = this.scheduled.get(dir);
-    if (!entry) return;
-    clearTimeout(entry.timer);
-    this.scheduled.delete(dir);
+    this.idle.delete(dir);
   }
 
   /**
@@ -32,24 +32,39 @@ export class DirectorySweeper {
   released(session: ZkSession, dir: string): Promise<void> | undefined {
     if (this.graceMs === false) return undefined;
     if (this.graceMs === 0) return this.sweep(session, dir);
-    this.claim(dir);
-    const timer = setTimeout(() => {
-      this.scheduled.delete(dir);
-      this.sweep(session, dir);
-    }, this.graceMs);
-    timer.unref(); // never keeps a process alive by itself
-    this.scheduled.set(dir, { timer, session });
+    this.idle.delete(dir); // re-inserted last: the map stays in release order
+    this.idle.set(dir, { session, since: performance.now() });
+    this.timer ??= this.arm(this.graceMs);
     return undefined;
   }
 
-  /** Removes every scheduled directory now (at shutdown), and waits for all removals. */
+  /** Removes every idle directory now (at shutdown), and waits for all removals. */
   async flush(): Promise<void> {
-    for (const [dir, { timer, session }] of [...this.scheduled]) {
-      clearTimeout(timer);
-      this.scheduled.delete(dir);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const [dir, { session }] of this.idle) this.sweep(session, dir);
+    this.idle.clear();
+    await this.work.drain();
+  }
+
+  private arm(delayMs: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.onTimer(), delayMs);
+    timer.unref(); // never keeps a process alive by itself
+    return timer;
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    for (const [dir, { session, since }] of this.idle) {
+      const wait = since + (this.graceMs as number) - now;
+      if (wait > 0) {
+        this.timer = this.arm(wait); // the rest were released later
+        return;
+      }
+      this.idle.delete(dir);
       this.sweep(session, dir);
     }
-    await this.work.drain();
   }
 
   private sweep(session: ZkSession, dir: string): Promise<void> | undefined {

@@ -20,7 +20,7 @@ export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions {
   readonly httpErrors: boolean;
 }
 
-export const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true });
+const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true });
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {

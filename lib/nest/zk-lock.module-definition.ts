@@ -10,8 +10,6 @@ import type { ZkLockModuleOptions } from './zk-lock-module.options.js';
 export const {
   ConfigurableModuleClass: ZkLockConfigurableModule,
   MODULE_OPTIONS_TOKEN: ZK_LOCK_MODULE_OPTIONS,
-  OPTIONS_TYPE: ZK_LOCK_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: ZK_LOCK_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<ZkLockModuleOptions>({ moduleName: 'ZkLock' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createZkLockOptions')

@@ -1,10 +1,11 @@
 import { createServer } from 'node:net';
 
+import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
 import { LockClientClosedError, ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
-import { zkPort } from '../support/zk-test-env';
+import { zkConnect, zkPort } from '../support/zk-test-env';
 
 describe('session layer', () => {
   let fx: LockFixture;
@@ -85,7 +86,7 @@ describe('session layer', () => {
     try {
       for (let i = 0; i < 3; i++) {
         // Whichever server the client tries first, it ends up connected to the live one.
-        const client = await fx.backend({ connectionString: `${frozenAddress},${process.env.ZK_CONNECT}`, sessionTimeoutMs: 2000, connectTimeoutMs: 15_000 });
+        const client = await fx.backend({ connectionString: `${frozenAddress},${zkConnect()}`, sessionTimeoutMs: 2000, connectTimeoutMs: 15_000 });
         await (await client.acquire('frozen-neighbour')).release();
         await client.close();
       }
@@ -94,8 +95,17 @@ describe('session layer', () => {
     }
   });
 
+  it('closes a backend that never started without connecting', async () => {
+    const backend = ZkLockBackend.unconnected(resolveZkLockOptions({ connectionString: zkConnect(), rootPath: fx.rootPath }));
+    expect(backend.client.isStarted).toBe(false);
+    await backend.close();
+    await expect(backend.acquire('x')).rejects.toBeInstanceOf(LockClientClosedError);
+    await expect(backend.start()).rejects.toBeInstanceOf(LockClientClosedError);
+    expect(backend.client.isStarted).toBe(false);
+  });
+
   it('closes cleanly: later calls fail with LockClientClosedError', async () => {
-    const client = await ZkLockBackend.connect({ connectionString: fx.inspector ? process.env.ZK_CONNECT! : '', rootPath: fx.rootPath });
+    const client = await ZkLockBackend.connect({ connectionString: zkConnect(), rootPath: fx.rootPath });
     await client.close();
     await client.close(); // twice is fine
     await expect(client.acquire('x')).rejects.toBeInstanceOf(LockClientClosedError);

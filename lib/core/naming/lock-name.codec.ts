@@ -8,7 +8,7 @@ export const MAX_ENCODED_NAME_LENGTH = 1024;
 const SAFE = /^[A-Za-z0-9_.~:@-]$/;
 const ALL_SAFE = /^[A-Za-z0-9_.~:@-]+$/;
 // In a `u` regex a surrogate pair is one code point, so this matches only unpaired halves.
-export const LONE_SURROGATE = /\p{Surrogate}/u;
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /**
  * Maps any non-empty, well-formed string to exactly one ZooKeeper node name, and two

@@ -4,7 +4,7 @@ import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { deadline } from '../util/deadline.js';
+import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { ensurePath, listChildren } from './lock-directory.js';
@@ -66,10 +66,11 @@ export class LockAcquisition {
     const { name, mode, timeoutMs, signal } = this.req;
     // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
     // would cut short the create and the read that tell whether the lock is free).
-    const timer = timeoutMs > 0 && Number.isFinite(timeoutMs) ? deadline(timeoutMs, () => new LockTimeoutError(name, mode, timeoutMs)) : undefined;
-    const onTimeout = (): void => this.stop.stop(timer!.signal.reason);
+    const timer =
+      timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS
+        ? setTimeout(() => this.stop.stop(new LockTimeoutError(name, mode, timeoutMs)), timeoutMs)
+        : undefined;
     const onAbort = (): void => this.stop.stop(new LockAbortedError(name, signal!.reason));
-    timer?.signal.addEventListener('abort', onTimeout, { once: true });
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
     // Closing the client cancels every wait (ZkLockBackend.cancelWaits): no link needed.
@@ -81,8 +82,7 @@ export class LockAcquisition {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      timer?.signal.removeEventListener('abort', onTimeout);
-      timer?.clear();
+      clearTimeout(timer);
     }
   }
 

@@ -4,7 +4,7 @@ import { encodeLockName } from '../naming/lock-name.codec.js';
 import { ZkClient } from '../session/zk-client.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
-import type { AcquireOptions, LockBackend, LockContender, LockHandle } from './lock-backend.interface.js';
+import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
 import { listChildren } from './lock-directory.js';
 import { LockAcquisition } from './lock-acquisition.js';
 import { blockerAt, orderQueue } from './lock-queue.js';
@@ -102,23 +102,21 @@ export class ZkLockBackend implements LockBackend {
     });
   }
 
-  /** Locks held through this client right now. */
-  heldLocks(): readonly LockHandle[] {
-    return [...this.held];
-  }
-
-  /**
-   * Cancels waits, releases held locks (other clients get them at once, not after the
-   * session timeout), and closes the session. Safe to call more than once.
-   */
+  /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();
     for (const wait of this.waits.keys()) wait.cancel(closing);
     await Promise.allSettled(this.waits.values());
   }
 
+  /**
+   * Cancels waits, releases held locks (other clients get them at once, not after the
+   * session timeout), and closes the session. Safe to call more than once, and on a
+   * backend that never started.
+   */
   async close(): Promise<void> {
     if (this.client.isClosed) return;
+    if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
     // Released one by one while connected, so directories are cleaned up too; past a
     // disconnect, closing the session is what frees them.

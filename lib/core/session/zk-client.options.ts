@@ -44,7 +44,7 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
   };
 }
 
-export function positiveInteger(option: string, value: unknown, fallback: number): number {
+function positiveInteger(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new InvalidOptionError(option, value, 'a positive whole number of milliseconds');

@@ -78,6 +78,11 @@ export class ZkClient extends EventEmitter {
     return this.closedController.signal;
   }
 
+  /** Whether `start()` has opened a session (it may since have been closed). */
+  get isStarted(): boolean {
+    return this.current !== undefined;
+  }
+
   get isClosed(): boolean {
     return this.closedController.signal.aborted;
   }

@@ -96,10 +96,6 @@ export class ZkSession extends EventEmitter {
     return () => listeners.delete(listener);
   }
 
-  /** When, in `performance.now()` time, holders stop trusting their locks unless the server answers first. */
-  get atRiskAt(): number {
-    return this.liveness.atRiskAt;
-  }
 
   /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
   get signal(): AbortSignal {

@@ -9,7 +9,7 @@ export interface Deadline {
 }
 
 // setTimeout fires at once for delays above 2^31 - 1 ms (about 24.8 days): treat those as "never".
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export function deadline(ms: number, reason: () => unknown): Deadline {
   const controller = new AbortController();

@@ -127,6 +127,61 @@ describe('TcpProxy (faults between a client and the real ZooKeeper)', () => {
     expect(swallowed.settled()).toBe(false);
   });
 
+  it('holdReplies(): requests reach the server, replies wait in the proxy until releaseReplies(), then arrive in order', async () => {
+    const existing = `${root}/held-read`;
+    await inspector.create(existing, 'held');
+    const sessionId = raw.client.getSessionId();
+    raw.states.length = 0;
+    const mark = proxy.requests.length;
+
+    proxy.holdReplies();
+    const settled: string[] = [];
+    const read = outcome((done) => raw.client.getData(existing, (error) => (settled.push('read'), done(error))));
+    const write = outcome((done) =>
+      raw.client.create(`${root}/held-write`, Buffer.from('w'), CreateMode.PERSISTENT, (error) => (settled.push('write'), done(error))),
+    );
+    // Both requests went through to the server, which acted on them and answered...
+    await waitFor(async () => (await inspector.exists(`${root}/held-write`)) && proxy.heldReplyBytes > 0, {
+      what: () => `the create applied and its reply held (held: ${proxy.heldReplyBytes} bytes)`,
+    });
+    const sent = proxy.requests.slice(mark).filter((r) => r.op !== ZK_OP.ping);
+    expect(sent).toEqual([
+      { op: ZK_OP.getData, path: existing },
+      { op: ZK_OP.create, path: `${root}/held-write` },
+    ]);
+    // ...but no reply got to the client, and the connection stays up.
+    await sleep(300);
+    expect(read.settled()).toBe(false);
+    expect(write.settled()).toBe(false);
+    expect(proxy.connectionCount).toBe(1);
+    expect(raw.client.getState()).toBe(State.SYNC_CONNECTED);
+
+    proxy.releaseReplies();
+    expect(await read.code).toBe(0);
+    expect(await write.code).toBe(0);
+    expect(settled).toEqual(['read', 'write']);
+    expect(proxy.heldReplyBytes).toBe(0);
+    // Forwarding is back to normal: same connection, same session, no reconnect.
+    expect(await statOf(raw.client, existing)).toBeDefined();
+    expect(raw.states).toEqual([]);
+    expect(proxy.connectionCount).toBe(1);
+    expect(raw.client.getSessionId().equals(sessionId)).toBe(true);
+  });
+
+  it('requests: logs each request with its op code and path, in the order sent', async () => {
+    const mark = proxy.requests.length;
+    const path = await createNode(raw.client, `${root}/logged`, CreateMode.PERSISTENT);
+    await statOf(raw.client, path);
+    await new Promise<void>((resolve, reject) => raw.client.getChildren(root, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) => raw.client.remove(path, -1, (error) => (error ? reject(error) : resolve())));
+    expect(proxy.requests.slice(mark).filter((r) => r.op !== ZK_OP.ping)).toEqual([
+      { op: ZK_OP.create, path },
+      { op: ZK_OP.exists, path },
+      { op: ZK_OP.getChildren2, path: root },
+      { op: ZK_OP.delete, path },
+    ]);
+  });
+
   it('cutAfter(create): the create is applied on the server but the client gets CONNECTION_LOSS', async () => {
     const sessionId = raw.client.getSessionId();
     raw.states.length = 0;

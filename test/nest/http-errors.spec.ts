@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Controller, ForbiddenException, Get, HttpException, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 
@@ -50,6 +50,31 @@ class JobsController {
   fails(): never {
     throw new Error('not a lock error');
   }
+
+  @Get('fails-async')
+  async failsAsync(): Promise<never> {
+    throw new TypeError('not a lock error either');
+  }
+
+  @Get('zk-fails')
+  zkFails(): never {
+    throw new ZkOperationError('create', '/x', 'NO_AUTH'); // a library error, but no lock answer
+  }
+
+  @Get('http-fails')
+  httpFails(): never {
+    throw new ForbiddenException('not yours');
+  }
+
+  @Get('teapot')
+  teapot(): never {
+    throw new HttpException({ statusCode: 418, reason: 'short and stout', code: 'LOCK_TIMEOUT' }, 418);
+  }
+
+  @Get('lock-fails')
+  lockFails(): never {
+    throw new LockLostError('sibling', 'session expired');
+  }
 }
 
 describe('lock errors in HTTP handlers and elsewhere', () => {
@@ -89,8 +114,25 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
       expect(reply.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'LOCK_UPGRADE' });
     });
 
-    it('leaves other errors alone', async () => {
-      await request(app.getHttpServer()).get('/fails').expect(500);
+    it('leaves other errors alone, while mapping lock errors from the handler next door', async () => {
+      const server = app.getHttpServer();
+      // The mapping is on: a lock error thrown straight from a handler answers 503.
+      const mapped = await request(server).get('/lock-fails');
+      expect([mapped.status, mapped.body]).toEqual([
+        503,
+        { statusCode: 503, error: 'Service Unavailable', code: 'LOCK_LOST', message: new LockLostError('sibling', 'session expired').message },
+      ]);
+      // Any other error gets exactly what Nest answers for it without the interceptor:
+      // plain errors and non-lock library errors the default 500...
+      for (const path of ['/fails', '/fails-async', '/zk-fails']) {
+        const reply = await request(server).get(path);
+        expect([path, reply.status, reply.body]).toEqual([path, 500, { statusCode: 500, message: 'Internal server error' }]);
+      }
+      // ...and an HttpException its own status and body, untouched.
+      const forbidden = await request(server).get('/http-fails');
+      expect([forbidden.status, forbidden.body]).toEqual([403, { statusCode: 403, error: 'Forbidden', message: 'not yours' }]);
+      const teapot = await request(server).get('/teapot');
+      expect([teapot.status, teapot.body]).toEqual([418, { statusCode: 418, reason: 'short and stout', code: 'LOCK_TIMEOUT' }]);
     });
   });
 

@@ -9,7 +9,18 @@ interface Link {
   /** Bytes from the client not yet framed into requests. */
   pending: Buffer;
   sawConnectRequest: boolean;
+  /** Bytes from the server kept back while `holdReplies()` is on, in arrival order. */
+  held: Buffer[];
 }
+
+/** A request as it reached the proxy: its op code, and its path for ops that carry one first. */
+export interface ProxiedRequest {
+  readonly op: number;
+  readonly path?: string;
+}
+
+/** Op codes whose request body starts with a path (create, delete, exists, getData, setData, getACL, setACL, getChildren, sync, getChildren2, check, create2, createContainer, createTTL). */
+const OPS_WITH_PATH = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 19, 21]);
 
 /**
  * A loopback TCP proxy between clients and one ZooKeeper server, to make faults on demand:
@@ -17,7 +28,9 @@ interface Link {
  * `blackhole()` silently stops forwarding in both directions (a partition with no FIN or
  * RST), `cutBefore(op)` cuts the connection instead of forwarding the next request of
  * that op, and `cutAfter(op)` forwards the next request of that op to the server, then cuts
- * the connection before its reply can come back.
+ * the connection before its reply can come back. `holdReplies()` keeps everything the
+ * server sends back (the connection stays up) until `releaseReplies()` delivers it, in
+ * order; `requests` logs every request the clients send, in the order it reaches the proxy.
  */
 export class TcpProxy {
   private readonly links = new Set<Link>();
@@ -26,6 +39,12 @@ export class TcpProxy {
   private cutOp: number | undefined;
   private cutWhen: 'before' | 'after' = 'after';
   private onCut: (() => void) | undefined;
+  private holding = false;
+  /**
+   * Every request received from a client (not the connect request, and not what
+   * `blackhole()` swallows), in arrival order, including one that `cutBefore()` drops.
+   */
+  readonly requests: ProxiedRequest[] = [];
   port = 0;
 
   constructor(
@@ -60,6 +79,31 @@ export class TcpProxy {
     this.holes = false;
   }
 
+  /**
+   * Stops delivering the server's replies (and notifications) to clients: they are kept,
+   * in order, while requests still flow to the server. The connection stays up.
+   */
+  holdReplies(): void {
+    this.holding = true;
+  }
+
+  /** Delivers every reply kept since `holdReplies()`, in order, and forwards again. */
+  releaseReplies(): void {
+    this.holding = false;
+    for (const link of this.links) {
+      const held = link.held;
+      link.held = [];
+      for (const chunk of held) link.client.write(chunk);
+    }
+  }
+
+  /** Bytes from the server kept back by `holdReplies()` and not yet delivered. */
+  get heldReplyBytes(): number {
+    let bytes = 0;
+    for (const link of this.links) for (const chunk of link.held) bytes += chunk.length;
+    return bytes;
+  }
+
   /** Resolves when the next request with op code `op` has been served and the link cut. */
   cutAfter(op: number): Promise<void> {
     return this.cut(op, 'after');
@@ -85,13 +129,15 @@ export class TcpProxy {
 
   private accept(client: Socket): void {
     const server = connect({ host: this.targetHost, port: this.targetPort });
-    const link: Link = { client, server, pending: Buffer.alloc(0), sawConnectRequest: false };
+    const link: Link = { client, server, pending: Buffer.alloc(0), sawConnectRequest: false, held: [] };
     this.links.add(link);
     client.setNoDelay(true);
     server.setNoDelay(true);
     client.on('data', (chunk) => this.fromClient(link, chunk));
     server.on('data', (chunk) => {
-      if (!this.holes) client.write(chunk);
+      if (this.holes) return;
+      if (this.holding) link.held.push(chunk);
+      else client.write(chunk);
     });
     for (const socket of [client, server]) {
       socket.on('error', () => this.close(link));
@@ -109,6 +155,7 @@ export class TcpProxy {
       link.pending = link.pending.subarray(4 + size);
       const op = link.sawConnectRequest && size >= 8 ? frame.readInt32BE(8) : undefined;
       link.sawConnectRequest = true;
+      if (op !== undefined) this.requests.push(requestOf(op, frame));
       if (op !== undefined && op === this.cutOp && this.cutWhen === 'before') {
         this.cutOp = undefined;
         this.close(link); // the request never reaches the server
@@ -136,4 +183,13 @@ export class TcpProxy {
     link.client.destroy();
     link.server.destroy();
   }
+}
+
+/** The op and, when the op's body starts with one, the path of a request frame. */
+function requestOf(op: number, frame: Buffer): ProxiedRequest {
+  // Frame: length (4), xid (4), op (4), then the body; a path is a length (4) and UTF-8 bytes.
+  if (!OPS_WITH_PATH.has(op) || frame.length < 16) return { op };
+  const length = frame.readInt32BE(12);
+  if (length < 0 || 16 + length > frame.length) return { op };
+  return { op, path: frame.toString('utf8', 16, 16 + length) };
 }

@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 
 import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
-import { LockClientClosedError, ZkLockBackend } from '../../lib/index';
-import { LockFixture } from '../support/lock-fixture';
-import { TcpProxy } from '../support/tcp-proxy';
+import { LockClientClosedError, LockLostError, ZkLockBackend } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkConnect, zkPort } from '../support/zk-test-env';
 
@@ -60,8 +60,8 @@ describe('session layer', () => {
     expect(lostWhy).toEqual([]); // the lock is given up before the session is
     await waitUntil(() => lostWhy.length > 0, 'the session is declared lost');
     expect(lostWhy).toHaveLength(1);
-    expect(lostWhy[0]).toMatch(/^no answer from ZooKeeper for \d+ ms, the whole session timeout/);
-    expect(lock.signal.reason.message).toMatch(/no answer from ZooKeeper for \d+ ms: the server may expire the session/);
+    expect(lostWhy[0]).toMatch(/^no proof for \d+ ms, the whole session timeout, that ZooKeeper's leader heard from this session/);
+    expect(lock.signal.reason.message).toMatch(/no proof for \d+ ms that ZooKeeper's leader heard from this session: it may expire the session/);
     await lock.release(); // a no-op
     await client.close();
   });
@@ -76,22 +76,64 @@ describe('session layer', () => {
     await client.close();
     // The session ended because we closed it, not because the contact deadline ran out.
     expect(client.client.session.signal.reason).toMatchObject({ why: 'closed' });
-    expect(lock.signal.aborted).toBe(false); // released by close(), not lost
+    // Released by close() under a holder that had not released it: told so first.
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(lock.signal.reason.message).toMatch(/the lock client is closing while this holder had not released it/);
   });
 
   it('gives up on a server that accepts connections but never answers, and tries the next', async () => {
-    const frozen = createServer(() => undefined); // accepts, then says nothing
+    const sessionTimeoutMs = 3000;
+    const attemptBoundMs = Math.round((sessionTimeoutMs * 2) / 3); // the attempt deadline: the read timeout
+    // node-zookeeper-client shuffles the servers, so the live one, behind a proxy, answers
+    // nothing either (blackhole) until the frozen one has been tried: whatever the order,
+    // the client must give up on a silent server to get anywhere.
+    const live = new TcpProxy(zkPort());
+    await live.start();
+    live.blackhole();
+    const frozenSockets: Array<{ acceptedAt: number; closedAt?: number }> = [];
+    const frozen = createServer((socket) => {
+      // Accepts, then says nothing: never a byte, never a close from this side.
+      const entry: { acceptedAt: number; closedAt?: number } = { acceptedAt: performance.now() };
+      frozenSockets.push(entry);
+      socket.resume(); // reads and drops what the client sends, so its close is seen at once
+      socket.on('error', () => undefined);
+      socket.on('close', () => (entry.closedAt = performance.now()));
+      live.heal();
+    });
     await new Promise<void>((resolve) => frozen.listen(0, '127.0.0.1', resolve));
     const frozenAddress = `127.0.0.1:${(frozen.address() as { port: number }).port}`;
+    let client: ZkLockBackend | undefined;
     try {
-      for (let i = 0; i < 3; i++) {
-        // Whichever server the client tries first, it ends up connected to the live one.
-        const client = await fx.backend({ connectionString: `${frozenAddress},${zkConnect()}`, sessionTimeoutMs: 2000, connectTimeoutMs: 15_000 });
-        await (await client.acquire('frozen-neighbour')).release();
-        await client.close();
-      }
+      // Without the attempt deadline the client waits on a silent server forever, and
+      // this fails with ZkConnectionError after connectTimeoutMs.
+      client = await fx.backend({ connectionString: `${frozenAddress},${live.connectionString}`, sessionTimeoutMs, connectTimeoutMs: 15_000 });
+      const connectedAt = performance.now();
+
+      // It tried the frozen server once, and dropped it itself, before connecting: at the
+      // attempt deadline (the timer starts before the spin delay, at most 250 ms, that may
+      // precede the TCP connect), with room for a busy machine short of the session timeout.
+      expect(frozenSockets).toHaveLength(1);
+      const [attempt] = frozenSockets;
+      expect(attempt.closedAt).toBeDefined();
+      expect(attempt.closedAt!).toBeLessThanOrEqual(connectedAt);
+      const heldMs = attempt.closedAt! - attempt.acceptedAt;
+      expect(heldMs).toBeGreaterThan(attemptBoundMs / 2);
+      expect(heldMs).toBeLessThan(attemptBoundMs + 1000);
+
+      // ...and then connected to the live server, through the proxy, where it works.
+      expect(client.client.session.isConnected).toBe(true);
+      expect(live.connectionCount).toBe(1);
+      const mark = live.requests.length;
+      const lock = await client.acquire('frozen-neighbour', { timeoutMs: 5000 });
+      expect(await fx.nodes('frozen-neighbour', client)).toEqual([nodeOf(lock)]);
+      expect(live.requests.slice(mark).map((r) => r.op)).toContain(ZK_OP.create); // it went through the live server
+      await lock.release();
+      await client.close();
+      expect(frozenSockets).toHaveLength(1); // never went back to it
     } finally {
+      await client?.close();
       frozen.close();
+      await live.stop();
     }
   });
 

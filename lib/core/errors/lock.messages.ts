@@ -23,6 +23,9 @@ export const lockMessages = {
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
   lost: (name: string, why: string): string =>
     `Lock "${name}" was lost: ${why}. Stop touching the protected resource; the fencing token of this grant is no longer valid.`,
+  closingUnderHolder:
+    'the lock client is closing while this holder had not released it (raise shutdownGraceMs to let running work finish first)',
+  releasedHandle: 'this handle was released',
   upgrade: (name: string): string =>
     `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
   connectFailed: (connectionString: string, timeoutMs: number): string =>

@@ -1,3 +1,5 @@
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
 import type { LockMode } from './lock-mode.js';
 
 /** Per-call options of `acquire` and `tryAcquire`. */
@@ -26,7 +28,21 @@ export interface LockHandle extends AsyncDisposable {
   readonly signal: AbortSignal;
   /** Whether `release()` has been called. */
   readonly released: boolean;
+  /** Not released and not lost, checked against the clock at this moment. */
+  isHeld(): boolean;
+  /**
+   * Throws unless `isHeld()`: the signal's `LockLostError`, or a `LockLostError` saying the
+   * handle was released. Call it right before each step that needs the lock.
+   */
+  assertHeld(): void;
   release(): Promise<void>;
+}
+
+/** `LockHandle.assertHeld` for any handle. */
+export function assertHeld(handle: LockHandle): void {
+  const { signal } = handle;
+  if (signal.aborted) throw signal.reason;
+  if (handle.released) throw new LockLostError(handle.name, lockMessages.releasedHandle);
 }
 
 /** One node in a lock's queue, as `contenders()` reports it. */

@@ -1,4 +1,6 @@
 import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { ZkClient } from '../session/zk-client.js';
@@ -118,8 +120,10 @@ export class ZkLockBackend implements LockBackend {
     if (this.client.isClosed) return;
     if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
-    // Released one by one while connected, so directories are cleaned up too; past a
-    // disconnect, closing the session is what frees them.
+    // Never silently under a holder: its signal aborts first. Released one by one while
+    // connected, so directories are cleaned up too; past a disconnect, closing the session
+    // is what frees them.
+    for (const handle of this.held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
     const releases = Promise.allSettled([...this.held].map((handle) => handle.release()));
     await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
     await this.client.close();
@@ -136,6 +140,9 @@ export class ZkLockBackend implements LockBackend {
     try {
       const grant = await running;
       if (!grant) return null;
+      // Checked against the clock now, not only by a timer: a grant that comes back to an
+      // event loop blocked past the session's deadline is born lost.
+      grant.session.checkTrust();
       const handle = new ZkLockHandle({
         name,
         mode: options.mode,

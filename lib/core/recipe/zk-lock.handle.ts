@@ -1,7 +1,7 @@
 import { LockLostError } from '../errors/lock-lost.error.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import type { ZkSession } from '../session/zk-session.js';
-import type { LockHandle } from './lock-backend.interface.js';
+import { assertHeld, type LockHandle } from './lock-backend.interface.js';
 import type { LockMode } from './lock-mode.js';
 import type { NodeReaper } from './node-reaper.js';
 
@@ -32,7 +32,13 @@ export class ZkLockHandle implements LockHandle {
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
   }
 
+  /**
+   * Aborts with a `LockLostError` when the lock can no longer be trusted. Each read checks
+   * the clock at that moment, so code that blocked the event loop past the deadline reads
+   * `handle.signal.aborted === true` at once, before any timer has run.
+   */
   get signal(): AbortSignal {
+    if (!this.releasing && !this.lostReason) this.init.session.checkTrust();
     if (!this.lost) {
       this.lost = new AbortController();
       if (this.lostReason) this.lost.abort(this.lostReason);
@@ -42,6 +48,14 @@ export class ZkLockHandle implements LockHandle {
 
   get released(): boolean {
     return this.releasing !== undefined;
+  }
+
+  isHeld(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
   }
 
   /** The lock node's full path in ZooKeeper. */
@@ -71,9 +85,18 @@ export class ZkLockHandle implements LockHandle {
     }
   }
 
+  /**
+   * Aborts the signal with `reason` (if it has not aborted yet), before the lock is
+   * released under a holder that did not release it (the client is closing).
+   */
+  revoke(reason: LockLostError): void {
+    if (this.lostReason) return;
+    this.lostReason = reason;
+    this.lost?.abort(reason);
+  }
+
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
-    this.lostReason = new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason);
-    this.lost?.abort(this.lostReason);
+    this.revoke(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason));
   };
 }

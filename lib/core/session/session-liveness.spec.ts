@@ -1,90 +1,176 @@
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 
-const T = 6000; // session timeout: margin 1200, read timeout 4000, tick 1000
+// Session timeout 6000: margin 1200, pair gap 1800, heartbeat 400, write timeout 600,
+// read timeout 4000, tick 200.
+const T = 6000;
 
-function setup(): { liveness: SessionLiveness; calls: string[]; hooks: LivenessHooks & { pending?: number } } {
+type Hooks = LivenessHooks & { pending?: number; pendingWrite?: number };
+
+function setup(timeoutMs = T): { liveness: SessionLiveness; calls: string[]; hooks: Hooks } {
   const calls: string[] = [];
-  const hooks: LivenessHooks & { pending?: number } = {
+  const hooks: Hooks = {
     heartbeat: () => calls.push(`heartbeat@${Date.now()}`),
-    oldestPending: () => hooks.pending,
+    oldestPending: (writesOnly) => (writesOnly ? hooks.pendingWrite : (hooks.pending ?? hooks.pendingWrite)),
     dropConnection: (sentBefore) => calls.push(`drop@${Date.now()} before ${sentBefore}`),
-    atRisk: (silent) => calls.push(`at-risk@${Date.now()} silent ${silent}`),
+    atRisk: (unproven) => calls.push(`at-risk@${Date.now()} unproven ${unproven}`),
     recovered: () => calls.push(`recovered@${Date.now()}`),
-    gone: (silent) => calls.push(`gone@${Date.now()} silent ${silent}`),
+    gone: (unproven) => calls.push(`gone@${Date.now()} unproven ${unproven}`),
   };
-  const liveness = new SessionLiveness(() => T, hooks, Date.now(), () => Date.now());
+  const liveness = new SessionLiveness(() => timeoutMs, hooks, Date.now(), () => Date.now());
   return { liveness, calls, hooks };
+}
+
+const only = (calls: string[], kind: string): string[] => calls.filter((c) => c.startsWith(kind));
+
+/** A write sent now and answered `rttMs` later. */
+function write(liveness: SessionLiveness, rttMs = 0): void {
+  const sentAt = Date.now();
+  liveness.writeSent(sentAt);
+  jest.advanceTimersByTime(rttMs);
+  liveness.answered(sentAt, true);
 }
 
 describe('SessionLiveness', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
   afterEach(() => jest.useRealTimers());
 
-  it('stops trusting at S + timeout - margin and gives up at S + timeout when nothing answers', () => {
+  it('stops trusting at P + timeout - margin and gives up at P + timeout when nothing proves the session', () => {
     const { liveness, calls } = setup();
-    liveness.onConnected(0);
+    liveness.onConnected(0); // the connect proves P = 0
     expect(calls).toEqual(['heartbeat@0']);
     jest.advanceTimersByTime(4799);
-    expect(calls.filter((c) => c.startsWith('at-risk'))).toEqual([]);
+    expect(only(calls, 'at-risk')).toEqual([]);
     jest.advanceTimersByTime(1);
-    expect(calls).toContain('at-risk@4800 silent 4800');
+    expect(calls).toContain('at-risk@4800 unproven 4800');
     jest.advanceTimersByTime(1199);
-    expect(calls.some((c) => c.startsWith('gone'))).toBe(false);
+    expect(only(calls, 'gone')).toEqual([]);
     jest.advanceTimersByTime(1);
-    expect(calls).toContain('gone@6000 silent 6000');
+    expect(calls).toContain('gone@6000 unproven 6000');
     liveness.stop();
   });
 
-  it('keeps trusting while answers keep coming, with heartbeats only when idle', () => {
+  it('answered reads prove nothing: a server cut off from the leader still answers them', () => {
     const { liveness, calls } = setup();
     liveness.onConnected(0);
-    for (let t = 0; t < 30_000; t += 1000) {
-      jest.advanceTimersByTime(1000);
-      const last = calls.at(-1)!;
-      if (last.startsWith('heartbeat')) liveness.acked(Number(last.split('@')[1])); // answered at once
+    for (let t = 0; t < 4800; t += 100) {
+      jest.advanceTimersByTime(100);
+      liveness.answered(Date.now() - 1, false);
     }
-    expect(calls.every((c) => c.startsWith('heartbeat'))).toBe(true);
-    expect(calls.length).toBeGreaterThan(10);
+    expect(calls).toContain('at-risk@4800 unproven 4800');
+    liveness.stop();
+  });
+
+  it('one answered write proves nothing; a second one sent a pair gap after the first was answered proves the first', () => {
+    const { liveness } = setup();
+    liveness.onConnected(0);
+    jest.advanceTimersByTime(100);
+    write(liveness, 10); // sent 100, answered 110
+    expect(liveness.atRiskAt).toBe(4800); // still the connect's proof
+    jest.advanceTimersByTime(1799); // 1909: 1 ms short of 110 + 1800
+    write(liveness);
+    expect(liveness.atRiskAt).toBe(4800);
+    jest.advanceTimersByTime(1);
+    write(liveness); // sent 1910 >= 110 + 1800: the leader heard of the write sent at 100
+    expect(liveness.atRiskAt).toBe(100 + 4800);
+    liveness.stop();
+  });
+
+  it('keeps trusting while heartbeat writes are answered, and stays ahead of the deadline by the budget', () => {
+    const { liveness, calls } = setup();
+    liveness.onConnected(0);
+    let worstLead = Infinity;
+    for (let t = 0; t < 60_000; t += 10) {
+      jest.advanceTimersByTime(10);
+      const last = calls.at(-1)!;
+      if (last === `heartbeat@${Date.now()}`) liveness.answered(Date.now(), true), liveness.writeSent(Date.now());
+      worstLead = Math.min(worstLead, liveness.atRiskAt - Date.now());
+    }
+    expect(only(calls, 'at-risk')).toEqual([]);
+    expect(only(calls, 'heartbeat').length).toBeGreaterThan(60_000 / 600);
+    // P lags by at most gap + 2 × (heartbeat + tick) = 3000, so the at-risk time stays 1800 ahead.
+    expect(worstLead).toBeGreaterThanOrEqual(4800 - 3000);
     liveness.stop();
     expect(jest.getTimerCount()).toBe(0);
   });
 
-  it('sends no heartbeat while a request is pending, and drops a connection silent past the read timeout', () => {
+  it('re-arms the deadline when a late proof brings trust back (the next risk comes at its new time)', () => {
+    const { liveness, calls } = setup(1000); // margin 200, gap 300
+    liveness.onConnected(0);
+    jest.advanceTimersByTime(5);
+    liveness.writeSent(5);
+    liveness.answered(5, true); // anchor: sent 5, answered 5
+    jest.advanceTimersByTime(796); // 801: at risk since 800
+    expect(only(calls, 'at-risk')).toEqual(['at-risk@800 unproven 800']);
+    liveness.writeSent(306);
+    jest.advanceTimersByTime(3); // 804: the write sent at 306 is answered, proving 5
+    liveness.answered(306, true);
+    expect(calls).toContain('recovered@804');
+    jest.advanceTimersByTime(1); // 805 = 5 + 1000 - 200
+    expect(only(calls, 'at-risk')).toEqual(['at-risk@800 unproven 800', 'at-risk@805 unproven 800']);
+    liveness.stop();
+  });
+
+  it('check() tells at once when the deadline passed while the event loop was blocked (no timer ran)', () => {
+    const { liveness, calls } = setup();
+    liveness.onConnected(0);
+    expect(liveness.check()).toBe(true);
+    jest.setSystemTime(4800); // time passes, no timer fires
+    expect(only(calls, 'at-risk')).toEqual([]);
+    expect(liveness.check()).toBe(false);
+    expect(calls).toContain('at-risk@4800 unproven 4800');
+    jest.setSystemTime(6000);
+    expect(liveness.check()).toBe(false);
+    expect(calls).toContain('gone@6000 unproven 6000');
+    expect(jest.getTimerCount()).toBe(0); // gone stops every timer
+  });
+
+  it('leaves a server that answers reads but sits on a write past the write timeout', () => {
     const { liveness, calls, hooks } = setup();
     liveness.onConnected(0);
-    liveness.acked(0);
-    hooks.pending = 500; // a request sent at 500, never answered
-    jest.advanceTimersByTime(4000);
-    expect(calls).toEqual(['heartbeat@0']);
-    jest.advanceTimersByTime(1000); // 5000 - 500 > 4000
-    expect(calls.filter((c) => !c.startsWith('at-risk'))).toEqual(['heartbeat@0', 'drop@5000 before 1000']);
+    hooks.pendingWrite = 100; // sent at 100, never answered
+    jest.advanceTimersByTime(600); // 600 - 100 < 600
+    expect(only(calls, 'drop')).toEqual([]);
+    jest.advanceTimersByTime(200); // 800 - 100 > 600
+    expect(only(calls, 'drop')).toEqual(['drop@800 before 800']);
     jest.advanceTimersByTime(2000);
-    expect(calls.filter((c) => c.startsWith('drop'))).toHaveLength(1); // disconnected now: no more drops
+    expect(only(calls, 'drop')).toHaveLength(1); // disconnected now: no more drops
     liveness.stop();
   });
 
-  it('recovers only on an answer to a request sent recently enough', () => {
-    const { liveness, calls } = setup();
+  it('drops a connection silent past the read timeout, and sends no heartbeat while a write is pending', () => {
+    const { liveness, calls, hooks } = setup();
     liveness.onConnected(0);
-    jest.advanceTimersByTime(5000); // at risk since 4800
-    liveness.acked(100); // an old request: its answer does not push the risk past now
-    expect(calls.some((c) => c.startsWith('recovered'))).toBe(false);
-    liveness.acked(4900); // sent at 4900: safe until 4900 + 4800
-    expect(calls).toContain('recovered@5000');
-    jest.advanceTimersByTime(4699);
-    expect(calls.filter((c) => c.startsWith('at-risk'))).toHaveLength(1);
-    expect(calls.some((c) => c.startsWith('gone'))).toBe(false);
+    hooks.pending = 500; // a read sent at 500, never answered
+    jest.advanceTimersByTime(4400);
+    expect(only(calls, 'drop')).toEqual([]);
+    jest.advanceTimersByTime(200); // 4600 - 500 > 4000
+    expect(only(calls, 'drop')).toEqual(['drop@4600 before 600']);
     liveness.stop();
   });
 
-  it('counts a connect as an answer to the attempt that made it, however late it came', () => {
+  it('writes answered on an earlier connection pair with none on a new one (they may have gone through another server)', () => {
+    const { liveness } = setup();
+    liveness.onConnected(0);
+    jest.advanceTimersByTime(500);
+    write(liveness); // anchor sent 500
+    liveness.onDisconnected();
+    jest.advanceTimersByTime(100);
+    liveness.onConnected(300); // the attempt started at 300: proves 300
+    expect(liveness.atRiskAt).toBe(300 + 4800);
+    jest.advanceTimersByTime(2000);
+    write(liveness); // 2600 >= 500 + 1800, but the anchor is from the old connection
+    expect(liveness.atRiskAt).toBe(300 + 4800);
+    liveness.stop();
+  });
+
+  it('counts a connect as a proof from the attempt that made it, however late it came', () => {
     const { liveness, calls } = setup();
     jest.advanceTimersByTime(9000); // a first connect slower than the whole timeout
-    liveness.onConnected(8500); // the attempt that succeeded started at 8500
+    liveness.onConnected(8500);
     jest.advanceTimersByTime(4299);
     expect(calls.filter((c) => c.startsWith('at-risk') || c.startsWith('gone'))).toEqual([]);
     jest.advanceTimersByTime(1); // 8500 + 4800
-    expect(calls).toContain('at-risk@13300 silent 4800');
+    expect(calls).toContain('at-risk@13300 unproven 4800');
     liveness.stop();
   });
 

@@ -1,98 +1,120 @@
+import { QuorumEvidence } from './quorum-evidence.js';
+
 /**
  * What the client can know about its session's life, from its side alone.
  *
- * ZooKeeper expires a session when it has heard nothing from the client for the session
- * timeout. The client cannot see when the server last heard from it, but it knows when it
- * sent each request the server answered: the server heard from it no earlier than that.
- * So from `S`, the send time of the last answered request, the session is safe until
- * `S + timeout`, and a holder that stops trusting its locks at `S + timeout - margin`
- * stops before the server can expire the session and hand its locks to someone else.
+ * ZooKeeper's leader expires a session when it has heard nothing of it for the session
+ * timeout `T`. The client cannot see the leader's clock, but `QuorumEvidence` gives it `P`,
+ * the send time of a request proven to have reached the leader: the session is safe until
+ * `P + T`, and holders that stop trusting their locks at `P + T - margin` stop before the
+ * leader can expire the session and hand their locks to someone else. Answers a server
+ * gives from its own copy (reads) do not move `P`: a server cut off from the leader gives
+ * them for up to `syncLimit × tickTime`, long after the leader may have expired us.
  *
- * This class keeps `S` fresh with heartbeats while connected, detects a server gone
- * silent (node-zookeeper-client has no read timeout: in a partition with no FIN or RST it
- * stays "connected" forever) and calls `atRisk` and then `gone` when `S` gets too old.
+ * This class keeps `P` fresh with heartbeat writes while connected, leaves a server that
+ * answers nothing (node-zookeeper-client has no read timeout) or takes too long over a
+ * write (it may be cut off from the leader), and calls `atRisk` and then `gone` when `P`
+ * gets too old. `check()` does the same at once, for callers that cannot wait for a timer
+ * (an event loop blocked for seconds runs no timer, but must not then trust a lock).
  */
 export interface LivenessHooks {
-  /** Sends a cheap request; its answer comes back through `acked`. */
+  /** Sends a write that changes nothing; its answer comes back through `answered`. */
   heartbeat(): void;
-  /** The send time of the oldest request still unanswered, if any. */
-  oldestPending(): number | undefined;
-  /**
-   * The server has not answered for the read timeout: fail the requests sent before
-   * `sentBefore` (the client may never call them back) and reconnect.
-   */
+  /** The send time of the oldest request still unanswered (only writes: `writesOnly`), if any. */
+  oldestPending(writesOnly: boolean): number | undefined;
+  /** Leave this server: fail the requests sent before `sentBefore` (it may never answer them) and reconnect. */
   dropConnection(sentBefore: number): void;
-  /** From now on the server may expire the session within `margin`: stop trusting locks. */
-  atRisk(silentForMs: number): void;
-  /** After `atRisk`, an answer to a request sent recently enough: the session is safe again. */
+  /** From now on the leader may expire the session within `margin`: stop trusting locks. */
+  atRisk(unprovenForMs: number): void;
+  /** After `atRisk`, a fresh proof: the session is safe again (for grants from now on). */
   recovered(): void;
-  /** The server may have expired the session by now. */
-  gone(silentForMs: number): void;
+  /** The leader may have expired the session by now. */
+  gone(unprovenForMs: number): void;
 }
 
 export class SessionLiveness {
-  private lastAckSentAt: number;
+  private readonly evidence: QuorumEvidence;
+  private lastWriteSentAt = -Infinity;
   private connected = false;
   private tick: NodeJS.Timeout | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
 
-  /** `startedAt`: when the first connect was sent (no later than the server first heard of us). */
+  /** `startedAt`: when the first connect was sent (no later than the leader first heard of us). */
   constructor(
     private readonly timeoutMs: () => number,
     private readonly hooks: LivenessHooks,
     startedAt: number,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.lastAckSentAt = startedAt;
+    this.evidence = new QuorumEvidence(startedAt, () => this.pairGapMs);
   }
 
-  /** How far ahead of the server's possible expiry holders stop trusting their locks. */
+  /** How far ahead of the leader's possible expiry holders stop trusting their locks. */
   get marginMs(): number {
     return Math.round(this.timeoutMs() / 5);
   }
 
-  /** Longest wait for an answer before the connection is presumed dead (as ZooKeeper's Java client). */
+  /** Longest wait for any answer before the server is presumed dead (as ZooKeeper's Java client). */
   get readTimeoutMs(): number {
     return Math.round((this.timeoutMs() * 2) / 3);
   }
 
-  /** When locks stop being trusted, unless an answer comes first. */
+  /** Longest wait for a write: past it the server is presumed cut off from the leader. */
+  get writeTimeoutMs(): number {
+    return Math.round(this.timeoutMs() / 10);
+  }
+
+  /** How often a write goes out when nothing else is written (see the budget in the README). */
+  get heartbeatMs(): number {
+    return Math.round(this.timeoutMs() / 15);
+  }
+
+  /** Between two writes that prove a touch (`QuorumEvidence`): tickTime / 2 ≤ T / 4, plus slack. */
+  get pairGapMs(): number {
+    return Math.round((this.timeoutMs() * 3) / 10);
+  }
+
+  /** When locks stop being trusted, unless a new proof comes first. */
   get atRiskAt(): number {
-    return this.lastAckSentAt + this.timeoutMs() - this.marginMs;
+    return this.evidence.provenAt + this.timeoutMs() - this.marginMs;
   }
 
   get goneAt(): number {
-    return this.lastAckSentAt + this.timeoutMs();
+    return this.evidence.provenAt + this.timeoutMs();
+  }
+
+  /** A write went out at `sentAt`. */
+  writeSent(sentAt: number): void {
+    if (sentAt > this.lastWriteSentAt) this.lastWriteSentAt = sentAt;
   }
 
   /** A request sent at `sentAt` was answered (with a result or a ZooKeeper error). */
-  acked(sentAt: number): void {
-    if (sentAt <= this.lastAckSentAt) return;
-    this.lastAckSentAt = sentAt;
-    // Heard again on the same session, by a request recent enough to push the risk ahead.
-    if (this.phase === 'at-risk' && this.now() < this.atRiskAt) {
-      this.phase = 'trusted';
-      this.hooks.recovered();
-    }
+  answered(sentAt: number, write: boolean): void {
+    if (write && this.evidence.writeAnswered(sentAt, this.now())) this.proofMoved();
   }
 
   /**
-   * Connected (or reconnected) by an attempt started at `attemptStartedAt`: the server
-   * created or touched the session on a request sent after that, so it counts as an
-   * answer sent then. Without it, a first connect slower than the timeout would be
-   * counted as silence from before the session even existed.
+   * Connected (or reconnected) by an attempt started at `attemptStartedAt`: the leader
+   * touched the session on a request sent after that. Without counting it, a first connect
+   * slower than the timeout would be counted as silence from before the session existed.
    */
   onConnected(attemptStartedAt: number): void {
-    this.acked(attemptStartedAt);
     this.connected = true;
-    this.hooks.heartbeat(); // proves the session lives, and refreshes S at once
-    this.tick ??= setInterval(() => this.onTick(), Math.max(1, Math.round(this.timeoutMs() / 6)));
+    if (this.evidence.connected(attemptStartedAt)) this.proofMoved();
+    this.hooks.heartbeat(); // the first of a pair, at once
+    this.tick ??= setInterval(() => this.onTick(), Math.max(1, Math.round(this.timeoutMs() / 30)));
     this.armDeadline();
   }
 
   onDisconnected(): void {
     this.connected = false;
+  }
+
+  /** Whether locks can be trusted at this very moment; fires `atRisk`/`gone` now if due. */
+  check(): boolean {
+    if (this.phase !== 'gone') this.evaluate();
+    return this.phase === 'trusted';
   }
 
   stop(): void {
@@ -101,19 +123,31 @@ export class SessionLiveness {
     this.tick = this.deadline = undefined;
   }
 
+  private proofMoved(): void {
+    // Only a proof sent before the risk began brings trust back for new grants.
+    if (this.phase === 'at-risk' && this.now() < this.atRiskAt) {
+      this.phase = 'trusted';
+      this.hooks.recovered();
+      this.armDeadline(); // the timer was set for `goneAt`, later than the new at-risk time
+    }
+  }
+
   private onTick(): void {
     if (!this.connected) return;
     const now = this.now();
-    const oldest = this.hooks.oldestPending();
-    if (oldest !== undefined && now - oldest > this.readTimeoutMs) {
-      this.connected = false;
-      this.hooks.dropConnection(now - this.readTimeoutMs);
-      return;
-    }
-    if (oldest === undefined && now - this.lastAckSentAt >= this.timeoutMs() / 6) this.hooks.heartbeat();
+    const oldest = this.hooks.oldestPending(false);
+    if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);
+    const oldestWrite = this.hooks.oldestPending(true);
+    if (oldestWrite !== undefined && now - oldestWrite > this.writeTimeoutMs) return this.leave(now);
+    if (oldestWrite === undefined && now - this.lastWriteSentAt >= this.heartbeatMs) this.hooks.heartbeat();
   }
 
-  /** One timer, re-armed lazily: when it fires it first checks whether `S` moved on. */
+  private leave(sentBefore: number): void {
+    this.connected = false;
+    this.hooks.dropConnection(sentBefore);
+  }
+
+  /** One timer, re-armed lazily: when it fires it first checks whether the proof moved on. */
   private armDeadline(): void {
     clearTimeout(this.deadline);
     const at = this.phase === 'trusted' ? this.atRiskAt : this.goneAt;
@@ -121,17 +155,21 @@ export class SessionLiveness {
   }
 
   private onDeadline(): void {
+    this.evaluate();
+    if (this.phase !== 'gone') this.armDeadline();
+  }
+
+  private evaluate(): void {
     const now = this.now();
-    const silentFor = Math.round(now - this.lastAckSentAt);
+    const unproven = Math.round(now - this.evidence.provenAt);
     if (this.phase === 'trusted' && now >= this.atRiskAt) {
       this.phase = 'at-risk';
-      this.hooks.atRisk(silentFor);
-    } else if (this.phase === 'at-risk' && now >= this.goneAt) {
+      this.hooks.atRisk(unproven);
+    }
+    if (this.phase === 'at-risk' && now >= this.goneAt) {
       this.phase = 'gone';
       this.stop();
-      this.hooks.gone(silentFor);
-      return;
+      this.hooks.gone(unproven);
     }
-    this.armDeadline();
   }
 }

@@ -32,6 +32,16 @@ export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
 /** Without credentials nodes are open to all, as with any ZooKeeper client's default. */
 const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
 
+/**
+ * The heartbeat deletes a node that cannot exist (its parent does not): ZooKeeper still
+ * commits the failed delete through the leader and a quorum, as an error transaction, so
+ * its answer proves the leader took part, and it changes nothing.
+ */
+const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
+
+/** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
+const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat']);
+
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
   'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
@@ -53,7 +63,7 @@ export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
   private readonly client: zookeeper.Client;
   /** Requests awaiting an answer: how to fail each, and what and when it sent. */
-  private readonly inflight = new Map<(error: Error) => void, { op: string; path: string; sentAt: number }>();
+  private readonly inflight = new Map<(error: Error) => void, { op: string; path: string; sentAt: number; write: boolean }>();
   private readonly watchers = new Map<string, Set<ZkWatchListener>>();
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
@@ -113,6 +123,14 @@ export class ZkSession extends EventEmitter {
 
   get isLost(): boolean {
     return this.signal.aborted;
+  }
+
+  /**
+   * Whether locks of this session can be trusted at this very moment. Checks the clock
+   * now (a blocked event loop runs no timer), telling `onDistrust` listeners first if not.
+   */
+  checkTrust(): boolean {
+    return !this.isLost && this.liveness.check() && this.distrust === undefined;
   }
 
   /** The session timeout the server granted (the requested one until connected). */
@@ -219,6 +237,22 @@ export class ZkSession extends EventEmitter {
     return count;
   }
 
+  /**
+   * A write that changes nothing (the heartbeat's), answered once the leader committed it.
+   * Per-session FIFO order then makes every later read on this connection see each write
+   * of this session the leader accepted before it; and after a reconnect to another
+   * server, a write of ours still in flight from the old one can no longer be accepted
+   * (ZooKeeper refuses it as SESSION_MOVED). So a lookup sent after it sees for certain
+   * whether a create whose reply was lost happened.
+   */
+  async barrier(): Promise<void> {
+    try {
+      await this.call('heartbeat', HEARTBEAT_PATH, (cb) => this.client.remove(HEARTBEAT_PATH, -1, cb as never));
+    } catch (error) {
+      if (!(error instanceof ZkOperationError) || error.zkCode === 'CONNECTION_LOSS') throw error;
+    }
+  }
+
   async remove(path: string): Promise<void> {
     await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
   }
@@ -227,13 +261,13 @@ export class ZkSession extends EventEmitter {
    * Ends the session: with the server's agreement when connected (its ephemeral nodes go
    * at once), otherwise by dropping the client (they go when the server expires it).
    */
-  async close(): Promise<void> {
+  async close(why = 'closed'): Promise<void> {
     const closed = whenClientClosed(this.client);
     if (!isClientStopped(this.client)) {
       if (this.connected) this.client.close();
       else forceCloseClient(this.client);
     }
-    this.lose('closed');
+    this.lose(why, true);
     await closed;
   }
 
@@ -263,9 +297,13 @@ export class ZkSession extends EventEmitter {
   private onConnecting(): void {
     this.attemptStartedAt = performance.now();
     clearTimeout(this.attemptDeadline);
+    // Re-attaching a live session is a short exchange with the leader, and the session's
+    // proof ages meanwhile: give up on a server as fast as on a write. The first connect
+    // may have to wait for a busy ensemble to create the session: allow it longer.
+    const bound = this.sessionIdHex ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
     this.attemptDeadline = setTimeout(() => {
       if (!this.connected && !this.isLost) dropConnection(this.client);
-    }, this.liveness.readTimeoutMs);
+    }, bound);
   }
 
   private onConnected(): void {
@@ -285,11 +323,13 @@ export class ZkSession extends EventEmitter {
 
   private readonly livenessHooks: LivenessHooks = {
     heartbeat: () => {
-      if (this.connected) this.call('heartbeat', '/', (cb) => this.client.exists('/', cb as never)).catch(() => undefined);
+      if (this.connected) this.barrier().catch(() => undefined);
     },
-    oldestPending: () => {
+    oldestPending: (writesOnly) => {
       let oldest: number | undefined;
-      for (const { sentAt } of this.inflight.values()) if (oldest === undefined || sentAt < oldest) oldest = sentAt;
+      for (const { sentAt, write } of this.inflight.values()) {
+        if ((write || !writesOnly) && (oldest === undefined || sentAt < oldest)) oldest = sentAt;
+      }
       return oldest;
     },
     dropConnection: (sentBefore) => {
@@ -300,17 +340,17 @@ export class ZkSession extends EventEmitter {
       }
       dropConnection(this.client);
     },
-    atRisk: (silentForMs) => {
-      this.distrustAll(new ZkSessionLostError(this.sessionIdHex, `no answer from ZooKeeper for ${silentForMs} ms: the server may expire the session at any moment`));
-      this.emit('at-risk', silentForMs);
+    atRisk: (unprovenForMs) => {
+      this.distrustAll(new ZkSessionLostError(this.sessionIdHex, `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`));
+      this.emit('at-risk', unprovenForMs);
     },
     recovered: () => {
       this.distrust = undefined; // for grants from now on; earlier ones stay lost
     },
-    gone: (silentForMs) => this.lose(`no answer from ZooKeeper for ${silentForMs} ms, the whole session timeout: the server may have expired it`),
+    gone: (unprovenForMs) => this.lose(`no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`),
   };
 
-  private lose(why: string): void {
+  private lose(why: string, closing = false): void {
     if (this.isLost) return;
     this.liveness.stop();
     clearTimeout(this.attemptDeadline);
@@ -323,7 +363,8 @@ export class ZkSession extends EventEmitter {
     const watchers = [...this.watchers];
     this.watchers.clear();
     for (const [path, listeners] of watchers) for (const listener of listeners) listener({ type: 'SESSION_LOST', path });
-    if (why !== 'closed' && !isClientStopped(this.client)) forceCloseClient(this.client);
+    // close() has asked the server to end the session; otherwise drop the client.
+    if (!closing && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
   }
 
@@ -346,18 +387,20 @@ export class ZkSession extends EventEmitter {
   ): Promise<T> {
     this.throwIfLost();
     this.config.counter.count(op);
+    const write = WRITE_OPS.has(op);
     return new Promise<T>((resolve, reject) => {
       const sentAt = performance.now();
       const fail = (error: Error): void => {
         this.inflight.delete(fail);
         reject(error);
       };
-      this.inflight.set(fail, { op, path, sentAt });
+      this.inflight.set(fail, { op, path, sentAt, write });
+      if (write) this.liveness.writeSent(sentAt);
       invoke((error, ...results) => {
         if (!this.inflight.delete(fail)) return; // already rejected: the session was lost
         const zkCode = error ? zkErrorName(error) : undefined;
-        // Any answer from the server, success or a ZooKeeper error, proves it heard us.
-        if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') this.liveness.acked(sentAt);
+        // Any answer from the server, success or a ZooKeeper error, is an answer.
+        if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') this.liveness.answered(sentAt, write);
         if (!error) return resolve(results as T);
         if (zkCode === 'SESSION_EXPIRED') this.lose('expired by the server');
         reject(this.isLost ? this.signal.reason : new ZkOperationError(op, path, zkCode!, error));

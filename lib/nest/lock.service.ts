@@ -18,7 +18,7 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
 
   constructor(
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
-    @Inject(ZK_LOCK_RESOLVED_OPTIONS) options: ResolvedZkLockModuleOptions,
+    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions,
   ) {
     this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs);
     lockServiceRegistry.register(this);
@@ -70,9 +70,14 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
     await this.backend.cancelWaits();
   }
 
-  /** Releases held locks (other instances get them at once) and closes the session. */
+  /**
+   * Lets running `withLock` bodies finish (up to `shutdownGraceMs`), then releases held
+   * locks, aborting the signal of any still held first (other instances get them at once,
+   * not after the session timeout), and closes the session.
+   */
   async onApplicationShutdown(): Promise<void> {
     lockServiceRegistry.unregister(this);
+    await this.locker.drain(this.options.shutdownGraceMs);
     await this.backend.close();
   }
 }

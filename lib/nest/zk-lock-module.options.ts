@@ -13,22 +13,36 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
    * `LockLostError` and `LockClientClosedError` (shutting down) 503. Default `true`; other contexts always get the plain error.
    */
   readonly httpErrors?: boolean;
+  /**
+   * At application shutdown, how long `withLock` bodies and `@WithLock` methods still
+   * running may take to finish before their locks are released under them (their signal
+   * aborts with a `LockLostError` first, and the call rejects with it). Default 10 000 ms.
+   */
+  readonly shutdownGraceMs?: number;
 }
 
 export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions {
   readonly acquireTimeoutMs: number;
   readonly httpErrors: boolean;
+  readonly shutdownGraceMs: number;
 }
 
-const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true });
+const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true, shutdownGraceMs: 10_000 });
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
   const core = resolveZkLockOptions(options);
-  const { acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs, httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors } = options;
+  const {
+    acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs,
+    httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors,
+    shutdownGraceMs = ZK_LOCK_MODULE_DEFAULTS.shutdownGraceMs,
+  } = options;
   if (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
     throw new InvalidOptionError('acquireTimeoutMs', acquireTimeoutMs, 'a number of milliseconds >= 0 (Infinity = wait forever)');
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
-  return { ...core, acquireTimeoutMs, httpErrors };
+  if (typeof shutdownGraceMs !== 'number' || !Number.isSafeInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
+    throw new InvalidOptionError('shutdownGraceMs', shutdownGraceMs, 'a whole number of milliseconds >= 0');
+  }
+  return { ...core, acquireTimeoutMs, httpErrors, shutdownGraceMs };
 }

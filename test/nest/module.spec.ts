@@ -74,6 +74,7 @@ describe('ZkLockModule', () => {
         httpErrors: true,
         removeEmptyDirectories: true,
         emptyDirectoryGraceMs: 1000,
+        shutdownGraceMs: 10_000,
         credentials: undefined,
       });
     } finally {

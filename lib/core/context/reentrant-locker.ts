@@ -3,37 +3,45 @@ import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
+import { PendingWork } from '../util/pending-work.js';
+import { ChainHold } from './chain-hold.js';
 import { heldInScope, runHolding } from './lock-scope.storage.js';
-import { ReentrantHandle } from './reentrant.handle.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
  * everything `fn` starts (awaited calls, timers, promises) holds the lock: taking it again
  * there creates no node and does not wait; `write` held admits `read` (a downgrade);
  * `read` held refuses `write` at once. Calls started outside (another HTTP request, a
- * sibling `Promise.all` branch) exclude each other as two processes would.
+ * sibling `Promise.all` branch) exclude each other as two processes would. The lock is
+ * released when the last hold of the chain is: see `ChainHold`.
  */
 export class ReentrantLocker {
+  /** `withLock` bodies running now, so that shutdown can let them finish. */
+  private readonly bodies = new PendingWork();
+
   constructor(
     private readonly backend: LockBackend,
     private readonly defaultTimeoutMs: number,
   ) {}
 
-  /** Runs `fn` holding the lock and releases it when `fn` returns or throws. */
+  /**
+   * Runs `fn` holding the lock and releases it when `fn` returns or throws (and every
+   * nested hold `fn` started is released). Rejects with the `LockLostError` if the lock was
+   * lost while `fn` ran, even if `fn` returned: its work was not done under the lock.
+   */
   async withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
     const { mode } = this.check(name, options);
     const outer = heldInScope(name);
-    if (outer) return fn(this.nested(outer, mode));
+    if (outer) return this.runNested(this.nested(outer, mode), fn);
     const handle = await this.backend.acquire(name, this.withDefaults(options));
-    let result: T;
+    const hold = new ChainHold(handle);
+    const body = runHolding(name, hold, async () => fn(handle));
+    this.bodies.track(body.catch(() => undefined));
     try {
-      result = await runHolding(handle, () => fn(handle));
-    } catch (error) {
-      await handle.release().catch(() => undefined); // the caller's error matters more
-      throw error;
+      return await this.settle(handle, body);
+    } finally {
+      await hold.release().catch(() => undefined); // a failed release loses to the caller's result or error
     }
-    await handle.release();
-    return result;
   }
 
   /** A handle; reentrant (no node, no wait) if this call chain already holds the lock. */
@@ -52,7 +60,33 @@ export class ReentrantLocker {
 
   /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */
   held(name: string): LockHandle | undefined {
-    return heldInScope(name);
+    return heldInScope(name)?.handle;
+  }
+
+  /** Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all ended. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+    try {
+      return await Promise.race([this.bodies.drain().then(() => true), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async runNested<T>(handle: LockHandle, fn: (handle: LockHandle) => T | Promise<T>): Promise<T> {
+    try {
+      return await this.settle(handle, Promise.resolve().then(() => fn(handle)));
+    } finally {
+      await handle.release();
+    }
+  }
+
+  /** `body`'s result, unless the lock was lost meanwhile. */
+  private async settle<T>(handle: LockHandle, body: Promise<T>): Promise<T> {
+    const result = await body;
+    handle.assertHeld();
+    return result;
   }
 
   private check(name: string, options: AcquireOptions | undefined): { mode: LockMode } {
@@ -64,9 +98,10 @@ export class ReentrantLocker {
     return { ...options, timeoutMs: options?.timeoutMs ?? this.defaultTimeoutMs };
   }
 
-  private nested(outer: LockHandle, mode: LockMode): LockHandle {
-    if (outer.signal.aborted) throw outer.signal.reason; // a lost lock is not re-entered
-    if (outer.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.name);
-    return new ReentrantHandle(outer, mode);
+  private nested(outer: ChainHold, mode: LockMode): LockHandle {
+    const { signal } = outer.handle;
+    if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
+    if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.handle.name);
+    return outer.enter(mode);
   }
 }

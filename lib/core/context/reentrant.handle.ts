@@ -1,9 +1,10 @@
-import type { LockHandle } from '../recipe/lock-backend.interface.js';
+import { assertHeld, type LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 
 /**
  * What a nested acquire of a lock the call chain already holds returns: the outer grant's
- * token and signal, no node of its own, and a release that leaves the outer grant alone.
+ * token and signal, no node of its own, and a release that ends this hold only (the grant
+ * goes when its last hold is released, see `ChainHold`).
  */
 export class ReentrantHandle implements LockHandle {
   private done = false;
@@ -11,6 +12,7 @@ export class ReentrantHandle implements LockHandle {
   constructor(
     private readonly outer: LockHandle,
     readonly mode: LockMode,
+    private readonly onRelease: () => void,
   ) {}
 
   get name(): string {
@@ -29,8 +31,18 @@ export class ReentrantHandle implements LockHandle {
     return this.done || this.outer.released;
   }
 
+  isHeld(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
+  }
+
   async release(): Promise<void> {
+    if (this.done) return;
     this.done = true;
+    this.onRelease();
   }
 
   [Symbol.asyncDispose](): Promise<void> {

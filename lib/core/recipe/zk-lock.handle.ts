@@ -90,7 +90,7 @@ export class ZkLockHandle implements LockHandle {
    * released under a holder that did not release it (the client is closing).
    */
   revoke(reason: LockLostError): void {
-    if (this.lostReason) return;
+    if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
     this.lostReason = reason;
     this.lost?.abort(reason);
   }

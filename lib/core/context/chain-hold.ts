@@ -1,0 +1,41 @@
+import type { LockHandle } from '../recipe/lock-backend.interface.js';
+import type { LockMode } from '../recipe/lock-mode.js';
+import { ReentrantHandle } from './reentrant.handle.js';
+
+/**
+ * One grant as an async call chain holds it: the grant's handle, and the nested holds
+ * (reentrant acquires and `withLock` calls) taken under it. Like the hold count of
+ * Curator's `InterProcessMutex`, the lock goes only when the last hold is released: work
+ * the holder started but did not await, and that entered the lock again, keeps it held
+ * after the holder returns, so it never runs inside the critical section while another
+ * client is in it.
+ */
+export class ChainHold {
+  private nested = 0;
+  private outerDone = false;
+  private idle: (() => void) | undefined;
+
+  constructor(readonly handle: LockHandle) {}
+
+  /** Whether the chain still holds the lock: it can be entered again. */
+  get active(): boolean {
+    return !this.handle.released && (!this.outerDone || this.nested > 0);
+  }
+
+  /** A nested hold in `mode`; its `release()` must be called (withLock does it). */
+  enter(mode: LockMode): ReentrantHandle {
+    this.nested++;
+    return new ReentrantHandle(this.handle, mode, () => this.leave());
+  }
+
+  /** The holder is done: releases the grant once every nested hold is released too. */
+  async release(): Promise<void> {
+    this.outerDone = true;
+    if (this.nested > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await this.handle.release();
+  }
+
+  private leave(): void {
+    if (--this.nested === 0) this.idle?.();
+  }
+}

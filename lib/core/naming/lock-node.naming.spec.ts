@@ -77,9 +77,9 @@ describe('lock node naming (Kazoo format)', () => {
       }
     });
 
-    it('parses nodes written by other Kazoo-compatible clients (any prefix before the marker)', () => {
-      expect(parseLockNode('__lock__0000000001')).toEqual({ node: '__lock__0000000001', mode: 'write', sequence: 1 });
-      expect(parseLockNode('x__rlock__0000000002')).toEqual({ node: 'x__rlock__0000000002', mode: 'read', sequence: 2 });
+    it('parses a node written by Kazoo (uuid4().hex before the marker)', () => {
+      const node = `${'0123456789abcdef'.repeat(2)}__rlock__0000000002`;
+      expect(parseLockNode(node)).toEqual({ node, mode: 'read', sequence: 2 });
     });
 
     it.each([
@@ -94,6 +94,12 @@ describe('lock node naming (Kazoo format)', () => {
       ['another marker', `${GUID}__wlock__0000000001`],
       ['a single underscore marker', `${GUID}_lock_0000000001`],
       ['a Curator-style node', '_c_8b1b6c9e-lock-0000000001'],
+      ['a foreign node without a guid, which would jump the queue', '__lock__0000000000'],
+      ['a foreign node with a short prefix', 'x__lock__0000000000'],
+      ['a suffix shorter than ten digits', `${GUID}__lock__0`],
+      ['a suffix longer than ten digits', `${GUID}__lock__00000000001`],
+      ['an upper-case guid', `${GUID.toUpperCase()}__lock__0000000001`],
+      ['text before a valid node', `x${GUID}__lock__0000000001`],
     ])('returns null for %s', (_label, node) => {
       expect(parseLockNode(node)).toBeNull();
     });

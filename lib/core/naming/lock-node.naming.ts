@@ -10,7 +10,21 @@ import type { LockMode } from '../recipe/lock-mode.js';
 export const WRITE_MARKER = '__lock__';
 export const READ_MARKER = '__rlock__';
 
-const NODE_PATTERN = /(__lock__|__rlock__)(-?\d+)$/;
+/**
+ * The whole name, strictly: a 32-hex guid, the marker, and ZooKeeper's `%010d` rendering
+ * of the sequence (ten digits; a wrapped, negative counter renders as `-` and nine or ten
+ * digits). Anything else in the directory is not a lock node and never queues.
+ */
+const NODE_PATTERN = /^[0-9a-f]{32}(__lock__|__rlock__)(\d{10}|-\d{9,10})$/;
+
+/**
+ * ZooKeeper's sequence counter (the parent's `cversion`, a signed 32-bit int, raised by
+ * every child create and delete) stops at 2^31 - 1: later children repeat that suffix or
+ * wrap negative, and the queue order is lost. A node numbered from here on is never
+ * granted: the directory is retired (drained, deleted and created anew, which restarts the
+ * counter) about 16 million operations before the limit.
+ */
+export const RETIRE_SEQUENCE = 2 ** 31 - 2 ** 24;
 
 export interface ParsedLockNode {
   /** The child's name as ZooKeeper lists it. */

@@ -7,9 +7,9 @@ import type { ZkSession } from '../session/zk-session.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
-import { ensurePath, listChildren } from './lock-directory.js';
+import { ensurePath, listChildren, removeIfEmpty } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
-import { findByPrefix, positionOf } from './lock-queue.js';
+import { nodesWithPrefix, positionOf } from './lock-queue.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
 import type { NodeReaper } from './node-reaper.js';
 
@@ -96,9 +96,11 @@ export class LockAcquisition {
       ({ node, listing } = await this.createNode(session, prefix));
       for (;;) {
         listing ??= (await this.retrying(session, () => listChildren(session, this.req.dir))) ?? EMPTY_LISTING;
+        node = this.keepOne(session, prefix, node, listing.children);
         const position = positionOf(listing.children, node);
         // Missing: our node was deleted under a live session (by hand): queue again.
         if (position.kind === 'missing') return RESTART;
+        if (position.kind === 'retire') return await this.retire(session, prefix, node);
         if (position.kind === 'holding') {
           granted = true;
           return { session, node, fencingToken: listing.stat.pzxid };
@@ -140,10 +142,44 @@ export class LockAcquisition {
         }
         if (!isZkCode(error, 'CONNECTION_LOSS')) throw error;
         await session.whenConnected(this.stop.signal);
+        // The barrier first: the server we reconnected to may lag behind the leader, and
+        // would hide a create that did happen; we would then queue a second node behind it.
+        await this.retrying(session, () => session.barrier());
         const listing = await this.retrying(session, () => listChildren(session, this.req.dir));
-        const found = findByPrefix(listing?.children ?? [], prefix);
+        const [found] = nodesWithPrefix(listing?.children ?? [], prefix);
         if (found) return { node: found };
       }
+    }
+  }
+
+  /**
+   * Every child carrying this attempt's guid is ours: the lowest is the one we queue with,
+   * any other is deleted at once (never waited on). The barrier before each lookup makes
+   * extras all but impossible; this keeps them harmless if one appears anyway.
+   */
+  private keepOne(session: ZkSession, prefix: string, node: string, children: readonly string[]): string {
+    const ours = nodesWithPrefix(children, prefix);
+    if (ours.length <= 1) return node;
+    for (const extra of ours.slice(1)) void this.ctx.reaper.remove(session, this.req.dir, { node: extra, prefix });
+    return ours[0];
+  }
+
+  /**
+   * The directory's sequence counter is about to run out (see `RETIRE_SEQUENCE`): our
+   * node goes, we wait until the queue ahead drains (every client of this library
+   * withdraws the same way, so it does), delete the directory and queue again in a new
+   * one, whose counter starts at 0. Never granted meanwhile.
+   */
+  private async retire(session: ZkSession, prefix: string, node: string): Promise<null | typeof RESTART> {
+    await this.ctx.reaper.remove(session, this.req.dir, { node, prefix });
+    for (;;) {
+      const children = (await this.retrying(session, () => listChildren(session, this.req.dir)))?.children ?? [];
+      if (children.length === 0) {
+        await this.stop.race(removeIfEmpty(session, this.req.dir));
+        return RESTART;
+      }
+      if (this.req.timeoutMs === 0) return null;
+      await this.waitForRemoval(session, `${this.req.dir}/${children[0]}`);
     }
   }
 

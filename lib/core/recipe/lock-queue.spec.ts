@@ -1,5 +1,6 @@
 import { lockNodePrefix } from '../naming/lock-node.naming.js';
-import { blockerAt, findByPrefix, orderQueue, positionOf } from './lock-queue.js';
+import { RETIRE_SEQUENCE } from '../naming/lock-node.naming.js';
+import { blockerAt, nodesWithPrefix, orderQueue, positionOf } from './lock-queue.js';
 import type { LockMode } from './lock-mode.js';
 
 /** ZooKeeper's `%010d` rendering of a sequence number. */
@@ -41,10 +42,8 @@ describe('lock queue', () => {
       expect(orderQueue([writer, reader]).map((e) => e.node)).toEqual([reader, writer]);
     });
 
-    it('compares unpadded suffixes numerically too ("9" before "10")', () => {
-      const ten = `${guidOf('1')}__lock__10`;
-      const nine = `${guidOf('1')}__lock__9`;
-      expect(orderQueue([ten, nine]).map((e) => e.sequence)).toEqual([9, 10]);
+    it('does not queue unpadded suffixes: ZooKeeper always writes ten digits, so such a node is foreign', () => {
+      expect(orderQueue([`${guidOf('1')}__lock__10`, `${guidOf('1')}__lock__9`])).toEqual([]);
     });
 
     it('orders negative (wrapped) sequences numerically', () => {
@@ -76,10 +75,10 @@ describe('lock queue', () => {
       ]);
     });
 
-    it('breaks equal sequences by name, whatever the input order', () => {
-      const a = lockNode('write', 5, guidOf('1'));
-      const b = lockNode('write', 5, guidOf('2'));
-      expect(orderQueue([b, a]).map((e) => e.node)).toEqual([a, b]);
+    it('never breaks equal sequences by name: ties keep the listing order', () => {
+      const a = lockNode('write', 2147483647, guidOf('1'));
+      const b = lockNode('write', 2147483647, guidOf('2'));
+      expect(orderQueue([b, a]).map((e) => e.node)).toEqual([b, a]);
       expect(orderQueue([a, b]).map((e) => e.node)).toEqual([a, b]);
     });
 
@@ -184,30 +183,60 @@ describe('lock queue', () => {
     });
   });
 
-  describe('findByPrefix', () => {
+  describe('the counter limit', () => {
+    it('never grants a node that shares its sequence (the counter stopped at 2^31 - 1), whichever sorts first', () => {
+      const holder = lockNode('write', 2147483647, guidOf('f'));
+      const newcomer = lockNode('write', 2147483647, guidOf('0'));
+      for (const children of [[holder, newcomer], [newcomer, holder]]) {
+        expect(positionOf(children, newcomer)).toEqual({ kind: 'retire' });
+        expect(positionOf(children, holder)).toEqual({ kind: 'retire' });
+      }
+    });
+
+    it('never grants a node with a wrapped, negative sequence, though it sorts first', () => {
+      const holder = lockNode('write', 2147483000, guidOf('f'));
+      const wrapped = lockNode('write', -2147483648, guidOf('0'));
+      expect(orderQueue([holder, wrapped]).map((e) => e.node)).toEqual([wrapped, holder]);
+      expect(positionOf([holder, wrapped], wrapped)).toEqual({ kind: 'retire' });
+    });
+
+    it('retires nodes numbered from RETIRE_SEQUENCE on, and keeps granting those below it in order', () => {
+      const last = lockNode('write', RETIRE_SEQUENCE - 1, guidOf('f'));
+      const first = lockNode('write', RETIRE_SEQUENCE, guidOf('0'));
+      expect(positionOf([first, last], last)).toEqual({ kind: 'holding' });
+      expect(positionOf([first, last], first)).toEqual({ kind: 'retire' });
+    });
+  });
+
+  describe('nodesWithPrefix', () => {
     const g1 = guidOf('1');
     const g2 = guidOf('2');
     const children = [lockNode('write', 1, g1), 'lease_holder', lockNode('read', 2, g2), lockNode('write', 3, guidOf('3'))];
 
     it('finds the node carrying the guid and marker', () => {
-      expect(findByPrefix(children, lockNodePrefix(g2, 'read'))).toBe(lockNode('read', 2, g2));
-      expect(findByPrefix(children, lockNodePrefix(g1, 'write'))).toBe(lockNode('write', 1, g1));
+      expect(nodesWithPrefix(children, lockNodePrefix(g2, 'read'))).toEqual([lockNode('read', 2, g2)]);
+      expect(nodesWithPrefix(children, lockNodePrefix(g1, 'write'))).toEqual([lockNode('write', 1, g1)]);
+    });
+
+    it('finds every node carrying the guid (a create repeated after a lost reply), lowest first', () => {
+      const extra = lockNode('write', 7, g1);
+      expect(nodesWithPrefix([extra, ...children], lockNodePrefix(g1, 'write'))).toEqual([lockNode('write', 1, g1), extra]);
     });
 
     it('does not match the same guid in the other mode', () => {
-      expect(findByPrefix(children, lockNodePrefix(g2, 'write'))).toBeUndefined();
-      expect(findByPrefix(children, lockNodePrefix(g1, 'read'))).toBeUndefined();
+      expect(nodesWithPrefix(children, lockNodePrefix(g2, 'write'))).toEqual([]);
+      expect(nodesWithPrefix(children, lockNodePrefix(g1, 'read'))).toEqual([]);
     });
 
-    it('returns undefined when no child carries the guid', () => {
-      expect(findByPrefix(children, lockNodePrefix(guidOf('9'), 'write'))).toBeUndefined();
-      expect(findByPrefix([], lockNodePrefix(g1, 'write'))).toBeUndefined();
+    it('returns nothing when no child carries the guid', () => {
+      expect(nodesWithPrefix(children, lockNodePrefix(guidOf('9'), 'write'))).toEqual([]);
+      expect(nodesWithPrefix([], lockNodePrefix(g1, 'write'))).toEqual([]);
     });
 
     it('ignores a child that starts with the prefix but is not a lock node', () => {
       const prefix = lockNodePrefix(g1, 'write');
-      expect(findByPrefix([prefix, `${prefix}oops`], prefix)).toBeUndefined();
-      expect(findByPrefix([prefix, `${prefix}oops`, `${prefix}0000000007`], prefix)).toBe(`${prefix}0000000007`);
+      expect(nodesWithPrefix([prefix, `${prefix}oops`], prefix)).toEqual([]);
+      expect(nodesWithPrefix([prefix, `${prefix}oops`, `${prefix}0000000007`], prefix)).toEqual([`${prefix}0000000007`]);
     });
   });
 });

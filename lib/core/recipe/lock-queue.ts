@@ -1,18 +1,22 @@
-import { parseLockNode, type ParsedLockNode } from '../naming/lock-node.naming.js';
+import { parseLockNode, RETIRE_SEQUENCE, type ParsedLockNode } from '../naming/lock-node.naming.js';
 
 /**
  * The pure part of the recipe: given a lock directory's children, who holds, who waits
  * and whom each waiter must watch. Kept free of I/O so it can be unit-tested exhaustively.
  */
 
-/** Lock nodes among `children`, in queue order (sequence as a number; name breaks ties). */
+/**
+ * Lock nodes among `children`, in queue order: by sequence as a number. Equal sequences
+ * (only past the counter's limit) keep the listing's order; they carry no order at all,
+ * which is why `positionOf` never grants a node that shares its number.
+ */
 export function orderQueue(children: readonly string[]): ParsedLockNode[] {
   const queue: ParsedLockNode[] = [];
   for (const child of children) {
     const parsed = parseLockNode(child);
     if (parsed) queue.push(parsed);
   }
-  return queue.sort((a, b) => a.sequence - b.sequence || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+  return queue.sort((a, b) => a.sequence - b.sequence);
 }
 
 /**
@@ -29,18 +33,27 @@ export function blockerAt(queue: readonly ParsedLockNode[], index: number): Pars
 export type QueuePosition =
   | { readonly kind: 'missing' }
   | { readonly kind: 'holding' }
-  | { readonly kind: 'waiting'; readonly blocker: ParsedLockNode };
+  | { readonly kind: 'waiting'; readonly blocker: ParsedLockNode }
+  /** Numbered where the directory's counter no longer orders nodes: never granted. */
+  | { readonly kind: 'retire' };
 
-/** Where `node` stands in `children`: absent, holding, or waiting behind one node. */
+/** Where `node` stands in `children`: absent, holding, waiting behind one node, or past the counter's safe range. */
 export function positionOf(children: readonly string[], node: string): QueuePosition {
   const queue = orderQueue(children);
   const index = queue.findIndex((entry) => entry.node === node);
   if (index < 0) return { kind: 'missing' };
+  if (!inSafeRange(queue, index)) return { kind: 'retire' };
   const blocker = blockerAt(queue, index);
   return blocker ? { kind: 'waiting', blocker } : { kind: 'holding' };
 }
 
-/** The child whose name starts with `prefix` (guid + marker), if the create reached the server. */
-export function findByPrefix(children: readonly string[], prefix: string): string | undefined {
-  return children.find((child) => child.startsWith(prefix) && parseLockNode(child) !== null);
+/** Lock nodes whose name starts with `prefix` (guid + marker), lowest sequence first. */
+export function nodesWithPrefix(children: readonly string[], prefix: string): string[] {
+  return orderQueue(children.filter((child) => child.startsWith(prefix))).map((entry) => entry.node);
+}
+
+function inSafeRange(queue: readonly ParsedLockNode[], index: number): boolean {
+  const { sequence } = queue[index];
+  if (sequence < 0 || sequence >= RETIRE_SEQUENCE) return false;
+  return queue[index - 1]?.sequence !== sequence && queue[index + 1]?.sequence !== sequence;
 }

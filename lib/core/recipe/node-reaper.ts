@@ -3,9 +3,9 @@ import { PendingWork } from '../util/pending-work.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
 import { listChildren } from './lock-directory.js';
-import { findByPrefix } from './lock-queue.js';
+import { nodesWithPrefix } from './lock-queue.js';
 
-/** Which node to delete: its name when known, else the guid prefix its create carried. */
+/** Which node to delete: its name when known, else every node the guid prefix of its create names. */
 export interface ReapTarget {
   readonly node?: string;
   readonly prefix: string;
@@ -14,8 +14,12 @@ export interface ReapTarget {
 /**
  * Guaranteed deletes of our own lock nodes: a node we created must go, also when the
  * delete meets a connection loss (Kazoo #732 leaks it) and when the create's reply never
- * arrived (the node is then found by its guid). Stops when the session is lost, since the
- * node dies with it. The directory is left to the `DirectorySweeper`.
+ * arrived (the node is then found by its guid, after a barrier so that a server lagging
+ * behind the leader cannot hide it). A delete the server refuses for any other reason
+ * (say, an operator changed the directory's ACL) would leave the node, and the lock held,
+ * for the session's life: the session is ended instead, which deletes every node it owns.
+ * Stops when the session is lost, since the node dies with it. The directory is left to
+ * the `DirectorySweeper`.
  */
 export class NodeReaper {
   private readonly work = new PendingWork();
@@ -39,23 +43,31 @@ export class NodeReaper {
         return;
       } catch (error) {
         if (session.isLost) return;
-        if (!isZkCode(error, 'CONNECTION_LOSS')) throw error;
+        if (!isZkCode(error, 'CONNECTION_LOSS')) return this.endSession(session, dir, error);
         await session.whenConnected().catch(() => undefined);
       }
     }
   }
 
   private async removeOnce(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
-    const node = target.node ?? findByPrefix((await listChildren(session, dir))?.children ?? [], target.prefix);
-    if (node === undefined) return;
-    const removed = session.remove(`${dir}/${node}`);
+    const nodes = target.node !== undefined ? [target.node] : await this.lookUp(session, dir, target.prefix);
+    if (nodes.length === 0) return;
+    const removed = nodes.map((node) => session.remove(`${dir}/${node}`).catch((error: unknown) => {
+      if (!isZkCode(error, 'NO_NODE')) throw error;
+    }));
     // Per-session FIFO order: a directory delete sent from now on sees ours done.
     const swept = this.sweeper.released(session, dir);
-    try {
-      await removed;
-    } catch (error) {
-      if (!isZkCode(error, 'NO_NODE')) throw error;
-    }
+    await Promise.all(removed);
     await swept;
+  }
+
+  private async lookUp(session: ZkSession, dir: string, prefix: string): Promise<string[]> {
+    await session.barrier();
+    return nodesWithPrefix((await listChildren(session, dir))?.children ?? [], prefix);
+  }
+
+  private async endSession(session: ZkSession, dir: string, error: unknown): Promise<void> {
+    const code = (error as { zkCode?: string }).zkCode ?? String(error);
+    await session.close(`a lock node in ${dir} could not be deleted (${code}), so the session was ended to free it`);
   }
 }

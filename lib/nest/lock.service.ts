@@ -42,6 +42,14 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
     return this.locker.withLock(name, fn, options);
   }
 
+  /**
+   * Runs `fn` as the holder of `handle` (from `acquire`), so that taking the same lock
+   * inside is reentrant instead of waiting for itself; `handle` stays held afterwards.
+   */
+  runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
+    return this.locker.runHolding(handle, fn);
+  }
+
   /** Holders and waiters of a lock, in queue order, with the identity each one wrote. */
   contenders(name: string): Promise<LockContender[]> {
     return this.backend.contenders(name);

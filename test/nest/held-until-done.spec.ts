@@ -4,8 +4,8 @@ import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitte
 import { Test } from '@nestjs/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockLostError, LockService, ReentrantLocker, WithLock, ZkLockModule, type ZkLockModuleOptions } from '../../lib/index';
-import { LockFixture } from '../support/lock-fixture';
+import { LockLostError, LockService, LockTimeoutError, ReentrantLocker, WithLock, ZkLockModule, type ZkLockHandle, type ZkLockModuleOptions } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
@@ -62,6 +62,21 @@ describe('a lock outlives every hold taken under it', () => {
     expect(section.most).toBe(1);
     await lock.release();
     expect(await fx.nodes('report')).toBeNull();
+  });
+
+  it('core: code run with runHolding(handle) after acquire() re-enters instead of waiting for itself', async () => {
+    const [a] = await fx.many(1);
+    const locker = new ReentrantLocker(a, 10_000);
+    const lock = await locker.acquire('acquired');
+    // acquire() alone cannot make the caller's later code the holder: it would wait for itself.
+    await expect(locker.withLock('acquired', () => 'inside', { timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+    const inside = await locker.runHolding(lock, () =>
+      locker.withLock('acquired', async (nested) => ({ token: nested.fencingToken, nodes: await fx.nodes('acquired') })),
+    );
+    expect(inside).toEqual({ token: lock.fencingToken, nodes: [nodeOf(lock as ZkLockHandle)] });
+    expect(lock.released).toBe(false); // runHolding leaves the grant to its owner
+    await lock.release();
+    expect(await fx.nodes('acquired')).toBeNull();
   });
 
   it('core: once every hold is released, work started later takes the lock for itself', async () => {

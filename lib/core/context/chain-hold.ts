@@ -30,9 +30,14 @@ export class ChainHold {
 
   /** The holder is done: releases the grant once every nested hold is released too. */
   async release(): Promise<void> {
+    await this.settle();
+    await this.handle.release();
+  }
+
+  /** The holder is done: resolves once every nested hold is released (the grant stays). */
+  async settle(): Promise<void> {
     this.outerDone = true;
     if (this.nested > 0) await new Promise<void>((resolve) => (this.idle = resolve));
-    await this.handle.release();
   }
 
   private leave(): void {

@@ -44,6 +44,23 @@ export class ReentrantLocker {
     }
   }
 
+  /**
+   * Runs `fn` as the holder of `handle` (from `acquire`): inside it, taking the same lock
+   * again is reentrant. `acquire()` cannot make the code after it the holder by itself:
+   * an async function cannot change its caller's async context without also changing it
+   * for everything else its caller started (a sibling `Promise.all` branch would then
+   * join the lock). Resolves with `fn`'s result once every nested hold `fn` started is
+   * released; `handle` stays held: release it yourself.
+   */
+  async runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
+    const hold = new ChainHold(handle);
+    try {
+      return await this.settle(handle, runHolding(handle.name, hold, async () => fn()));
+    } finally {
+      await hold.settle();
+    }
+  }
+
   /** A handle; reentrant (no node, no wait) if this call chain already holds the lock. */
   async acquire(name: string, options?: AcquireOptions): Promise<LockHandle> {
     const { mode } = this.check(name, options);

@@ -43,7 +43,7 @@ type Listing = NonNullable<Awaited<ReturnType<typeof listChildren>>>;
 const EMPTY_LISTING: Listing = { children: [], stat: { pzxid: 0n, czxid: 0n } };
 
 /**
- * One call to acquire a lock: the ZooKeeper recipe (seed 002, the ZooKeeper recipes page)
+ * One call to acquire a lock: the ZooKeeper recipe (the ZooKeeper recipes page)
  * with the recoveries the mature clients learned. Resolves with a grant, `null` when
  * `timeoutMs` is 0 and the lock is taken, or rejects with the reason it stopped
  * (`LockTimeoutError`, `LockAbortedError`, `LockClientClosedError`); in every failure the

@@ -18,11 +18,11 @@ export const READ_MARKER = '__rlock__';
 const NODE_PATTERN = /^[0-9a-f]{32}(__lock__|__rlock__)(\d{10}|-\d{9,10})$/;
 
 /**
- * ZooKeeper's sequence counter (the parent's `cversion`, a signed 32-bit int, raised by
- * every child create and delete) stops at 2^31 - 1: later children repeat that suffix or
+ * ZooKeeper's sequence counter (the parent's stored `cversion`, a signed 32-bit int
+ * raised by every child create) stops at 2^31 - 1: later children repeat that suffix or
  * wrap negative, and the queue order is lost. A node numbered from here on is never
  * granted: the directory is retired (drained, deleted and created anew, which restarts the
- * counter) about 16 million operations before the limit.
+ * counter) about 16 million creates before the limit.
  */
 export const RETIRE_SEQUENCE = 2 ** 31 - 2 ** 24;
 

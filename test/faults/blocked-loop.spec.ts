@@ -21,13 +21,16 @@ describe('a holder whose event loop was blocked past its session', () => {
   afterAll(() => fx.cleanup());
 
   it('reads signal.aborted === true at once, and isHeld() false, before any timer has run', async () => {
-    const [holder, next] = await fx.many(2);
+    // The holder's session is short; everything else in this (blocked) process keeps a
+    // 4 s session, which outlives the block.
+    const holder = await fx.backend({ sessionTimeoutMs: 1000 });
+    const next = await fx.backend();
     const held = await holder.acquire('blocked');
     const waiting = next.acquire('blocked', { timeoutMs: 30_000 });
     await fx.queued('blocked', 2);
     expect(held.signal.aborted).toBe(false);
 
-    blockFor(holder.client.session.timeoutMs + 1500); // the server expires the session meanwhile
+    blockFor(holder.client.session.timeoutMs + 800); // the server expires the holder's session meanwhile
     // Still in the same synchronous run: no timer has fired, no byte has been read.
     const abortedAtOnce = held.signal.aborted;
     const heldAtOnce = held.isHeld();

@@ -10,8 +10,15 @@ import { zookeeperClasspath } from './zk-install';
 
 export interface ZkServerConfig {
   tickTime?: number;
+  /** Ticks a follower may lag (or stay silent) before leader and follower give up on each other; default 10. */
+  syncLimit?: number;
+  /** Ticks a follower may take to connect and sync to a new leader; default 20. */
+  initLimit?: number;
   forceSync?: boolean;
-  /** For ensembles: this server's id and the `server.N=` lines shared by all. */
+  /**
+   * For ensembles: this server's id and its `server.N=` lines, usually shared by all; a
+   * server may get lines of its own that name proxies in place of its peers.
+   */
   myid?: number;
   peers?: string[];
   dataDir?: string;
@@ -108,7 +115,7 @@ export class ZkServer {
   }
 
   private writeConfig(): string {
-    const { tickTime = 200, forceSync = false, myid, peers } = this.config;
+    const { tickTime = 200, syncLimit = 10, initLimit = 20, forceSync = false, myid, peers } = this.config;
     const data = join(this.dataDir, 'data');
     mkdirSync(data, { recursive: true });
     const lines = [
@@ -116,8 +123,8 @@ export class ZkServer {
       `dataDir=${data}`,
       `clientPort=${this.port}`,
       'clientPortAddress=127.0.0.1',
-      'initLimit=20',
-      'syncLimit=10',
+      `initLimit=${initLimit}`,
+      `syncLimit=${syncLimit}`,
       'maxClientCnxns=0',
       'admin.enableServer=false',
       '4lw.commands.whitelist=srvr,mntr,ruok,stat,cons,wchs,wchc,dump',

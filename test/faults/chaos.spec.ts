@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait-for';
 import { WorkerProcess } from '../support/worker-process';
 import { uniqueRoot } from '../support/zk-test-env';
 import { expireSession } from '../support/zookeeper/expire-session';
-import { ZkEnsemble } from '../support/zookeeper/zk-ensemble';
+import { PartitionableEnsemble } from '../support/zookeeper/partitionable-ensemble';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 /*
@@ -142,7 +142,7 @@ class LogState {
 }
 
 describe('chaos: processes, sessions, networks and servers failing under a shared lock', () => {
-  let ensemble: ZkEnsemble;
+  let ensemble: PartitionableEnsemble;
   let dir: string;
   let logPath: string;
   let counterPath: string;
@@ -152,7 +152,7 @@ describe('chaos: processes, sessions, networks and servers failing under a share
   let keepFiles = process.env.CHAOS_KEEP === '1'; // and always when an invariant breaks
 
   beforeAll(async () => {
-    ensemble = await ZkEnsemble.start(3, TICK_MS);
+    ensemble = await PartitionableEnsemble.start({ tickTime: TICK_MS });
     dir = mkdtempSync(join(tmpdir(), 'zk-lock-chaos-'));
     logPath = join(dir, 'log');
     counterPath = join(dir, 'counter');
@@ -270,7 +270,7 @@ describe('chaos: processes, sessions, networks and servers failing under a share
               },
               { timeoutMs: 8000, intervalMs: 5, what: `${proc} to be cut off and outside any section` },
             ).catch(() => false);
-            if (quiet) await step(`expire ${proc}'s session`, expireSession(ensemble.connectionString, credentials), 15_000);
+            if (quiet) await step(`expire ${proc}'s session`, expireSession(ensemble.connectionString, credentials, 10_000, { blockEventLoop: false }), 15_000);
             await step(`reconnect ${proc}`, Promise.all(w.proxies.map((p) => p.start())), 5000);
             return quiet ? `expired the session of ${proc}` : `expire of ${proc} skipped: not quiet within 8 s`;
           },
@@ -317,6 +317,25 @@ describe('chaos: processes, sessions, networks and servers failing under a share
             // Let the section end (abandoned, if the signal did its job) before the next fault.
             await waitFor(() => state.update().inside.get(proc)?.section !== entered, { timeoutMs: ASKED_LONG_MS, what: `${entered} to end` });
             return `partitioned ${proc} for ${ms} ms inside ${entered}, which ended with ${state.endings.get(entered) ?? '?'}`;
+          },
+        };
+      },
+      // A server cut off from its peers, not from its clients: it answers reads from its
+      // own copy for syncLimit × tickTime while the others go on (and may expire sessions).
+      isolate: () => {
+        const cutMs = rng.int(500, 4000);
+        const atLeader = rng.int(0, 1) === 1;
+        const other = rng.int(0, 2);
+        return {
+          estimateMs: cutMs + 3000,
+          async run() {
+            const leader = await step('find the leader', ensemble.leader(10_000), 12_000);
+            const target = atLeader ? leader : other;
+            ensemble.isolate(target);
+            await sleep(cutMs);
+            ensemble.heal(target);
+            await step(`server ${target + 1} serves again`, ensemble.servers[target].waitServing(20_000), 22_000);
+            return `isolated server ${target + 1}${target === leader ? ' (the leader)' : ''} from its peers for ${cutMs} ms`;
           },
         };
       },

@@ -1,4 +1,15 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+
+type Outcome = { stdout?: string; stderr?: string; status: number | null; error?: Error };
+
+/** spawnSync's outcome, without blocking the event loop. */
+function spawnAsync(command: string, args: string[], options: { encoding: 'utf8'; timeout: number }): Promise<Outcome> {
+  return new Promise((resolve) =>
+    execFile(command, args, options, (error, stdout, stderr) =>
+      resolve({ stdout, stderr, status: error ? ((error as { code?: number }).code ?? 1) : 0, error: error && !stdout ? error : undefined }),
+    ),
+  );
+}
 
 /**
  * Expires a live session on purpose: the server is asked to close it from a second
@@ -21,11 +32,18 @@ export async function expireSession(
   connectionString: string,
   credentials: { sessionId: Buffer; sessionPassword: Buffer },
   timeoutMs = 10_000,
+  options: { blockEventLoop?: boolean } = {},
 ): Promise<void> {
   const until = Date.now() + timeoutMs;
   const servers = connectionString.split('/')[0].split(',');
+  // Blocking is what keeps a victim in this process from reconnecting; but when this
+  // process also carries the servers' own traffic (PartitionableEnsemble's peer proxies),
+  // a blocked loop would keep the close from ever being committed: pass blockEventLoop:
+  // false then (the victims must be in other processes, cut off by the caller).
+  const run = (command: string, args: string[], opts: { encoding: 'utf8'; timeout: number }): Promise<Outcome> | Outcome =>
+    options.blockEventLoop === false ? spawnAsync(command, args, opts) : spawnSync(command, args, opts);
   for (let attempt = 1; ; attempt++) {
-    const child = spawnSync(
+    const child = await run(
       process.execPath,
       ['-e', ATTACH_AND_CLOSE, servers.join(','), credentials.sessionId.toString('hex'), credentials.sessionPassword.toString('hex')],
       { encoding: 'utf8', timeout: Math.max(until - Date.now(), 1000) },

@@ -101,6 +101,17 @@ export class PartitionableEnsemble {
     this.mesh.partition(this.isolated);
   }
 
+  /** Kills server i (a crash). */
+  kill(i: number): Promise<void> {
+    return this.servers[i].stop('SIGKILL');
+  }
+
+  /** Starts server i again on its port and data, and waits until it serves. */
+  async restart(i: number): Promise<void> {
+    await this.servers[i].start(false);
+    await this.servers[i].waitServing();
+  }
+
   /** Peer bytes and connections that reached or left server i through the proxies so far. */
   peerTraffic(i: number): PeerTraffic {
     return this.mesh.traffic(i);

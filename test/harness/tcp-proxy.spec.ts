@@ -208,4 +208,15 @@ describe('TcpProxy (faults between a client and the real ZooKeeper)', () => {
     expect(raw.client.getSessionId().equals(sessionId)).toBe(true);
     expect((await statOf(raw.client, `${root}/${orphans[0]}`))?.ephemeralOwner.equals(sessionId)).toBe(true);
   });
+
+  it('cutAfterSent(create): the create reaches the server, the link is cut before any answer, the server still creates it', async () => {
+    const cut = proxy.cutAfterSent(ZK_OP.create, 50);
+    const created = outcome((done) =>
+      raw.client.create(`${root}/sent-`, Buffer.from('x'), CreateMode.EPHEMERAL_SEQUENTIAL, done),
+    );
+    await cut;
+    expect(await created.code).toBe(Exception.CONNECTION_LOSS);
+    await waitFor(async () => ((await inspector.children(root)) ?? []).some((name) => name.startsWith('sent-')), { what: 'the node the cut create made' });
+  });
 });
+

@@ -37,7 +37,8 @@ export class TcpProxy {
   private server: Server | undefined;
   private holes = false;
   private cutOp: number | undefined;
-  private cutWhen: 'before' | 'after' = 'after';
+  private cutWhen: 'before' | 'after' | 'sent' = 'after';
+  private cutDelayMs = 0;
   private onCut: (() => void) | undefined;
   private holding = false;
   /**
@@ -109,12 +110,24 @@ export class TcpProxy {
     return this.cut(op, 'after');
   }
 
+  /**
+   * Resolves when the next request with op code `op` has been handed on to the server and
+   * the link closed `afterMs` later (long enough for the server to pass the request on:
+   * ZooKeeper drops requests whose connection is already gone), whether or not it answered
+   * meanwhile (its answer is not passed on): it acts on the request, the client never hears
+   * of it.
+   */
+  cutAfterSent(op: number, afterMs = 50): Promise<void> {
+    this.cutDelayMs = afterMs;
+    return this.cut(op, 'sent');
+  }
+
   /** Resolves when the next request with op code `op` has been dropped, unsent, with the link. */
   cutBefore(op: number): Promise<void> {
     return this.cut(op, 'before');
   }
 
-  private cut(op: number, when: 'before' | 'after'): Promise<void> {
+  private cut(op: number, when: 'before' | 'after' | 'sent'): Promise<void> {
     this.cutOp = op;
     this.cutWhen = when;
     return new Promise((resolve) => (this.onCut = resolve));
@@ -163,6 +176,16 @@ export class TcpProxy {
         return;
       }
       link.server.write(frame);
+      if (op !== undefined && op === this.cutOp && this.cutWhen === 'sent') {
+        this.cutOp = undefined;
+        link.client.pause();
+        link.server.removeAllListeners('data');
+        setTimeout(() => {
+          this.close(link);
+          this.onCut?.();
+        }, this.cutDelayMs);
+        return;
+      }
       if (op !== undefined && op === this.cutOp) {
         this.cutOp = undefined;
         // The request reaches the server; once the server answers (so it has acted on it),

@@ -124,20 +124,42 @@ describe('SessionLiveness', () => {
     expect(jest.getTimerCount()).toBe(0); // gone stops every timer
   });
 
-  it('leaves a server that answers reads but sits on a write past the write timeout', () => {
+  it('leaves a server that sits on a write past the write timeout once the proof is half a timeout old', () => {
     const { liveness, calls, hooks } = setup();
     liveness.onConnected(0);
     hooks.pendingWrite = 100; // sent at 100, never answered
-    jest.advanceTimersByTime(600); // 600 - 100 < 600
+    jest.advanceTimersByTime(2800); // the write is late, but the proof (0) is younger than 3000
     expect(only(calls, 'drop')).toEqual([]);
-    jest.advanceTimersByTime(200); // 800 - 100 > 600
-    expect(only(calls, 'drop')).toEqual(['drop@800 before 800']);
-    jest.advanceTimersByTime(2000);
+    jest.advanceTimersByTime(400); // 3200: past both
+    expect(only(calls, 'drop')).toEqual(['drop@3200 before 3200']);
+    jest.advanceTimersByTime(1000);
     expect(only(calls, 'drop')).toHaveLength(1); // disconnected now: no more drops
     liveness.stop();
   });
 
-  it('drops a connection silent past the read timeout, and sends no heartbeat while a write is pending', () => {
+  it('keeps heartbeats going (pipelined) through slow commits, and trusts throughout', () => {
+    const { liveness, calls, hooks } = setup();
+    liveness.onConnected(0);
+    // Every write takes 550 ms to commit: heartbeats (every 400 ms) overlap.
+    const inFlight: number[] = [];
+    let mostInFlight = 0;
+    for (let t = 0; t < 20_000; t += 200) {
+      jest.advanceTimersByTime(200);
+      for (const c of calls.splice(0)) {
+        if (c.startsWith('heartbeat')) inFlight.push(Number(c.split('@')[1]));
+        else if (c.startsWith('drop') || c.startsWith('at-risk')) throw new Error(c);
+      }
+      while (inFlight.length > 0 && inFlight[0] + 550 <= Date.now()) liveness.answered(inFlight.shift()!, true);
+      hooks.pendingWrite = inFlight[0];
+      mostInFlight = Math.max(mostInFlight, inFlight.length);
+      for (const sentAt of inFlight) liveness.writeSent(sentAt);
+    }
+    expect(liveness.atRiskAt - Date.now()).toBeGreaterThan(1000);
+    expect(mostInFlight).toBeGreaterThan(1); // pipelined
+    liveness.stop();
+  });
+
+  it('drops a connection silent past the read timeout', () => {
     const { liveness, calls, hooks } = setup();
     liveness.onConnected(0);
     hooks.pending = 500; // a read sent at 500, never answered

@@ -65,7 +65,7 @@ export class SessionLiveness {
     return Math.round(this.timeoutMs() / 10);
   }
 
-  /** How often a write goes out when nothing else is written (see the budget in the README). */
+  /** How often a write goes out when nothing else was written, answered or not (see the budget in the README). */
   get heartbeatMs(): number {
     return Math.round(this.timeoutMs() / 15);
   }
@@ -137,9 +137,21 @@ export class SessionLiveness {
     const now = this.now();
     const oldest = this.hooks.oldestPending(false);
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);
+    if (this.stuckOnWrite(now)) return this.leave(now);
+    // Pipelined: a slow commit must not slow the heartbeats (nor, with them, the proof).
+    if (now - this.lastWriteSentAt >= this.heartbeatMs) this.hooks.heartbeat();
+  }
+
+  /**
+   * A write unanswered past the write timeout, while the proof has aged past its usual lag
+   * (pair gap plus two heartbeats: half the timeout): this server may be cut off from the
+   * leader, so leave it while there is time to re-attach elsewhere (which proves the session
+   * at once). Only slow commits, with the proof still young, are waited out: leaving then
+   * would fail the requests in flight again and again.
+   */
+  private stuckOnWrite(now: number): boolean {
     const oldestWrite = this.hooks.oldestPending(true);
-    if (oldestWrite !== undefined && now - oldestWrite > this.writeTimeoutMs) return this.leave(now);
-    if (oldestWrite === undefined && now - this.lastWriteSentAt >= this.heartbeatMs) this.hooks.heartbeat();
+    return oldestWrite !== undefined && now - oldestWrite > this.writeTimeoutMs && now - this.evidence.provenAt > this.timeoutMs() / 2;
   }
 
   private leave(sentBefore: number): void {

@@ -101,6 +101,14 @@ export class PartitionableEnsemble {
     this.mesh.partition(this.isolated);
   }
 
+  /**
+   * Delays by `ms` what server `from` sends to server `to` over their quorum connection
+   * (a follower's forwarded requests and acks to its leader: slow commits); 0 ends it.
+   */
+  slowPeerLink(from: number, to: number, ms: number): void {
+    this.mesh.slow(from, to, ms);
+  }
+
   /** Kills server i (a crash). */
   kill(i: number): Promise<void> {
     return this.servers[i].stop('SIGKILL');

@@ -11,6 +11,8 @@ export interface LinkHooks {
   outbound?: OutboundFilter;
   /** Bytes handed on to the target, or back to the source. */
   delivered(direction: Direction, bytes: number): void;
+  /** How long bytes to the target wait before they are sent (a slow link); 0: none. */
+  delayToTargetMs?(): number;
   /** A connection to the target was established. */
   connected(): void;
   /** Both sockets are gone. */
@@ -145,8 +147,15 @@ export class PeerLink {
   private forward(direction: Direction, chunk: Buffer): void {
     const bytes = direction === 'toTarget' && this.hooks.outbound ? this.hooks.outbound.feed(chunk) : chunk;
     if (bytes.length === 0) return;
-    this.other(direction).write(bytes);
-    this.hooks.delivered(direction, bytes.length);
+    const delay = direction === 'toTarget' ? (this.hooks.delayToTargetMs?.() ?? 0) : 0;
+    const send = (): void => {
+      if (this.aborted) return;
+      this.other(direction).write(bytes);
+      this.hooks.delivered(direction, bytes.length);
+    };
+    // Equal delays fire in order, so the stream stays in order.
+    if (delay > 0) setTimeout(send, delay);
+    else send();
   }
 
   /** Half-closes onward, as TCP does: the other server still may answer. */

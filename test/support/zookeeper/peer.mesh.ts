@@ -69,6 +69,11 @@ export class PeerMesh {
     });
   }
 
+  /** Delays everything server `from` sends to server `to` on their quorum connection by `ms`. */
+  slow(from: number, to: number, ms: number): void {
+    this.route(from, to).quorum.delayToTargetMs = ms;
+  }
+
   /** Cuts every route that starts or ends at an isolated server, and heals the others. */
   partition(isolated: ReadonlySet<number>): void {
     for (const route of this.routes) {

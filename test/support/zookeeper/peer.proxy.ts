@@ -32,6 +32,8 @@ export class PeerProxy {
   private readonly links = new Set<PeerLink>();
   private server: Server | undefined;
   private isCut = false;
+  /** Delay of every byte to the target, e.g. a follower's requests and acks to its leader. */
+  delayToTargetMs = 0;
 
   constructor(private readonly options: PeerProxyOptions) {}
 
@@ -76,6 +78,7 @@ export class PeerProxy {
         if (direction === 'toTarget') this.traffic.bytesToTarget += bytes;
         else this.traffic.bytesToSource += bytes;
       },
+      delayToTargetMs: () => this.delayToTargetMs,
       connected: () => this.traffic.targetConnections++,
       closed: (closed) => this.links.delete(closed),
     });

@@ -65,6 +65,10 @@ describe('liveness proven by the leader, with one server cut off from its peers'
 
       expect(abortedAt).toBeGreaterThan(0);
       expect(abortedAt).toBeLessThan(grantedAt);
+      // Nothing the cut-off server says after the cut proves anything (reads it serves from
+      // its own copy, a re-attach a deposed leader accepts): the abort comes within the
+      // session timeout of the cut, however long that server goes on serving.
+      expect(abortedAt - cutAt).toBeLessThan(SESSION_MS);
       expect(held.signal.reason).toBeInstanceOf(LockLostError);
       expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
       // On the majority's side, the holder's node is gone and the waiter's is the only one.

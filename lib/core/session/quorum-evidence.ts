@@ -5,9 +5,12 @@
  * to `syncLimit × tickTime`; so answered reads prove nothing, only requests the leader
  * must take part in do:
  *
- * - **A connect.** Creating a session, or re-attaching one on any server, is checked by
- *   the leader, which touches the session when it does: it heard from us no earlier than
- *   when the attempt started.
+ * - **A connect.** Creating a session is a transaction the leader commits with a quorum:
+ *   it heard from us no earlier than when the attempt started. Re-attaching one is checked
+ *   by the leader too, which touches the session; but a leader cut off from the others
+ *   answers it as well until it notices, and its touch counts for nothing at the leader
+ *   elected meanwhile. So a re-attach proves its attempt's start only once a write sent on
+ *   the new connection is answered: that write was committed by a leader with a quorum.
  * - **Two writes, `gap` apart.** A write is committed through the leader, but a follower
  *   tells the leader about its clients' activity only in its replies to the leader's
  *   pings, sent every `tickTime / 2`. So the answer to write `k` alone proves nothing
@@ -27,6 +30,8 @@ export class QuorumEvidence {
   private proven: number;
   /** Answered writes not yet usable as the first of a pair, oldest first. */
   private anchors: { sentAt: number; answeredAt: number }[] = [];
+  /** A re-attach waiting for its first answered write: when it started, and when it was answered. */
+  private reattach: { startedAt: number; connectedAt: number } | undefined;
 
   constructor(
     provenAt: number,
@@ -43,13 +48,22 @@ export class QuorumEvidence {
    * A connection attempt started at `attemptStartedAt` was answered. Writes answered on
    * an earlier connection may have gone through another server: they pair no more.
    */
-  connected(attemptStartedAt: number): boolean {
+  connected(attemptStartedAt: number, connectedAt: number, newSession: boolean): boolean {
     this.anchors = [];
-    return this.prove(attemptStartedAt);
+    if (newSession) return this.prove(attemptStartedAt);
+    this.reattach = { startedAt: attemptStartedAt, connectedAt };
+    return false;
   }
 
   /** A write sent at `sentAt` was answered at `answeredAt`. Returns whether the proof moved. */
   writeAnswered(sentAt: number, answeredAt: number): boolean {
+    // Answered since the re-attach, so on the new connection (the old one is closed).
+    const confirmed = this.reattach !== undefined && answeredAt >= this.reattach.connectedAt && this.prove(this.reattach.startedAt);
+    if (confirmed) this.reattach = undefined;
+    return this.pair(sentAt, answeredAt) || confirmed;
+  }
+
+  private pair(sentAt: number, answeredAt: number): boolean {
     const gap = this.gapMs();
     let anchor = -1;
     for (let i = 0; i < this.anchors.length && this.anchors[i].answeredAt + gap <= sentAt; i++) anchor = i;

@@ -177,18 +177,31 @@ describe('SessionLiveness', () => {
     write(liveness); // anchor sent 500
     liveness.onDisconnected();
     jest.advanceTimersByTime(100);
-    liveness.onConnected(300); // the attempt started at 300: proves 300
+    liveness.onConnected(300); // a re-attach whose attempt started at 300
+    expect(liveness.atRiskAt).toBe(4800); // not yet: a write on it must be answered first
+    write(liveness); // answered on the new connection: proves 300
     expect(liveness.atRiskAt).toBe(300 + 4800);
-    jest.advanceTimersByTime(2000);
-    write(liveness); // 2600 >= 500 + 1800, but the anchor is from the old connection
+    jest.advanceTimersByTime(1700);
+    write(liveness); // 2300 >= 500 + 1800, but that anchor is from the old connection (600's is too young)
     expect(liveness.atRiskAt).toBe(300 + 4800);
     liveness.stop();
   });
 
-  it('counts a connect as a proof from the attempt that made it, however late it came', () => {
+  it('a re-attach proves nothing while no write on it is answered (a leader cut off from the others answers re-attaches too)', () => {
+    const { liveness, calls } = setup();
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(3000);
+    liveness.onDisconnected();
+    liveness.onConnected(3000); // re-attached; its heartbeat write is never answered
+    jest.advanceTimersByTime(1800);
+    expect(calls).toContain('at-risk@4800 unproven 4800');
+    liveness.stop();
+  });
+
+  it('counts the connect that created the session as a proof from the attempt that made it, however late it came', () => {
     const { liveness, calls } = setup();
     jest.advanceTimersByTime(9000); // a first connect slower than the whole timeout
-    liveness.onConnected(8500);
+    liveness.onConnected(8500, true);
     jest.advanceTimersByTime(4299);
     expect(calls.filter((c) => c.startsWith('at-risk') || c.startsWith('gone'))).toEqual([]);
     jest.advanceTimersByTime(1); // 8500 + 4800

@@ -95,13 +95,14 @@ export class SessionLiveness {
   }
 
   /**
-   * Connected (or reconnected) by an attempt started at `attemptStartedAt`: the leader
-   * touched the session on a request sent after that. Without counting it, a first connect
-   * slower than the timeout would be counted as silence from before the session existed.
+   * Connected by an attempt started at `attemptStartedAt`: a new session proves that time
+   * at once (without it, a first connect slower than the timeout would count as silence
+   * from before the session existed); a re-attach, once a write on it is answered (see
+   * `QuorumEvidence`). The heartbeat sent now is that write.
    */
-  onConnected(attemptStartedAt: number): void {
+  onConnected(attemptStartedAt: number, newSession = false): void {
     this.connected = true;
-    if (this.evidence.connected(attemptStartedAt)) this.proofMoved();
+    if (this.evidence.connected(attemptStartedAt, this.now(), newSession)) this.proofMoved();
     this.hooks.heartbeat(); // the first of a pair, at once
     this.tick ??= setInterval(() => this.onTick(), Math.max(1, Math.round(this.timeoutMs() / 30)));
     this.armDeadline();

@@ -308,9 +308,10 @@ export class ZkSession extends EventEmitter {
 
   private onConnected(): void {
     clearTimeout(this.attemptDeadline);
+    const newSession = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
-    this.liveness.onConnected(this.attemptStartedAt);
+    this.liveness.onConnected(this.attemptStartedAt, newSession);
     this.emit('connected');
   }
 

@@ -6,6 +6,7 @@ import type { LockMode } from '../recipe/lock-mode.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
 import { heldInScope, runHolding } from './lock-scope.storage.js';
+import type { ReentrantHandle } from './reentrant.handle.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
@@ -91,11 +92,13 @@ export class ReentrantLocker {
     }
   }
 
-  private async runNested<T>(handle: LockHandle, fn: (handle: LockHandle) => T | Promise<T>): Promise<T> {
+  private async runNested<T>(handle: ReentrantHandle, fn: (handle: LockHandle) => T | Promise<T>): Promise<T> {
     try {
-      return await this.settle(handle, Promise.resolve().then(() => fn(handle)));
+      const result = await fn(handle);
+      handle.assertHeld();
+      return result;
     } finally {
-      await handle.release();
+      handle.end();
     }
   }
 
@@ -115,7 +118,7 @@ export class ReentrantLocker {
     return { ...options, timeoutMs: options?.timeoutMs ?? this.defaultTimeoutMs };
   }
 
-  private nested(outer: ChainHold, mode: LockMode): LockHandle {
+  private nested(outer: ChainHold, mode: LockMode): ReentrantHandle {
     const { signal } = outer.handle;
     if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
     if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.handle.name);

@@ -9,6 +9,9 @@ import { dropConnection, forceCloseClient, isClientStopped, onConnecting, whenCl
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
+import { InflightRequests } from './inflight.requests.js';
+import { TrustGate } from './trust.gate.js';
+import { ZkWatchRegistry } from './zk-watch.registry.js';
 
 export interface ZkSessionConfig {
   readonly connectionString: string;
@@ -62,14 +65,11 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
 export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
   private readonly client: zookeeper.Client;
-  /** Requests awaiting an answer: how to fail each, and what and when it sent. */
-  private readonly inflight = new Map<(error: Error) => void, { op: string; path: string; sentAt: number; write: boolean }>();
-  private readonly watchers = new Map<string, Set<ZkWatchListener>>();
+  private readonly inflight = new InflightRequests();
+  private readonly watchers = new ZkWatchRegistry();
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
-  /** Why locks of this session cannot be trusted now (undefined: they can), and who to tell. */
-  private distrust: Error | undefined;
-  private distrustListeners = new Set<(reason: Error) => void>();
+  private readonly trust = new TrustGate();
   private connected = false;
   private sessionIdHex = '';
   private attemptStartedAt = performance.now();
@@ -97,15 +97,8 @@ export class ZkSession extends EventEmitter {
    * subscribe afresh; earlier ones stay lost.
    */
   onDistrust(listener: (reason: Error) => void): () => void {
-    if (this.distrust) {
-      listener(this.distrust);
-      return () => undefined;
-    }
-    const listeners = this.distrustListeners;
-    listeners.add(listener);
-    return () => listeners.delete(listener);
+    return this.trust.subscribe(listener);
   }
-
 
   /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
   get signal(): AbortSignal {
@@ -130,7 +123,7 @@ export class ZkSession extends EventEmitter {
    * now (a blocked event loop runs no timer), telling `onDistrust` listeners first if not.
    */
   checkTrust(): boolean {
-    return !this.isLost && this.liveness.check() && this.distrust === undefined;
+    return !this.isLost && this.liveness.check() && this.trust.trusted;
   }
 
   /** The session timeout the server granted (the requested one until connected). */
@@ -211,9 +204,7 @@ export class ZkSession extends EventEmitter {
   async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
     // Listen before asking: the reply and the notification can arrive in one TCP chunk,
     // and the client emits the notification before our promise for the reply resolves.
-    let listeners = this.watchers.get(path);
-    if (!listeners) this.watchers.set(path, (listeners = new Set()));
-    listeners.add(listener);
+    this.watchers.add(path, listener);
     try {
       await this.call('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
       return true;
@@ -225,16 +216,12 @@ export class ZkSession extends EventEmitter {
   }
 
   unwatch(path: string, listener: ZkWatchListener): void {
-    const listeners = this.watchers.get(path);
-    listeners?.delete(listener);
-    if (listeners?.size === 0) this.watchers.delete(path);
+    this.watchers.remove(path, listener);
   }
 
   /** Listeners waiting on watches, for tests asserting that nothing is left behind. */
   watcherCount(): number {
-    let count = 0;
-    for (const set of this.watchers.values()) count += set.size;
-    return count;
+    return this.watchers.count();
   }
 
   /**
@@ -273,10 +260,7 @@ export class ZkSession extends EventEmitter {
 
   private readonly dispatch = (event: zookeeper.Event): void => {
     this.config.counter.count('notification');
-    const path = event.getPath();
-    const listeners = this.watchers.get(path);
-    this.watchers.delete(path);
-    for (const listener of listeners ?? []) listener({ type: event.getName(), path });
+    this.watchers.fire(event.getName(), event.getPath());
   };
 
   private onState(state: zookeeper.State): void {
@@ -326,28 +310,18 @@ export class ZkSession extends EventEmitter {
     heartbeat: () => {
       if (this.connected) this.barrier().catch(() => undefined);
     },
-    oldestPending: (writesOnly) => {
-      let oldest: number | undefined;
-      for (const { sentAt, write } of this.inflight.values()) {
-        if ((write || !writesOnly) && (oldest === undefined || sentAt < oldest)) oldest = sentAt;
-      }
-      return oldest;
-    },
+    oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
       // The client may never call these back (a reply lost in a black hole is never
       // retried), so they fail here as a connection loss, which callers recover from.
-      for (const [fail, { op, path, sentAt }] of [...this.inflight]) {
-        if (sentAt < sentBefore) fail(new ZkOperationError(op, path, 'CONNECTION_LOSS'));
-      }
+      this.inflight.failSentBefore(sentBefore, ({ op, path }) => new ZkOperationError(op, path, 'CONNECTION_LOSS'));
       dropConnection(this.client);
     },
     atRisk: (unprovenForMs) => {
-      this.distrustAll(new ZkSessionLostError(this.sessionIdHex, `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`));
+      this.trust.distrust(new ZkSessionLostError(this.sessionIdHex, `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`));
       this.emit('at-risk', unprovenForMs);
     },
-    recovered: () => {
-      this.distrust = undefined; // for grants from now on; earlier ones stay lost
-    },
+    recovered: () => this.trust.restore(), // for grants from now on; earlier ones stay lost
     gone: (unprovenForMs) => this.lose(`no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`),
   };
 
@@ -358,23 +332,13 @@ export class ZkSession extends EventEmitter {
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
     this.lostController.abort(error);
-    this.distrustAll(error);
-    for (const reject of [...this.inflight.keys()]) reject(error);
+    this.trust.distrust(error);
+    this.inflight.failAll(error);
     // Wake every waiter: its next request fails with the loss, and it starts again.
-    const watchers = [...this.watchers];
-    this.watchers.clear();
-    for (const [path, listeners] of watchers) for (const listener of listeners) listener({ type: 'SESSION_LOST', path });
+    this.watchers.fireAll('SESSION_LOST');
     // close() has asked the server to end the session; otherwise drop the client.
     if (!closing && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
-  }
-
-  private distrustAll(reason: Error): void {
-    if (this.distrust) return;
-    this.distrust = reason;
-    const listeners = this.distrustListeners;
-    this.distrustListeners = new Set();
-    for (const listener of listeners) listener(reason);
   }
 
   private throwIfLost(): void {
@@ -392,13 +356,13 @@ export class ZkSession extends EventEmitter {
     return new Promise<T>((resolve, reject) => {
       const sentAt = performance.now();
       const fail = (error: Error): void => {
-        this.inflight.delete(fail);
+        this.inflight.settle(fail);
         reject(error);
       };
-      this.inflight.set(fail, { op, path, sentAt, write });
+      this.inflight.add({ op, path, sentAt, write }, fail);
       if (write) this.liveness.writeSent(sentAt);
       invoke((error, ...results) => {
-        if (!this.inflight.delete(fail)) return; // already rejected: the session was lost
+        if (!this.inflight.settle(fail)) return; // already failed: the session was lost, or the server left
         const zkCode = error ? zkErrorName(error) : undefined;
         // Any answer from the server, success or a ZooKeeper error, is an answer.
         if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') this.liveness.answered(sentAt, write);

@@ -16,8 +16,8 @@ function expectValidNodeName(encoded: string): void {
 }
 
 /** Deterministic PRNG (mulberry32) so a failure can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
+function prng(start: number): () => number {
+  let a = start >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;

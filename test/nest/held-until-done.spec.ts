@@ -8,7 +8,7 @@ import { LockLostError, LockService, LockTimeoutError, ReentrantLocker, WithLock
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
-import { ZkInspector } from '../support/zookeeper/zk-inspector';
+import { lockNodes } from './nest-fixture';
 
 /**
  * A lock is never released under work still running inside it: work the holder started
@@ -138,15 +138,6 @@ async function startContext(root: string, options: Partial<ZkLockModuleOptions> 
   return moduleRef.init();
 }
 
-async function nodesOf(root: string, name: string): Promise<string[] | null> {
-  const inspector = await ZkInspector.connect(zkConnect());
-  try {
-    return await inspector.children(`${root}/${name}`);
-  } finally {
-    await inspector.close();
-  }
-}
-
 describe('Nest: held until done', () => {
   const root = uniqueRoot('nest-held');
   let a: INestApplicationContext;
@@ -168,13 +159,13 @@ describe('Nest: held until done', () => {
     await other;
     expect(SECTION.log).toEqual(['producer in', 'producer out', 'event handler in', 'event handler out', 'other instance in', 'other instance out']);
     expect(SECTION.most).toBe(1);
-    expect(await nodesOf(root, 'stock')).toBeNull();
+    expect(await lockNodes(b, 'stock')).toBeNull();
   });
 
   it('app.close() lets a running @WithLock method finish before the lock goes (default grace)', async () => {
     const job = a.get(SlowJob);
     const running = job.run(600);
-    await waitUntil(async () => (await nodesOf(root, 'nightly'))?.length === 1, 'the job holds the lock');
+    await waitUntil(async () => (await lockNodes(b, 'nightly'))?.length === 1, 'the job holds the lock');
     const closing = a.close();
     const other = b.get(LockService).acquire('nightly', { timeoutMs: 10_000 }).then((lock) => ({ lock, jobEnded: job.ended }));
     expect(await running).toBe('done');
@@ -194,7 +185,7 @@ describe('Nest: shutdown grace ran out', () => {
     try {
       const job = a.get(SlowJob);
       const running = job.run(1200).catch((error: unknown) => error);
-      await waitUntil(async () => (await nodesOf(root, 'nightly'))?.length === 1, 'the job holds the lock');
+      await waitUntil(async () => (await lockNodes(b, 'nightly'))?.length === 1, 'the job holds the lock');
       let abortedAt = 0;
       job.signal!.addEventListener('abort', () => (abortedAt = performance.now()));
       const closedAt = a.close().then(() => performance.now());

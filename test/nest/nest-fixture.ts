@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { INestApplication, Type } from '@nestjs/common';
+import type { INestApplication, INestApplicationContext, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
 import { ZK_LOCK_BACKEND, ZkLockModule, type ZkLockBackend, type ZkLockModuleOptions } from '../../lib/index';
@@ -24,10 +24,10 @@ export async function startApp(
 }
 
 /** The lock backend inside an application (for request counts and paths). */
-export const backendOf = (app: INestApplication): ZkLockBackend => app.get(ZK_LOCK_BACKEND);
+export const backendOf = (app: INestApplicationContext): ZkLockBackend => app.get(ZK_LOCK_BACKEND);
 
 /** Lock nodes of `name` in the application's lock root, or null when its directory is gone. */
-export async function lockNodes(app: INestApplication, name: string): Promise<string[] | null> {
+export async function lockNodes(app: INestApplicationContext, name: string): Promise<string[] | null> {
   const inspector = await ZkInspector.connect(zkConnect());
   try {
     return await inspector.children(backendOf(app).pathOf(name));

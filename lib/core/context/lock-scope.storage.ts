@@ -13,7 +13,7 @@ const holder = globalThis as typeof globalThis & { [KEY]?: AsyncLocalStorage<Loc
 export const lockScopeStorage: AsyncLocalStorage<LockScope> = (holder[KEY] ??= new AsyncLocalStorage<LockScope>());
 
 /** Runs `fn` in a scope that adds `hold` to the current one; entered only with `run()`. */
-export function runHolding<T>(name: string, hold: ChainHold, fn: () => T): T {
+export function runInScope<T>(name: string, hold: ChainHold, fn: () => T): T {
   const scope = new Map(lockScopeStorage.getStore());
   scope.set(name, hold);
   return lockScopeStorage.run(scope, fn);

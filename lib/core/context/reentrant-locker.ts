@@ -5,7 +5,7 @@ import type { AcquireOptions, LockBackend, LockHandle } from '../recipe/lock-bac
 import type { LockMode } from '../recipe/lock-mode.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
-import { heldInScope, runHolding } from './lock-scope.storage.js';
+import { heldInScope, runInScope } from './lock-scope.storage.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
 
 /**
@@ -36,7 +36,7 @@ export class ReentrantLocker {
     if (outer) return this.runNested(this.nested(outer, mode), fn);
     const handle = await this.backend.acquire(name, this.withDefaults(options));
     const hold = new ChainHold(handle);
-    const body = runHolding(name, hold, async () => fn(handle));
+    const body = runInScope(name, hold, async () => fn(handle));
     this.bodies.track(body.catch(() => undefined));
     try {
       return await this.settle(handle, body);
@@ -56,7 +56,7 @@ export class ReentrantLocker {
   async runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
     const hold = new ChainHold(handle);
     try {
-      return await this.settle(handle, runHolding(handle.name, hold, async () => fn()));
+      return await this.settle(handle, runInScope(handle.name, hold, async () => fn()));
     } finally {
       await hold.settle();
     }

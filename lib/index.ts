@@ -24,7 +24,10 @@ export { ZkOperationError } from './core/errors/zk-operation.error.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).
 export { ReentrantLocker } from './core/context/reentrant-locker.js';
+export type { IfLocked, OnLockLost, WithLockCallOptions, RunAlwaysOptions } from './core/context/with-lock.options.js';
+export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
+
 
 // Nest glue.
 export { ZkLockModule } from './nest/zk-lock.module.js';

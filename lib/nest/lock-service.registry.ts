@@ -1,8 +1,9 @@
-import type { AcquireOptions, LockHandle } from '../core/recipe/lock-backend.interface.js';
+import type { WithLockCallOptions } from '../core/context/with-lock.options.js';
+import type { LockHandle } from '../core/recipe/lock-backend.interface.js';
 
 /** What `@WithLock` needs of a `LockService`. */
 export interface LockRunner {
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T>;
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
 }
 
 interface Registry {

@@ -1,7 +1,9 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
+import type { RunAlwaysOptions, WithLockCallOptions } from '../core/context/with-lock.options.js';
 import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
+import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
@@ -20,7 +22,7 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions,
   ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs);
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents);
     lockServiceRegistry.register(this);
   }
 
@@ -37,9 +39,16 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
     return this.locker.tryAcquire(name, options);
   }
 
-  /** Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns `fn`'s result. */
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
-    return this.locker.withLock(name, fn, options);
+  /**
+   * Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns
+   * `fn`'s result. If the lock is lost meanwhile, rejects with `LockLostError` once `fn`
+   * settles (a warning is logged; `onLockLost: 'ignore'` returns the result anyway). With
+   * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken.
+   */
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
+    return this.locker.withLock(name, fn, options as WithLockCallOptions);
   }
 
   /**
@@ -75,7 +84,7 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
 
   /** Waits for locks fail now, so that requests still waiting end before the server closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.backend.cancelWaits();
+    await this.locker.cancelWaits();
   }
 
   /**

@@ -1,7 +1,6 @@
 import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
 import { ZkLockError } from '../core/errors/zk-lock.error.js';
-import { resolveAcquireOptions } from '../core/recipe/acquire-options.validator.js';
-import type { AcquireOptions } from '../core/recipe/lock-backend.interface.js';
+import { resolveWithLockOptions, type WithLockCallOptions } from '../core/context/with-lock.options.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
@@ -10,8 +9,11 @@ import { lockServiceRegistry } from './lock-service.registry.js';
 /** Metadata key marking a method wrapped by `@WithLock` (value: its lock name source and options). */
 export const WITH_LOCK_METADATA = Symbol.for('nestjs-zk-lock.with-lock');
 
-/** Options of `@WithLock`: `mode` and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
-export type WithLockOptions = Omit<AcquireOptions, 'signal'>;
+/**
+ * Options of `@WithLock`: `mode`, `timeoutMs` (default: the module's `acquireTimeoutMs`, or
+ * 0 with `ifLocked: 'skip' | 'throw'`), `ifLocked`, `holdAtLeastMs` and `onLockLost`.
+ */
+export type WithLockOptions = Omit<WithLockCallOptions, 'signal'>;
 
 /** A fixed lock name, or one computed from the method's arguments. */
 export type LockNameSource = string | ((...args: any[]) => string);
@@ -37,7 +39,7 @@ export function WithLock(name: LockNameSource, options?: WithLockOptions): Metho
     const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = lockServiceRegistry.find(this);
       if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
-      return service.withLock(lockNameFor(name, args, method), () => original.apply(this, args), options);
+      return service.withLock(lockNameFor(name, args, method), () => original.apply(this, args), options ?? {});
     };
     copyMethodMetadata(original, wrapped);
     Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);
@@ -54,7 +56,7 @@ function checkDeclaration(name: LockNameSource, options: WithLockOptions | undef
     throw new WithLockUsageError('@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.');
   }
   try {
-    resolveAcquireOptions(options, 0);
+    resolveWithLockOptions(options, 0);
   } catch (error) {
     throw new WithLockUsageError(`@WithLock: ${(error as Error).message}`);
   }

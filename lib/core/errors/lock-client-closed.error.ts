@@ -5,7 +5,7 @@ import { ZkLockError } from './zk-lock.error.js';
 export class LockClientClosedError extends ZkLockError {
   readonly code = 'CLIENT_CLOSED';
 
-  constructor() {
-    super(lockMessages.closed());
+  constructor(message: string = lockMessages.closed(), options?: { cause?: unknown }) {
+    super(message, options);
   }
 }

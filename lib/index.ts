@@ -29,6 +29,12 @@ export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from '
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
 
 
+// Testing without ZooKeeper (one process only).
+export { InMemoryLockBackend } from './core/memory/in-memory-lock.backend.js';
+export { InMemoryLockStore } from './core/memory/in-memory-lock.store.js';
+export type { InMemoryLockHandle } from './core/memory/in-memory-lock.handle.js';
+export type { InMemoryLockBackendOptions } from './core/memory/in-memory-lock.options.js';
+
 // Nest glue.
 export { ZkLockModule } from './nest/zk-lock.module.js';
 export type { ZkLockOptionsFactory } from './nest/zk-lock.module-definition.js';

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+
+import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { encodeLockName } from '../naming/lock-name.codec.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
+import type { AcquireOptions, LockBackend, LockContender } from '../recipe/lock-backend.interface.js';
+import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock.acquisition.js';
+import { InMemoryLockHandle } from './in-memory-lock.handle.js';
+import { inMemoryLockMessages as messages } from './in-memory-lock.messages.js';
+import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock.options.js';
+import type { QueueEntry } from './in-memory-lock.queue.js';
+import type { InMemoryLockStore } from './in-memory-lock.store.js';
+
+/**
+ * The `LockBackend` port in memory, with the ZooKeeper backend's semantics (FIFO queue
+ * per name, shared readers, exclusive writers, fencing tokens, typed errors), for unit
+ * tests of code that takes locks. One process only: it coordinates nothing across processes.
+ *
+ * ```ts
+ * const locks = new InMemoryLockBackend();
+ * const lock = await locks.acquire('orders/42', { timeoutMs: 5_000 });
+ * locks.loseLock('orders/42'); // test-only: lock.signal aborts with a LockLostError
+ * ```
+ */
+export class InMemoryLockBackend implements LockBackend {
+  /** The lock service this backend is a client of; pass it to others to share locks. */
+  readonly store: InMemoryLockStore;
+  /** Shown by `contenders()` for this backend's entries. */
+  readonly identity: string;
+  private readonly waits = new Map<InMemoryLockAcquisition, Promise<unknown>>();
+  private readonly held = new Map<InMemoryLockHandle, QueueEntry>();
+  private readonly context: MemoryAcquisitionContext;
+  private sessionId = newSessionId();
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  /** Validates the options: a wrong value or an unknown key throws `InvalidOptionError`. */
+  constructor(options?: InMemoryLockBackendOptions) {
+    ({ store: this.store, identity: this.identity } = resolveInMemoryLockOptions(options));
+    this.context = { store: this.store, identity: this.identity, grant: this.grant };
+  }
+
+  /** Nothing to connect: resolves at once. */
+  async start(): Promise<void> {}
+
+  async acquire(name: string, options?: AcquireOptions): Promise<InMemoryLockHandle> {
+    const resolved = resolveAcquireOptions(options, Infinity);
+    const handle = await this.run(name, resolved);
+    if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
+    return handle;
+  }
+
+  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<InMemoryLockHandle | null> {
+    return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
+  }
+
+  async contenders(name: string): Promise<LockContender[]> {
+    encodeLockName(name);
+    this.assertOpen();
+    return this.store.contenders(name);
+  }
+
+  /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
+  async cancelWaits(): Promise<void> {
+    const closing = new LockClientClosedError();
+    for (const wait of this.waits.keys()) wait.cancel(closing);
+    await Promise.allSettled(this.waits.values());
+  }
+
+  /**
+   * Cancels waits, aborts the signal of every lock still held (a `LockLostError`) and
+   * releases it; later calls reject with `LockClientClosedError`. Safe to call again.
+   */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closed = true; // before anything runs: nothing new may start meanwhile
+      this.closing = this.shutdown();
+    }
+    return this.closing;
+  }
+
+  /**
+   * Test-only: every lock this backend holds on `name` is lost, as when its holder's
+   * process dies: the signals abort with a `LockLostError` saying the test did it, then
+   * the entries leave the queue and whoever waited behind them proceeds.
+   */
+  loseLock(name: string): void {
+    encodeLockName(name);
+    const lost = [...this.held.keys()].filter((handle) => handle.name === name);
+    this.takeAway(lost, [], () => new LockLostError(name, messages.lostByTest(name)));
+  }
+
+  /**
+   * Test-only: this backend's session expires, as ZooKeeper expires one: every lock it
+   * holds is lost (signals abort first, with a `LockLostError` caused by a
+   * `ZkSessionLostError`, then the entries go), and every wait queues again at the back in
+   * a new session, as the ZooKeeper backend's waits do. The backend stays usable.
+   */
+  expireSession(): void {
+    if (this.closed) return;
+    const cause = new ZkSessionLostError(this.sessionId, messages.expiredByTest);
+    this.sessionId = newSessionId();
+    // Taken before any signal aborts: a holder's abort listener may start new waits, which
+    // belong to the new session already.
+    const waiting = [...this.waits.keys()].flatMap((wait) => (wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : []));
+    waiting.sort((a, b) => a.entry.sequence - b.entry.sequence); // they queue again in the order they stood
+    const entries = waiting.map(({ entry }) => entry);
+    this.takeAway([...this.held.keys()], entries, (handle) => new LockLostError(handle.name, messages.sessionExpiredByTest, cause));
+    for (const { wait } of waiting) wait.queueAgain();
+  }
+
+  /** Aborts the handles' signals, then takes their entries and `alsoRemove` out of the queues at once. */
+  private takeAway(handles: InMemoryLockHandle[], alsoRemove: QueueEntry[], reason: (handle: InMemoryLockHandle) => LockLostError): void {
+    const entries = handles.map((handle) => this.held.get(handle)!);
+    for (const handle of handles) this.held.delete(handle);
+    // The signals abort before anything leaves the queue: a holder hears first.
+    for (const handle of handles) handle.revoke(reason(handle));
+    this.store.remove([...entries, ...alsoRemove]);
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.cancelWaits();
+    const held = [...this.held.keys()];
+    for (const handle of held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
+    await Promise.allSettled(held.map((handle) => handle.release()));
+  }
+
+  private async run(name: string, options: ResolvedAcquireOptions): Promise<InMemoryLockHandle | null> {
+    encodeLockName(name);
+    this.assertOpen();
+    const acquisition = new InMemoryLockAcquisition(this.context, { name, ...options });
+    const running = acquisition.run();
+    this.waits.set(acquisition, running);
+    try {
+      return await running;
+    } finally {
+      this.waits.delete(acquisition);
+    }
+  }
+
+  private readonly grant = (entry: QueueEntry, fencingToken: bigint): InMemoryLockHandle => {
+    const handle = new InMemoryLockHandle({ name: entry.name, mode: entry.mode, fencingToken, node: entry.node, onReleased: this.onReleased });
+    this.held.set(handle, entry);
+    return handle;
+  };
+
+  private readonly onReleased = (handle: InMemoryLockHandle): void => {
+    const entry = this.held.get(handle);
+    if (!entry) return; // lost before: its entry went then
+    this.held.delete(handle);
+    this.store.remove([entry]);
+  };
+
+  private assertOpen(): void {
+    if (this.closed) throw new LockClientClosedError();
+  }
+}
+
+/** A ZooKeeper-like session id: 16 hex digits. */
+function newSessionId(): string {
+  return randomBytes(8).toString('hex');
+}

@@ -1,0 +1,63 @@
+import type { LockLostError } from '../errors/lock-lost.error.js';
+import { assertHeld, type LockHandle } from '../recipe/lock-backend.interface.js';
+import type { LockMode } from '../recipe/lock-mode.js';
+
+export interface InMemoryLockHandleInit {
+  readonly name: string;
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  readonly node: string;
+  /** Takes the handle's entry out of the queue (if it is still there). */
+  readonly onReleased: (handle: InMemoryLockHandle) => void;
+}
+
+/** A lock granted by `InMemoryLockBackend`: one entry in its lock's queue. */
+export class InMemoryLockHandle implements LockHandle {
+  readonly name: string;
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  /** The entry's name in the queue, as `contenders()` lists it (Kazoo's node format). */
+  readonly node: string;
+  private readonly lost = new AbortController();
+  private releasing: Promise<void> | undefined;
+
+  constructor(private readonly init: InMemoryLockHandleInit) {
+    ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken, node: this.node } = init);
+  }
+
+  /** Aborts with a `LockLostError` when the lock is taken away (see the backend's test controls and `close()`). */
+  get signal(): AbortSignal {
+    return this.lost.signal;
+  }
+
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  isHeld(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
+  }
+
+  /** Leaves the queue at once; calling it again returns the first call's promise. */
+  release(): Promise<void> {
+    return (this.releasing ??= this.leave());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  /** Aborts the signal with `reason`, unless the holder released (or lost) the lock already. */
+  revoke(reason: LockLostError): void {
+    if (this.releasing || this.lost.signal.aborted) return;
+    this.lost.abort(reason);
+  }
+
+  private async leave(): Promise<void> {
+    this.init.onReleased(this);
+  }
+}

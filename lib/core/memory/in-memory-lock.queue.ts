@@ -1,0 +1,68 @@
+import { lockNodePrefix, newAttemptGuid, type ParsedLockNode } from '../naming/lock-node.naming.js';
+import type { LockContender } from '../recipe/lock-backend.interface.js';
+import { blockerAt } from '../recipe/lock-queue.js';
+
+/** One contender in a lock's queue: what a lock node is in ZooKeeper. */
+export interface QueueEntry extends ParsedLockNode {
+  readonly name: string;
+  readonly identity: string;
+  /** Called once, when the entry comes to hold the lock. */
+  readonly onGrant: (entry: QueueEntry, fencingToken: bigint) => void;
+}
+
+export type NewEntry = Pick<QueueEntry, 'name' | 'mode' | 'identity' | 'onGrant'>;
+
+/**
+ * One lock name's line of contenders, in the order they queued. Entries are numbered and
+ * named like ZooKeeper's sequential nodes in Kazoo's format; who holds follows the same
+ * rule as the ZooKeeper recipe (`blockerAt` in lock-queue.ts).
+ */
+export class InMemoryLockQueue {
+  private readonly entries: QueueEntry[] = [];
+  private readonly holders = new Set<QueueEntry>();
+  // Like a lock directory's counter: it starts again when the queue empties (the directory
+  // is removed) and is recreated.
+  private nextSequence = 0;
+
+  get isEmpty(): boolean {
+    return this.entries.length === 0;
+  }
+
+  append(entry: NewEntry): QueueEntry {
+    const sequence = this.nextSequence++;
+    const node = lockNodePrefix(newAttemptGuid(), entry.mode) + String(sequence).padStart(10, '0');
+    const queued: QueueEntry = { ...entry, node, sequence };
+    this.entries.push(queued);
+    return queued;
+  }
+
+  /** Whether `entry` was in this queue (it is not any more). */
+  remove(entry: QueueEntry): boolean {
+    const index = this.entries.indexOf(entry);
+    if (index < 0) return false;
+    this.entries.splice(index, 1);
+    this.holders.delete(entry);
+    return true;
+  }
+
+  /** Entries that may hold now and did not before, in queue order; they hold from now on. */
+  admit(): QueueEntry[] {
+    const admitted: QueueEntry[] = [];
+    for (let i = 0; i < this.entries.length; i++) {
+      // Everything behind a blocked entry is blocked too: by the same writer, or by it.
+      if (blockerAt(this.entries, i)) break;
+      const entry = this.entries[i];
+      if (this.holders.has(entry)) continue;
+      this.holders.add(entry);
+      admitted.push(entry);
+    }
+    return admitted;
+  }
+
+  contenders(): LockContender[] {
+    return this.entries.map((entry) => {
+      const { node, mode, sequence, identity } = entry;
+      return { node, mode, sequence, identity, holding: this.holders.has(entry) };
+    });
+  }
+}

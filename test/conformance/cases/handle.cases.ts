@@ -1,0 +1,122 @@
+import { LockLostError } from '../../../lib/index';
+import { thrownBy } from '../../support/thrown-by';
+import { KAZOO_NODE, queued, queueShape, track } from '../conformance.helpers';
+import type { ConformanceContext } from '../lock-backend.conformance';
+
+export function handleCases(ctx: ConformanceContext): void {
+  it('fencing tokens are bigints that strictly increase over successive grants, across clients and modes', async () => {
+    const name = ctx.name('fenced');
+    const clients = await ctx.world.backends(3);
+    const tokens: bigint[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const [i, client] of clients.entries()) {
+        const lock = await client.acquire(name, { mode: i === 1 ? 'read' : 'write' });
+        expect(typeof lock.fencingToken).toBe('bigint');
+        tokens.push(lock.fencingToken);
+        await lock.release();
+      }
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+  });
+
+  it('a reader that joins a holding reader gets a higher token, and tokens keep rising once the queue empties', async () => {
+    const name = ctx.name('fenced-readers');
+    const [a, b] = await ctx.world.backends(2);
+    const r1 = await a.acquire(name, { mode: 'read' });
+    const r2 = await b.acquire(name, { mode: 'read' });
+    expect(r2.fencingToken).toBeGreaterThan(r1.fencingToken);
+    await Promise.all([r1.release(), r2.release()]);
+    expect(await a.contenders(name)).toEqual([]);
+    const w = await a.acquire(name);
+    expect(w.fencingToken).toBeGreaterThan(r2.fencingToken);
+    await w.release();
+  });
+
+  it('release is idempotent (one promise) and `await using` releases', async () => {
+    const name = ctx.name('release');
+    const [a, b] = await ctx.world.backends(2);
+    const lock = await a.acquire(name);
+    expect(lock.released).toBe(false);
+    const first = lock.release();
+    expect(lock.release()).toBe(first);
+    expect(lock.released).toBe(true);
+    await Promise.all([first, lock.release()]);
+    {
+      await using scoped = await a.acquire(name);
+      expect(scoped.name).toBe(name);
+      expect(await b.tryAcquire(name)).toBeNull();
+    }
+    const again = await b.tryAcquire(name);
+    expect(again).not.toBeNull();
+    await again!.release();
+  });
+
+  it('isHeld and assertHeld: held until released; after release assertHeld throws a LockLostError', async () => {
+    const name = ctx.name('held');
+    const [a] = await ctx.world.backends(1);
+    const lock = await a.acquire(name);
+    expect(lock.isHeld()).toBe(true);
+    expect(() => lock.assertHeld()).not.toThrow();
+    await lock.release();
+    expect(lock.isHeld()).toBe(false);
+    expect(lock.signal.aborted).toBe(false); // released, not lost
+    const error = thrownBy(() => lock.assertHeld());
+    expect(error).toBeInstanceOf(LockLostError);
+    expect(error).toMatchObject({ code: 'LOCK_LOST', lockName: name });
+    expect((error as Error).message).toMatch(/released/);
+  });
+
+  it('a lost lock: the signal aborts with a LockLostError, isHeld turns false, and the next waiter gets in', async () => {
+    const name = ctx.name('lost');
+    const holder = await ctx.world.losable();
+    const [other] = await ctx.world.backends(1);
+    const lock = await holder.acquire(name);
+    const next = track(other.acquire(name, { timeoutMs: 15_000 }));
+    await queued(other, name, 2);
+    const heard: unknown[] = [];
+    lock.signal.addEventListener('abort', () => heard.push(lock.signal.reason));
+
+    await ctx.world.lose(holder, lock);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(lock.signal.reason).toMatchObject({ code: 'LOCK_LOST', lockName: name });
+    expect(heard).toEqual([lock.signal.reason]);
+    expect(lock.isHeld()).toBe(false);
+    expect(thrownBy(() => lock.assertHeld())).toBe(lock.signal.reason);
+
+    const granted = await next.result;
+    expect(granted.fencingToken).toBeGreaterThan(lock.fencingToken);
+    await lock.release(); // a no-op: the lock went with the loss
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await granted.release();
+    await (await holder.acquire(name, { timeoutMs: 10_000 })).release(); // the client is still usable
+  });
+
+  it('lists contenders in queue order: Kazoo node names, sequence, mode, identity and who holds', async () => {
+    const name = ctx.name('listed');
+    const [a, b, c] = await ctx.world.backends(3);
+    const r1 = await a.acquire(name, { mode: 'read' });
+    const r2 = await b.acquire(name, { mode: 'read' });
+    const w1 = track(c.acquire(name, { timeoutMs: 10_000 }));
+    await queued(a, name, 3);
+    const w2 = track(a.acquire(name, { timeoutMs: 10_000 }));
+    await queued(a, name, 4);
+
+    const list = await b.contenders(name);
+    expect(list.map((x) => [x.mode, x.holding])).toEqual([['read', true], ['read', true], ['write', false], ['write', false]]);
+    for (const x of list) {
+      expect(x.node).toMatch(KAZOO_NODE);
+      expect(x.node.includes('__rlock__')).toBe(x.mode === 'read');
+      expect(x.sequence).toBe(Number(x.node.slice(-10)));
+    }
+    for (let i = 1; i < list.length; i++) expect(list[i].sequence).toBeGreaterThan(list[i - 1].sequence);
+    const [ia, ib, ic, ia2] = list.map((x) => x.identity);
+    expect(typeof ia === 'string' && ia.length > 0).toBe(true);
+    expect(ia2).toBe(ia); // one client, one identity
+    expect(new Set([ia, ib, ic]).size).toBe(3);
+    expect(await a.contenders(ctx.name('nobody'))).toEqual([]);
+
+    await Promise.all([r1.release(), r2.release()]);
+    await (await w1.result).release();
+    await (await w2.result).release();
+  });
+}

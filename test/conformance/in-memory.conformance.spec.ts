@@ -1,0 +1,18 @@
+import { InMemoryLockBackend, InMemoryLockStore } from '../../lib/index';
+import { describeLockBackendConformance } from './lock-backend.conformance';
+
+describeLockBackendConformance('in memory', async () => {
+  const store = new InMemoryLockStore();
+  const made: InMemoryLockBackend[] = [];
+  const make = (): InMemoryLockBackend => {
+    const backend = new InMemoryLockBackend({ store });
+    made.push(backend);
+    return backend;
+  };
+  return {
+    backends: async (count) => Array.from({ length: count }, make),
+    losable: async () => make(),
+    lose: async (backend, handle) => (backend as InMemoryLockBackend).loseLock(handle.name),
+    cleanup: async () => void (await Promise.all(made.map((backend) => backend.close()))),
+  };
+});

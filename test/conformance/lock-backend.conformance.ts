@@ -1,0 +1,92 @@
+import type { LockBackend, LockHandle } from '../../lib/index';
+import { exclusionCases } from './cases/exclusion.cases';
+import { handleCases } from './cases/handle.cases';
+import { lifecycleCases } from './cases/lifecycle.cases';
+import { readWriteCases } from './cases/read-write.cases';
+import { reentrancyCases } from './cases/reentrancy.cases';
+import { waitCases } from './cases/wait.cases';
+import { validationCases } from './cases/validation.cases';
+
+/**
+ * One lock service as a backend's tests see it. Everything the world makes is closed by
+ * `cleanup()`, which runs once after the whole suite.
+ */
+export interface LockWorld {
+  /** `count` new clients of the one lock service, independent as separate processes are. */
+  backends(count: number): Promise<LockBackend[]>;
+  /** A new client whose held locks `lose` can take away (for ZooKeeper: an expirable session). */
+  losable(): Promise<LockBackend>;
+  /**
+   * Takes `handle` (held through `backend`, a `losable()` client) away from its holder, as
+   * a crash would, and resolves once `handle.signal` has aborted. May take every other lock
+   * `backend` holds too (ZooKeeper expires the whole session): hold only this one.
+   */
+  lose(backend: LockBackend, handle: LockHandle): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export type MakeLockWorld = () => Promise<LockWorld>;
+
+/** What each group of cases gets: the world, and lock names no other case uses. */
+export interface ConformanceContext {
+  /** The suite's world (valid inside `it`, `beforeEach` and `afterEach`). */
+  readonly world: LockWorld;
+  /** A lock name of this case's own, e.g. `name('fifo')` → `"fifo-7"`; checked empty after the case. */
+  name(label: string): string;
+}
+
+/** A group of cases: a function that registers `it`s, given the context. */
+export type ConformanceCases = (ctx: ConformanceContext) => void;
+
+/**
+ * The groups of cases, in the order they run. To add a case, add an `it` to the group it
+ * belongs to (cases/*.cases.ts); to add a group, write a `ConformanceCases` function and
+ * list it here.
+ */
+const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
+  ['mutual exclusion and order', exclusionCases],
+  ['shared (read) and exclusive (write) modes', readWriteCases],
+  ['try, timeout and abort', waitCases],
+  ['handles: tokens, release, loss, contenders', handleCases],
+  ['cancelWaits and close', lifecycleCases],
+  ['bad input', validationCases],
+  ['reentrancy (ReentrantLocker)', reentrancyCases],
+];
+
+/**
+ * The `LockBackend` contract at the API level, run against any backend: `makeWorld` gives
+ * clients of one lock service. Every lock name a case took with `ctx.name()` must have no
+ * contender left when the case ends.
+ */
+export function describeLockBackendConformance(label: string, makeWorld: MakeLockWorld): void {
+  describe(`LockBackend conformance: ${label}`, () => {
+    let world: LockWorld | undefined;
+    let observer: LockBackend;
+    const used: string[] = [];
+    let counter = 0;
+    const ctx: ConformanceContext = {
+      get world(): LockWorld {
+        if (!world) throw new Error('the world exists only while the suite runs');
+        return world;
+      },
+      name: (prefix) => {
+        const name = `${prefix}-${++counter}`;
+        used.push(name);
+        return name;
+      },
+    };
+
+    beforeAll(async () => {
+      world = await makeWorld();
+      [observer] = await world.backends(1);
+    });
+    afterAll(() => world?.cleanup());
+    afterEach(async () => {
+      const names = used.splice(0);
+      const left = await Promise.all(names.map(async (name) => [name, (await observer.contenders(name)).length] as const));
+      expect(left.filter(([, count]) => count > 0)).toEqual([]);
+    });
+
+    for (const [title, cases] of GROUPS) describe(title, () => cases(ctx));
+  });
+}

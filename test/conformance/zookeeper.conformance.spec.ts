@@ -1,0 +1,17 @@
+import type { ZkLockBackend } from '../../lib/index';
+import { LockFixture } from '../support/lock-fixture';
+import { waitUntil } from '../support/wait-until';
+import { describeLockBackendConformance } from './lock-backend.conformance';
+
+describeLockBackendConformance('ZooKeeper', async () => {
+  const fx = await LockFixture.create('conformance');
+  return {
+    backends: (count) => fx.many(count),
+    losable: () => fx.expirable(),
+    lose: async (backend, handle) => {
+      await fx.expire(backend as ZkLockBackend);
+      await waitUntil(() => handle.signal.aborted, 'the holder learns its lock is lost');
+    },
+    cleanup: () => fx.cleanup(),
+  };
+});

@@ -1,43 +1,103 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import type { WithLockCallOptions } from '../core/context/with-lock.options.js';
 import type { LockHandle } from '../core/recipe/lock-backend.interface.js';
 
-/** What `@WithLock` needs of a `LockService`. */
+/** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
 }
 
 interface Registry {
-  /** Every LockService between its creation and application shutdown. */
-  readonly live: Set<LockRunner>;
-  /** Instances with @WithLock methods, bound at module init to their application's service. */
+  /** Services of applications between their module init and their shutdown, oldest first, with whether they started. */
+  readonly live: Map<LockRunner, { started: boolean }>;
+  /** Instances with decorated methods, bound at module init to the service their module sees. */
   readonly owners: WeakMap<object, LockRunner>;
+  /** Classes with decorated methods, to the services of the applications that provide them. */
+  readonly classes: WeakMap<Function, Set<LockRunner>>;
+  /** The service of the application a call runs for (set around handlers and decorated methods). */
+  readonly ambient: AsyncLocalStorage<LockRunner>;
 }
 
 // Shared by every loaded copy of the package (CommonJS and ESM builds alike).
-const KEY = Symbol.for('nestjs-zk-lock.lock-services');
+const KEY = Symbol.for('nestjs-zk-lock.lock-services.v2');
 const holder = globalThis as typeof globalThis & { [KEY]?: Registry };
-const registry: Registry = (holder[KEY] ??= { live: new Set(), owners: new WeakMap() });
+const registry: Registry = (holder[KEY] ??= {
+  live: new Map(),
+  owners: new WeakMap(),
+  classes: new WeakMap(),
+  ambient: new AsyncLocalStorage(),
+});
 
+/**
+ * How a decorated method finds its application's `LockService` at call time, in this
+ * order: the service its instance was bound to (singletons, and transient instances made at
+ * start-up); the service of the one running application whose modules provide its class
+ * with this service; the service of the application the call runs for (set around every
+ * handler and every decorated method: request-scoped instances of a class two applications
+ * provide, plain objects); for an object no application provides, the one application
+ * running. Never a service of another application: shutdown removes an application's
+ * service, and one whose start failed is superseded by the next.
+ */
 export const lockServiceRegistry = {
-  register(service: LockRunner): void {
-    registry.live.add(service);
+  /** The application's service, from its module init (decorated methods work in onModuleInit hooks) until `remove`. */
+  add(service: LockRunner, bindings: { instances: readonly object[]; classes: readonly Function[] }): void {
+    if (!registry.live.has(service)) registry.live.set(service, { started: false });
+    for (const instance of bindings.instances) registry.owners.set(instance, service);
+    for (const type of bindings.classes) {
+      let services = registry.classes.get(type);
+      if (!services) registry.classes.set(type, (services = new Set()));
+      services.add(service);
+    }
   },
-  unregister(service: LockRunner): void {
+  /** The application finished starting (its bootstrap hooks run). */
+  started(service: LockRunner): void {
+    const entry = registry.live.get(service);
+    if (entry) entry.started = true;
+  },
+  remove(service: LockRunner): void {
     registry.live.delete(service);
   },
-  bind(instance: object, service: LockRunner): void {
-    registry.owners.set(instance, service);
+  /** Runs `fn` as part of `service`'s application, for the methods it calls. */
+  runFor<T>(service: LockRunner, fn: () => T): T {
+    return registry.ambient.getStore() === service ? fn() : registry.ambient.run(service, fn);
   },
-  /**
-   * The service for a decorated method called on `instance`: the one of the application
-   * that created the instance, else the only live one. Returns a reason when there is none.
-   */
-  find(instance: unknown): LockRunner | string {
-    const owner = typeof instance === 'object' && instance !== null ? registry.owners.get(instance) : undefined;
+  /** The service for a decorated method called on `target` (an instance, or a class for static methods), or why there is none. */
+  find(target: unknown): LockRunner | string {
+    const owner = isObject(target) ? registry.owners.get(target) : undefined;
     if (owner && registry.live.has(owner)) return owner;
-    if (registry.live.size === 1) return registry.live.values().next().value as LockRunner;
-    return registry.live.size === 0
-      ? 'no ZkLockModule is running in this process'
-      : 'several applications run ZkLockModule in this process and this instance belongs to none of them';
+    const type = classOf(target);
+    const providers = [...((type && registry.classes.get(type)) || [])].filter((service) => registry.live.has(service));
+    if (providers.length === 1) return providers[0];
+    const ambient = registry.ambient.getStore();
+    if (ambient && registry.live.has(ambient) && (providers.length === 0 || providers.includes(ambient))) return ambient;
+    return supersedingStart(providers.length > 0 ? providers : [...registry.live.keys()]) ?? whyNone(providers);
   },
 };
+
+/**
+ * Of several applications, the one that started when the others never did (their start
+ * failed), or else the newest still starting: never a guess between two running ones.
+ */
+function supersedingStart(providers: LockRunner[]): LockRunner | undefined {
+  const started = providers.filter((service) => registry.live.get(service)?.started);
+  if (started.length === 1) return started[0];
+  return started.length === 0 ? providers.at(-1) : undefined;
+}
+
+function whyNone(providers: LockRunner[]): string {
+  if (registry.live.size === 0) return 'no application with ZkLockModule is running in this process';
+  if (providers.length === 0) {
+    return 'no running application provides its class with ZkLockModule (make it a provider or controller of a module that imports ZkLockModule, or call it from code that runs for one)';
+  }
+  return 'several running applications provide its class, and this call runs for none of them (call it from a handler, a provider or a decorated method of one application)';
+}
+function isObject(value: unknown): value is object {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function';
+}
+
+function classOf(target: unknown): Function | undefined {
+  if (typeof target === 'function') return target; // a static method's `this`
+  if (typeof target === 'object' && target !== null) return (target as { constructor?: Function }).constructor;
+  return undefined;
+}

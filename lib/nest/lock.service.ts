@@ -1,4 +1,4 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
 import type { RunAlwaysOptions, WithLockCallOptions } from '../core/context/with-lock.options.js';
@@ -15,7 +15,7 @@ import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
  * again neither waits nor creates a node.
  */
 @Injectable()
-export class LockService implements LockRunner, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements LockRunner, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly locker: ReentrantLocker;
 
   constructor(
@@ -23,7 +23,6 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions,
   ) {
     this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents);
-    lockServiceRegistry.register(this);
   }
 
   /**
@@ -70,14 +69,16 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
   }
 
   /**
-   * Connects to ZooKeeper while the application initialises, failing start-up with a
-   * `ZkConnectionError` naming the connection string when no server answers.
+   * Connects to ZooKeeper once every module initialised (or at the first lock call, if an
+   * `onModuleInit` hook takes one), failing start-up with a `ZkConnectionError` naming the
+   * connection string when no server answers. An application whose start fails before
+   * (a provider or an `onModuleInit` hook throwing) has opened no connection.
    */
-  async onModuleInit(): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
     try {
       await this.backend.start();
     } catch (error) {
-      lockServiceRegistry.unregister(this);
+      lockServiceRegistry.remove(this);
       throw error;
     }
   }
@@ -93,7 +94,7 @@ export class LockService implements LockRunner, OnModuleInit, BeforeApplicationS
    * not after the session timeout), and closes the session.
    */
   async onApplicationShutdown(): Promise<void> {
-    lockServiceRegistry.unregister(this);
+    lockServiceRegistry.remove(this);
     await this.locker.drain(this.options.shutdownGraceMs);
     await this.backend.close();
   }

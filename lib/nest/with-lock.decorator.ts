@@ -2,12 +2,13 @@ import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js'
 import { ZkLockError } from '../core/errors/zk-lock.error.js';
 import { resolveWithLockOptions, type WithLockCallOptions } from '../core/context/with-lock.options.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
+import { methodLabel } from './method-label.js';
+import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 
-/** Metadata key marking a method wrapped by `@WithLock` (value: its lock name source and options). */
-export const WITH_LOCK_METADATA = Symbol.for('nestjs-zk-lock.with-lock');
+export { WITH_LOCK_METADATA };
 
 /**
  * Options of `@WithLock`: `mode`, `timeoutMs` (default: the module's `acquireTimeoutMs`, or
@@ -31,7 +32,7 @@ export type LockNameSource = string | ((...args: any[]) => string);
 export function WithLock(name: LockNameSource, options?: WithLockOptions): MethodDecorator {
   checkDeclaration(name, options);
   return (target, key, descriptor) => {
-    const method = `${(target as { constructor?: { name?: string } }).constructor?.name ?? 'object'}.${String(key)}`;
+    const method = methodLabel(target, key);
     const original = descriptor?.value;
     if (typeof original !== 'function') {
       throw new WithLockUsageError(`@WithLock can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
@@ -39,7 +40,8 @@ export function WithLock(name: LockNameSource, options?: WithLockOptions): Metho
     const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = lockServiceRegistry.find(this);
       if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
-      return service.withLock(lockNameFor(name, args, method), () => original.apply(this, args), options ?? {});
+      const body = () => lockServiceRegistry.runFor(service, () => original.apply(this, args));
+      return service.withLock(lockNameFor(name, args, method), body, options ?? {});
     };
     copyMethodMetadata(original, wrapped);
     Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);

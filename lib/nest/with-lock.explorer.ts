@@ -1,38 +1,67 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 
 import { LockService } from './lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
-import { WITH_LOCK_METADATA } from './with-lock.decorator.js';
+import { instanceSeenBy, type NestModuleLike } from './module-visibility.js';
+import { hasDecoratedMethod } from './decorated-methods.js';
+
+/** The parts of Nest's `InstanceWrapper` this file reads. */
+interface WrapperLike {
+  readonly instance: unknown;
+  readonly metatype: unknown;
+  readonly host?: NestModuleLike;
+  readonly isTransient?: boolean;
+  isDependencyTreeStatic(): boolean;
+  getStaticTransientInstances?(): ReadonlyArray<{ readonly instance: unknown } | undefined>;
+}
 
 /**
- * Binds every provider and controller instance that has `@WithLock` methods to this
- * application's `LockService`, so that a decorated method finds the right service at call
- * time even when several applications run in one process (as in tests).
+ * Tells the registry which providers and controllers of this application use this
+ * `LockService` (the one their module sees, as Nest would inject it), so that a decorated
+ * method finds it at call time whatever the provider's scope, even with several
+ * applications, or several `ZkLockModule`s, in one process. Registered from module init
+ * (decorated methods work in `onModuleInit` hooks) until shutdown.
  */
 @Injectable()
-export class WithLockExplorer implements OnModuleInit {
+export class WithLockExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly lockService: LockService,
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance: unknown = wrapper.instance;
-      if (instance && typeof instance === 'object' && hasWithLockMethod(instance)) {
-        lockServiceRegistry.bind(instance, this.lockService);
-      }
+    const instances: object[] = [];
+    const classes: Function[] = [];
+    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()] as unknown as WrapperLike[];
+    for (const wrapper of wrappers) {
+      const type = wrapper.metatype;
+      if (typeof type !== 'function' || !hasDecoratedMethod(type) || !this.isSeenBy(wrapper)) continue;
+      classes.push(type);
+      instances.push(...instancesOf(wrapper));
     }
+    lockServiceRegistry.add(this.lockService, { instances, classes });
+  }
+
+  onApplicationBootstrap(): void {
+    lockServiceRegistry.started(this.lockService);
+  }
+
+  onApplicationShutdown(): void {
+    lockServiceRegistry.remove(this.lockService);
+  }
+
+  private isSeenBy(wrapper: WrapperLike): boolean {
+    return wrapper.host !== undefined && instanceSeenBy(wrapper.host, LockService) === this.lockService;
   }
 }
 
-function hasWithLockMethod(instance: object): boolean {
-  for (let proto = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const key of Object.getOwnPropertyNames(proto)) {
-      const value = Object.getOwnPropertyDescriptor(proto, key)?.value;
-      if (typeof value === 'function' && Reflect.hasOwnMetadata(WITH_LOCK_METADATA, value)) return true;
-    }
+/** The instances made at start-up: a singleton, or the transient instances injected into singletons. */
+function instancesOf(wrapper: WrapperLike): object[] {
+  if (wrapper.isTransient) {
+    const made = wrapper.getStaticTransientInstances?.() ?? [];
+    return made.map((entry) => entry?.instance).filter((instance): instance is object => typeof instance === 'object' && instance !== null);
   }
-  return false;
+  const { instance } = wrapper;
+  return wrapper.isDependencyTreeStatic() && typeof instance === 'object' && instance !== null ? [instance] : [];
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 
 import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import { LockContextInterceptor } from './lock-context.interceptor.js';
 import { LockHttpErrorInterceptor } from './lock-http-error.interceptor.js';
 import { LockService } from './lock.service.js';
 import { WithLockExplorer } from './with-lock.explorer.js';
@@ -22,14 +23,16 @@ import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-loc
     { provide: ZK_LOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [ZK_LOCK_MODULE_OPTIONS] },
     {
       provide: ZK_LOCK_BACKEND,
-      // Connected by LockService.onModuleInit, once dependency injection has succeeded:
-      // a connection opened here would leak if a later provider failed to resolve.
+      // Connected at bootstrap (LockService.onApplicationBootstrap) or by the first lock
+      // call, once every module initialised: a connection opened here would leak if a
+      // later provider or onModuleInit hook failed.
       useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.unconnected(options),
       inject: [ZK_LOCK_RESOLVED_OPTIONS],
     },
     LockService,
     WithLockExplorer,
     { provide: APP_INTERCEPTOR, useClass: LockHttpErrorInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: LockContextInterceptor },
   ],
   exports: [LockService, ZK_LOCK_BACKEND],
 })

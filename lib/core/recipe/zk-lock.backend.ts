@@ -54,8 +54,9 @@ export class ZkLockBackend implements LockBackend {
   }
 
   /**
-   * A backend that opens no connection until `start()`: for frameworks that create
-   * objects first and start them once everything is wired (Nest's onModuleInit).
+   * A backend that opens no connection until `start()` or its first call (which then
+   * waits for the connection): for frameworks that create objects first and start them
+   * once everything is wired (Nest's bootstrap).
    */
   static unconnected(options: ResolvedZkLockOptions): ZkLockBackend {
     return new ZkLockBackend(new ZkClient(options), options);
@@ -84,6 +85,7 @@ export class ZkLockBackend implements LockBackend {
 
   async contenders(name: string): Promise<LockContender[]> {
     const dir = this.pathOf(name);
+    await this.startedOnce();
     const session = this.client.liveSession();
     const queue = orderQueue((await listChildren(session, dir))?.children ?? []);
     const identities = await Promise.all(
@@ -130,8 +132,14 @@ export class ZkLockBackend implements LockBackend {
     await this.reaper.drain();
   }
 
+  /** Connects on first use of a backend made by `unconnected()`; free once started. */
+  private async startedOnce(): Promise<void> {
+    if (!this.client.isStarted && !this.client.isClosed) await this.start();
+  }
+
   private async run(name: string, options: ResolvedAcquireOptions): Promise<ZkLockHandle | null> {
     const dir = this.pathOf(name);
+    await this.startedOnce();
     if (this.client.isClosed) throw new LockClientClosedError();
     const context = { client: this.client, reaper: this.reaper, sweeper: this.sweeper, identity: this.identity };
     const acquisition = new LockAcquisition(context, { name, dir, ...options });

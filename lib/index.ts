@@ -28,6 +28,10 @@ export type { IfLocked, OnLockLost, WithLockCallOptions, RunAlwaysOptions } from
 export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
 
+// Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
+export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';
+export type { LeaderElectionOptions } from './core/leader/leader-group.js';
+export { InvalidLeaderGroupError } from './core/leader/invalid-leader-group.error.js';
 
 // Testing without ZooKeeper (one process only).
 export { InMemoryLockBackend } from './core/memory/in-memory-lock.backend.js';
@@ -46,3 +50,6 @@ export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';
 export { LockHttpErrorInterceptor, httpStatusOf } from './nest/lock-http-error.interceptor.js';
 export { WithLockUsageError } from './nest/errors/with-lock-usage.error.js';
 export { ZkLockModuleMissingError } from './nest/errors/zk-lock-module-missing.error.js';
+export { LeadershipService } from './nest/leadership.service.js';
+export { WhenLeader } from './nest/when-leader.decorator.js';
+export { WhenLeaderUsageError } from './nest/errors/when-leader-usage.error.js';

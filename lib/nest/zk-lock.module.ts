@@ -4,6 +4,8 @@ import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
 import { LockContextInterceptor } from './lock-context.interceptor.js';
 import { LockHttpErrorInterceptor } from './lock-http-error.interceptor.js';
+import { LeadershipExplorer } from './leadership.explorer.js';
+import { LeadershipService } from './leadership.service.js';
 import { LockService } from './lock.service.js';
 import { WithLockExplorer } from './with-lock.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -31,9 +33,11 @@ import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-loc
     },
     LockService,
     WithLockExplorer,
+    LeadershipService,
+    LeadershipExplorer,
     { provide: APP_INTERCEPTOR, useClass: LockHttpErrorInterceptor },
     { provide: APP_INTERCEPTOR, useClass: LockContextInterceptor },
   ],
-  exports: [LockService, ZK_LOCK_BACKEND],
+  exports: [LockService, LeadershipService, ZK_LOCK_BACKEND],
 })
 export class ZkLockModule extends ZkLockConfigurableModule {}

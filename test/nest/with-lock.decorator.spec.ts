@@ -6,7 +6,7 @@ import request from 'supertest';
 
 import type { INestApplication } from '@nestjs/common';
 
-import { InvalidLockNameError, LockService, WithLock, WithLockUsageError, ZkLockModuleMissingError } from '../../lib/index';
+import { InvalidLockNameError, LockService, WhenLeader, WithLock, WithLockUsageError, ZkLockModuleMissingError } from '../../lib/index';
 import { backendOf, lockNodes, startApp } from './nest-fixture';
 
 @Injectable()
@@ -124,7 +124,14 @@ describe('@WithLock', () => {
     it('says what to do when no ZkLockModule runs', async () => {
       const error = await new Plain().run('a').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ZkLockModuleMissingError);
-      expect((error as Error).message).toMatch(/Plain\.run.*Import ZkLockModule\.forRoot/s);
+      expect((error as Error).message).toMatch(/^@WithLock on Plain\.run.*Import ZkLockModule\.forRoot/s);
+      class Job {
+        @WhenLeader('jobs')
+        static async run(): Promise<void> {}
+      }
+      const leaderError = await Job.run().catch((e: unknown) => e);
+      expect(leaderError).toBeInstanceOf(ZkLockModuleMissingError);
+      expect((leaderError as Error).message).toMatch(/^@WhenLeader on Job\.run found no LockService/);
     });
 
     it('turns a key function that throws or returns a non-string into InvalidLockNameError', async () => {

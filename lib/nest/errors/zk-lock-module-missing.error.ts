@@ -1,12 +1,12 @@
 import { ZkLockError } from '../../core/errors/zk-lock.error.js';
 
-/** A `@WithLock` method ran where no `LockService` is alive. */
+/** A `@WithLock` or `@WhenLeader` method ran where no `LockService` is alive. */
 export class ZkLockModuleMissingError extends ZkLockError {
   readonly code = 'ZK_LOCK_MODULE_MISSING';
 
-  constructor(method: string, why: string) {
+  constructor(method: string, why: string, decorator = '@WithLock') {
     super(
-      `@WithLock on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
+      `${decorator} on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
         '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started.',
     );
   }

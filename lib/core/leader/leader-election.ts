@@ -1,0 +1,110 @@
+import type { LockBackend } from '../recipe/lock-backend.interface.js';
+import { ElectionCampaign } from './election-campaign.js';
+import { leaderLockName, resolveRetryDelay, type LeaderElectionOptions } from './leader-group.js';
+import { leaderMessages } from './leader.messages.js';
+
+/** What a leadership listener is told. */
+export interface LeadershipChange {
+  readonly group: string;
+  /** `true` when this instance became the leader, `false` when it stopped leading. */
+  readonly leading: boolean;
+  /** Why leadership ended: a `LockLostError` (lost, or stepped down). */
+  readonly reason?: Error;
+}
+
+export type LeadershipListener = (change: LeadershipChange) => void;
+
+/**
+ * Leader election over any `LockBackend`, like Curator's LeaderLatch: leading `group`
+ * means holding the write lock `leader:<group>`. Candidates queue in FIFO order, each
+ * watching only the one before it; a crashed leader's node goes with its session; and a
+ * leader is told it lost leadership (its `signal` aborts, listeners hear `leading: false`)
+ * before any other candidate can lead.
+ *
+ * ```ts
+ * const election = new LeaderElection(backend, 'nightly-report');
+ * election.onChange(({ leading }) => console.log(leading ? 'leading' : 'following'));
+ * election.start();
+ * // … if (election.isLeader) await runReport(election.signal);
+ * await election.stop();
+ * ```
+ */
+export class LeaderElection {
+  /** The lock that leadership is: `leader:<group>`. */
+  readonly lockName: string;
+  private readonly retryDelayMs: number;
+  private readonly listeners = new Set<LeadershipListener>();
+  private campaign: ElectionCampaign | undefined;
+
+  /** Throws `InvalidLeaderGroupError` or `InvalidOptionError` before anything is sent. */
+  constructor(
+    private readonly backend: LockBackend,
+    readonly group: string,
+    options?: LeaderElectionOptions,
+  ) {
+    this.lockName = leaderLockName(group);
+    this.retryDelayMs = resolveRetryDelay(options);
+  }
+
+  /**
+   * Joins the election (idempotent): queues for leadership, and queues again whenever it
+   * is lost, until `stop()`. A failed attempt (say, the backend is not connected yet) is
+   * retried after `retryDelayMs`; a closed backend ends the election quietly.
+   */
+  start(): void {
+    if (this.campaign && !this.campaign.isHalted) return;
+    const { backend, group, lockName, retryDelayMs } = this;
+    this.campaign = new ElectionCampaign({ backend, group, lockName, retryDelayMs, notify: (leading, reason) => this.notify(leading, reason) });
+  }
+
+  /** Whether this instance leads now: its lock is held, checked against the clock at this moment. */
+  get isLeader(): boolean {
+    return this.campaign?.term?.isLeading ?? false;
+  }
+
+  /** Aborts (with a `LockLostError`) when the current term of leadership ends; `undefined` when not leading. */
+  get signal(): AbortSignal | undefined {
+    return this.campaign?.term?.signal;
+  }
+
+  /** The fencing token of the current term (see `LockHandle.fencingToken`); `undefined` when not leading. */
+  get fencingToken(): bigint | undefined {
+    return this.campaign?.term?.handle.fencingToken;
+  }
+
+  /**
+   * Calls `listener` on every change of leadership, synchronously: `leading: false` comes
+   * before any other candidate can lead. Returns the unsubscribe function. A listener that
+   * throws is reported as a process warning and does not stop the election.
+   */
+  onChange(listener: LeadershipListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The identity the current leader wrote into its lock node, or `null` when nobody leads. */
+  async leader(): Promise<string | null> {
+    const contenders = await this.backend.contenders(this.lockName);
+    return contenders.find((contender) => contender.holding)?.identity ?? null;
+  }
+
+  /**
+   * Leaves the election (idempotent): stops queueing, and a leader steps down (its signal
+   * aborts, listeners are told, then the lock is released so the next candidate leads at
+   * once). `start()` may join again afterwards.
+   */
+  stop(): Promise<void> {
+    return this.campaign?.stop() ?? Promise.resolve();
+  }
+
+  private notify(leading: boolean, reason?: Error): void {
+    const change: LeadershipChange = reason ? { group: this.group, leading, reason } : { group: this.group, leading };
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        process.emitWarning(leaderMessages.listenerThrew(this.group, error), { code: 'NESTJS_ZK_LOCK_LISTENER' });
+      }
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { LockHandle } from '../recipe/lock-backend.interface.js';
+
+/**
+ * One term of leadership: the held leader lock, and a signal of its own that aborts when
+ * the term ends, either because the lock was lost (with the lock's `LockLostError`) or
+ * because the instance stepped down. A signal of its own, because stepping down must
+ * tell the leader before its lock is released, and a lock handle's signal cannot be
+ * aborted by its holder.
+ */
+export class LeadershipTerm {
+  private readonly ended = new AbortController();
+  private releasing: Promise<void> | undefined;
+  private resolveFinished!: () => void;
+  /** Resolves once the term has ended and its lock has been released. */
+  readonly finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+
+  /** `onEnd` runs once, synchronously, when a term that began leading ends. */
+  constructor(
+    readonly handle: LockHandle,
+    private readonly onEnd: (reason: Error) => void,
+  ) {
+    const lost = handle.signal;
+    // A grant can be born lost (an event loop blocked past the session's deadline): then
+    // the term never leads, and nobody is told of an end.
+    if (lost.aborted) this.ended.abort(lost.reason);
+    else lost.addEventListener('abort', () => void this.end(lost.reason as Error), { once: true });
+  }
+
+  /**
+   * Aborts when the term ends. Each read checks the lock against the clock first (see
+   * `LockHandle.signal`), so a lock that is lost by now ends the term before this returns.
+   */
+  get signal(): AbortSignal {
+    this.handle.isHeld();
+    return this.ended.signal;
+  }
+
+  /** Not ended, and the lock held at this moment. */
+  get isLeading(): boolean {
+    return !this.ended.signal.aborted && this.handle.isHeld();
+  }
+
+  /**
+   * Ends the term (idempotent): the signal aborts with `reason` and `onEnd` runs first,
+   * then the lock is released, so the next candidate leads only after this one was told.
+   */
+  end(reason: Error): Promise<void> {
+    if (!this.ended.signal.aborted) {
+      this.ended.abort(reason);
+      this.onEnd(reason);
+    }
+    // A lost lock is released too: after a short partition its session may live on, and
+    // its node would then block every other candidate for as long as the session lasts.
+    return (this.releasing ??= this.handle.release().then(this.resolveFinished, this.resolveFinished));
+  }
+}

@@ -1,0 +1,97 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+
+import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
+import type { LockBackend } from '../core/recipe/lock-backend.interface.js';
+import { leadershipRegistry, type LeadershipChecker } from './leadership.registry.js';
+import { LockService } from './lock.service.js';
+import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
+
+/**
+ * Leader election for this application's instances: one instance at a time leads each
+ * group (see `LeaderElection`). Groups of `@WhenLeader` methods are joined at start-up;
+ * others with `join()`. Elections start at bootstrap, once the backend is connected, and
+ * at shutdown a leader steps down (its signal aborts first) and hands over at once.
+ */
+@Injectable()
+export class LeadershipService implements LeadershipChecker, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly elections = new Map<string, LeaderElection>();
+  private readonly joined = new Set<string>();
+  private state: 'created' | 'running' | 'closed' = 'created';
+
+  constructor(
+    @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
+    private readonly lockService: LockService,
+  ) {
+    leadershipRegistry.register(lockService, this);
+  }
+
+  /**
+   * Joins the election of `group` (idempotent); before bootstrap it starts at bootstrap.
+   * Throws `InvalidLeaderGroupError` for a bad group.
+   */
+  join(group: string): void {
+    const election = this.electionOf(group);
+    this.joined.add(group);
+    if (this.state === 'running') election.start();
+  }
+
+  /** Leaves the election of `group`; if this instance leads it, it steps down at once. */
+  async leave(group: string): Promise<void> {
+    this.joined.delete(group);
+    await this.elections.get(group)?.stop();
+  }
+
+  /** Whether this instance leads `group` now (checked against the clock at this moment). */
+  isLeader(group: string): boolean {
+    return this.elections.get(group)?.isLeader ?? false;
+  }
+
+  /** The identity of the instance leading `group`, or `null` when none does (whether or not this one joined). */
+  async leader(group: string): Promise<string | null> {
+    return (this.elections.get(group) ?? new LeaderElection(this.backend, group)).leader();
+  }
+
+  /** Aborts when this instance's current leadership of `group` ends; `undefined` when not leading. */
+  signal(group: string): AbortSignal | undefined {
+    return this.elections.get(group)?.signal;
+  }
+
+  /** Calls `listener` whenever this instance starts or stops leading `group`; returns the unsubscribe. */
+  onChange(group: string, listener: LeadershipListener): () => void {
+    return this.electionOf(group).onChange(listener);
+  }
+
+  /**
+   * Starts the elections joined so far once the backend is connected. `LockService`
+   * connects it during bootstrap too; `start()` is idempotent, so both wait for the same
+   * connection, and a failure is left to `LockService` to report (it fails start-up).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.state !== 'created') return;
+    try {
+      await this.backend.start();
+    } catch {
+      this.state = 'closed';
+      return;
+    }
+    if (this.state !== 'created') return; // shut down meanwhile
+    this.state = 'running';
+    for (const group of this.joined) this.elections.get(group)?.start();
+  }
+
+  /** Every election stops; a leader steps down before the lock client closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.state = 'closed';
+    leadershipRegistry.unregister(this.lockService, this);
+    await Promise.all([...this.elections.values()].map((election) => election.stop()));
+  }
+
+  private electionOf(group: string): LeaderElection {
+    let election = this.elections.get(group);
+    if (!election) {
+      election = new LeaderElection(this.backend, group);
+      this.elections.set(group, election);
+    }
+    return election;
+  }
+}

@@ -44,6 +44,7 @@ export { ZkLockModule } from './nest/zk-lock.module.js';
 export type { ZkLockOptionsFactory } from './nest/zk-lock.module-definition.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './nest/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './nest/zk-lock-module.options.js';
+export type { ZkLockTestingOptions } from './nest/zk-lock-testing.options.js';
 export { LockService } from './nest/lock.service.js';
 export { WithLock, type WithLockOptions, type LockNameSource } from './nest/with-lock.decorator.js';
 export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';

@@ -68,6 +68,10 @@ export class LeadershipService implements LeadershipChecker, OnApplicationBootst
    */
   async onApplicationBootstrap(): Promise<void> {
     if (this.state !== 'created') return;
+    if (this.joined.size === 0) {
+      this.state = 'running'; // nothing to connect for: a later join() connects the backend on first use
+      return;
+    }
     try {
       await this.backend.start();
     } catch {

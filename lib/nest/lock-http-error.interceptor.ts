@@ -8,7 +8,7 @@ import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
 import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
 import type { ZkLockError } from '../core/errors/zk-lock.error.js';
 import { ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
-import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
+import type { LockServiceOptions } from './zk-lock-module.options.js';
 
 /** The HTTP status a lock error answers with in an HTTP handler. */
 export function httpStatusOf(error: unknown): number | undefined {
@@ -26,7 +26,7 @@ export function httpStatusOf(error: unknown): number | undefined {
  */
 @Injectable()
 export class LockHttpErrorInterceptor implements NestInterceptor {
-  constructor(@Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions) {}
+  constructor(@Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (!this.options.httpErrors || context.getType() !== 'http') return next.handle();

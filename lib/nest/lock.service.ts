@@ -6,7 +6,7 @@ import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
-import type { ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
+import type { LockServiceOptions } from './zk-lock-module.options.js';
 
 /**
  * Distributed read/write locks for this application, shared by all its instances.
@@ -20,7 +20,7 @@ export class LockService implements LockRunner, OnApplicationBootstrap, BeforeAp
 
   constructor(
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
-    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: ResolvedZkLockModuleOptions,
+    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
     this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents);
   }

@@ -21,17 +21,24 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   readonly shutdownGraceMs?: number;
 }
 
-export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions {
+/** What `LockService` and the interceptors read of the module's options, whatever the backend. */
+export interface LockServiceOptions {
   readonly acquireTimeoutMs: number;
   readonly httpErrors: boolean;
   readonly shutdownGraceMs: number;
 }
 
+export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions, LockServiceOptions {}
+
 const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true, shutdownGraceMs: 10_000 });
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
-  const core = resolveZkLockOptions(options);
+  return { ...resolveZkLockOptions(options), ...resolveServiceOptions(options) };
+}
+
+/** `LockService`'s options, with their defaults, for every variant of the module (`forTesting` too). */
+export function resolveServiceOptions(options: Partial<LockServiceOptions>): LockServiceOptions {
   const {
     acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs,
     httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors,
@@ -44,5 +51,5 @@ export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLo
   if (typeof shutdownGraceMs !== 'number' || !Number.isSafeInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new InvalidOptionError('shutdownGraceMs', shutdownGraceMs, 'a whole number of milliseconds >= 0');
   }
-  return { ...core, acquireTimeoutMs, httpErrors, shutdownGraceMs };
+  return { acquireTimeoutMs, httpErrors, shutdownGraceMs };
 }

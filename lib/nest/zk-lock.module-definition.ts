@@ -10,6 +10,8 @@ import type { ZkLockModuleOptions } from './zk-lock-module.options.js';
 export const {
   ConfigurableModuleClass: ZkLockConfigurableModule,
   MODULE_OPTIONS_TOKEN: ZK_LOCK_MODULE_OPTIONS,
+  OPTIONS_TYPE: ZK_LOCK_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: ZK_LOCK_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<ZkLockModuleOptions>({ moduleName: 'ZkLock' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createZkLockOptions')
@@ -20,3 +22,8 @@ export const {
 export interface ZkLockOptionsFactory {
   createZkLockOptions(): ZkLockModuleOptions | Promise<ZkLockModuleOptions>;
 }
+
+/** What `forRoot` takes: the module's options, and `isGlobal`. */
+export type ZkLockForRootOptions = typeof ZK_LOCK_OPTIONS_TYPE;
+/** What `forRootAsync` takes: `imports`, `inject`, `useFactory | useClass | useExisting`, and `isGlobal`. */
+export type ZkLockAsyncOptions = typeof ZK_LOCK_ASYNC_OPTIONS_TYPE;

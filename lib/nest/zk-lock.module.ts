@@ -1,43 +1,50 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 
-import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
-import { LockContextInterceptor } from './lock-context.interceptor.js';
-import { LockHttpErrorInterceptor } from './lock-http-error.interceptor.js';
-import { LeadershipExplorer } from './leadership.explorer.js';
-import { LeadershipService } from './leadership.service.js';
-import { LockService } from './lock.service.js';
-import { WithLockExplorer } from './with-lock.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
-import { ZK_LOCK_MODULE_OPTIONS, ZkLockConfigurableModule } from './zk-lock.module-definition.js';
-import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
+import { ZkLockConfigurableModule, type ZkLockAsyncOptions, type ZkLockForRootOptions } from './zk-lock.module-definition.js';
+import { LOCK_MODULE_EXPORTS, LOCK_MODULE_PROVIDERS, ZOOKEEPER_PROVIDERS } from './zk-lock.providers.js';
+import { resolveTestingOptions, type ZkLockTestingOptions } from './zk-lock-testing.options.js';
 
 /**
  * Distributed locks for the application. `ZkLockModule.forRoot({ connectionString })` or
  * `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`, with
  * `isGlobal`. Connects during start-up and fails it, naming the connection string, when
  * ZooKeeper cannot be reached; on shutdown, cancels waits, releases what it holds and
- * closes the session, so other instances get the locks at once.
+ * closes the session, so other instances get the locks at once. In unit tests,
+ * `forTesting()` provides the same services over an in-memory backend.
  */
-@Module({
-  imports: [DiscoveryModule],
-  providers: [
-    { provide: ZK_LOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [ZK_LOCK_MODULE_OPTIONS] },
-    {
-      provide: ZK_LOCK_BACKEND,
-      // Connected at bootstrap (LockService.onApplicationBootstrap) or by the first lock
-      // call, once every module initialised: a connection opened here would leak if a
-      // later provider or onModuleInit hook failed.
-      useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.unconnected(options),
-      inject: [ZK_LOCK_RESOLVED_OPTIONS],
-    },
-    LockService,
-    WithLockExplorer,
-    LeadershipService,
-    LeadershipExplorer,
-    { provide: APP_INTERCEPTOR, useClass: LockHttpErrorInterceptor },
-    { provide: APP_INTERCEPTOR, useClass: LockContextInterceptor },
-  ],
-  exports: [LockService, LeadershipService, ZK_LOCK_BACKEND],
-})
-export class ZkLockModule extends ZkLockConfigurableModule {}
+@Module({ imports: [DiscoveryModule] })
+export class ZkLockModule extends ZkLockConfigurableModule {
+  static forRoot(options: ZkLockForRootOptions): DynamicModule {
+    return withZooKeeper(super.forRoot(options));
+  }
+
+  static forRootAsync(options: ZkLockAsyncOptions): DynamicModule {
+    return withZooKeeper(super.forRootAsync(options));
+  }
+
+  /**
+   * The same providers as `forRoot` (`LockService`, `LeadershipService`, `@WithLock`,
+   * `@WhenLeader`) over an `InMemoryLockBackend`: ready at once, no connection, for unit
+   * tests of an application in one process. Share a `store` between applications to make
+   * them instances of one service.
+   */
+  static forTesting(options: ZkLockTestingOptions = {}): DynamicModule {
+    const { service, backend } = resolveTestingOptions(options);
+    return {
+      module: ZkLockModule,
+      global: options.isGlobal ?? false,
+      providers: [{ provide: ZK_LOCK_RESOLVED_OPTIONS, useValue: service }, { provide: ZK_LOCK_BACKEND, useValue: backend }, ...LOCK_MODULE_PROVIDERS],
+      exports: LOCK_MODULE_EXPORTS,
+    };
+  }
+}
+
+function withZooKeeper(module: DynamicModule): DynamicModule {
+  return {
+    ...module,
+    providers: [...(module.providers ?? []), ...ZOOKEEPER_PROVIDERS, ...LOCK_MODULE_PROVIDERS],
+    exports: [...(module.exports ?? []), ...LOCK_MODULE_EXPORTS],
+  };
+}

@@ -1,0 +1,40 @@
+import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
+import { InMemoryLockBackend } from '../core/memory/in-memory-lock.backend.js';
+import type { InMemoryLockStore } from '../core/memory/in-memory-lock.store.js';
+import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
+
+/** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
+export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquireTimeoutMs' | 'httpErrors' | 'shutdownGraceMs'> {
+  /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
+  readonly identity?: string;
+  /**
+   * Share one store between several applications in a test to make them instances of one
+   * service (they then exclude each other). Default: a store of this application's own.
+   */
+  readonly store?: InMemoryLockStore;
+  /**
+   * The backend to use, e.g. to reach its test controls (`loseLock`, `expireSession`); or
+   * get it with `app.get(ZK_LOCK_BACKEND)`. The application closes it at shutdown.
+   */
+  readonly backend?: InMemoryLockBackend;
+  /** Make `LockService` injectable everywhere, as `forRoot`'s `isGlobal` does. */
+  readonly isGlobal?: boolean;
+}
+
+const KNOWN = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'identity', 'store', 'backend', 'isGlobal'];
+
+/** Checks the options like `forRoot` does; returns the service's options and the backend. */
+export function resolveTestingOptions(options: ZkLockTestingOptions): { service: LockServiceOptions; backend: InMemoryLockBackend } {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
+  const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
+  if (unknown !== undefined) {
+    throw new InvalidOptionError(unknown, (options as Record<string, unknown>)[unknown], `one of the options of ZkLockModule.forTesting: ${KNOWN.join(', ')}`);
+  }
+  const { acquireTimeoutMs, httpErrors, shutdownGraceMs, identity, store, backend } = options;
+  const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, shutdownGraceMs });
+  if (backend !== undefined && !(backend instanceof InMemoryLockBackend)) throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
+  if (backend && (identity !== undefined || store !== undefined)) {
+    throw new InvalidOptionError(identity !== undefined ? 'identity' : 'store', identity ?? store, 'nothing when backend is given (set them on the backend)');
+  }
+  return { service, backend: backend ?? new InMemoryLockBackend({ ...(identity !== undefined && { identity }), ...(store !== undefined && { store }) }) };
+}

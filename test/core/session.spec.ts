@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 
 import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
-import { LockClientClosedError, LockLostError, ZkLockBackend } from '../../lib/index';
+import { LockClientClosedError, LockLostError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
@@ -135,6 +137,24 @@ describe('session layer', () => {
       frozen.close();
       await live.stop();
     }
+  });
+
+  it('waits for a server that refuses connections for less than 2 s (it is starting), and fails fast on one that keeps refusing', async () => {
+    const starting = new TcpProxy(zkPort());
+    await starting.start();
+    await starting.stop(); // its port now refuses connections
+    const startsLater = sleep(1_000).then(() => starting.start());
+    const client = await fx.backend({ connectionString: starting.connectionString });
+    await startsLater;
+    expect(client.client.session.isConnected).toBe(true);
+    await client.close();
+    await starting.stop();
+
+    const refusedAt = performance.now();
+    const error = await fx.backend({ connectionString: starting.connectionString }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect((error as Error).message).toMatch(/refused the connection for 2000 ms/);
+    expect(performance.now() - refusedAt).toBeGreaterThanOrEqual(2_000); // not before the 2 s
   });
 
   it('closes a backend that never started without connecting', async () => {

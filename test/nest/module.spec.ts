@@ -112,6 +112,14 @@ describe('ZkLockModule', () => {
     }
   });
 
+  it('fails start-up before jest\'s default 5 s hook timeout, with the library\'s own error, when nothing listens at the address', async () => {
+    const connectionString = `127.0.0.1:${await freePort()},127.0.0.1:${await freePort()}`;
+    const error = await boot([ZkLockModule.forRoot({ connectionString })]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect((error as Error).message).toMatch(/every server refused the connection for 2000 ms.*forTesting/);
+    expect((error as Error).message).toContain(connectionString);
+  }, 5_000);
+
   it('fails start-up, naming the connection string, when ZooKeeper cannot be reached', async () => {
     const connectionString = `127.0.0.1:${await freePort()}`;
     const error = await NestFactory.createApplicationContext(

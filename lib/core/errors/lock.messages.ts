@@ -30,6 +30,8 @@ export const lockMessages = {
     `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
   connectFailed: (connectionString: string, timeoutMs: number): string =>
     `Could not connect to ZooKeeper at "${connectionString}" within ${timeoutMs} ms. Check that a server is running at that address, or raise connectTimeoutMs.`,
+  connectRefused: (connectionString: string, ms: number): string =>
+    `Could not connect to ZooKeeper at "${connectionString}": every server refused the connection for ${ms} ms (nothing listens at that address). Start ZooKeeper there or fix the connection string; unit tests can use ZkLockModule.forTesting(), which needs no server.`,
   missingChroot: (connectionString: string, chroot: string): string =>
     `The chroot "${chroot}" of "${connectionString}" does not exist on the ZooKeeper server. Create it once with a client that has no chroot (e.g. zkCli.sh: create ${chroot} ""), or remove it from the connection string.`,
   badConnectionString: (connectionString: unknown, why: string): string =>

@@ -74,3 +74,22 @@ export function onConnecting(client: Client, listener: () => void): void {
     if (state === CM_CONNECTING) listener();
   });
 }
+
+/**
+ * Tells `hooks` how each TCP connection attempt ends: the server accepted it, or the
+ * socket failed (e.g. ECONNREFUSED: nothing listens there). The public API reports
+ * neither; the library needs them to fail fast when no server listens at all.
+ */
+export function onSocketOutcome(client: Client, hooks: { accepted(): void; failed(error: Error): void }): void {
+  const cm = manager(client) as ConnectionManagerInternals & Record<'onSocketConnected' | 'onSocketError', (...args: unknown[]) => unknown>;
+  const { onSocketConnected, onSocketError } = cm;
+  // Own properties shadow the prototype's: connect() binds these to each new socket.
+  cm.onSocketConnected = function (this: unknown, ...args: unknown[]) {
+    hooks.accepted();
+    return onSocketConnected.apply(this, args);
+  };
+  cm.onSocketError = function (this: unknown, ...args: unknown[]) {
+    hooks.failed(args[0] as Error);
+    return onSocketError.apply(this, args);
+  };
+}

@@ -9,7 +9,10 @@ export interface ZkClientOptions {
   readonly connectionString: string;
   /** Requested session timeout; the server clamps it to [2, 20] × its tickTime. Default 10 s. */
   readonly sessionTimeoutMs?: number;
-  /** How long the first connect may take before failing. Default 10 s. */
+  /**
+   * How long the first connect may take before failing. Default 10 s. When every server
+   * refuses the connection (nothing listens there), it fails after 2 s instead.
+   */
   readonly connectTimeoutMs?: number;
   /**
    * ZooKeeper digest credentials. When set, every node the library creates gets an ACL
@@ -29,6 +32,11 @@ export const ZK_CLIENT_DEFAULTS = Object.freeze({
 
 /** Delay between rounds of reconnect attempts over all servers. */
 export const SPIN_DELAY_MS = 250;
+/**
+ * How long the first connect waits when every server refuses the connection (nothing
+ * listens there) before failing, instead of the whole `connectTimeoutMs`.
+ */
+export const REFUSED_CONNECT_MS = 2_000;
 
 /** Validates and completes client options; throws a typed error naming the bad option. */
 export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClientOptions {

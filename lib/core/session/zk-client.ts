@@ -6,7 +6,8 @@ import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { deadline } from '../util/deadline.js';
-import { SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
+import { refusedConnectWatch } from './refused-connect.watch.js';
+import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
 import { ZkRequestCounter } from './zk-request.counter.js';
 import { ZkSession } from './zk-session.js';
 
@@ -47,13 +48,17 @@ export class ZkClient extends EventEmitter {
     const session = (this.current = this.openSession());
     const { connectionString, connectTimeoutMs } = this.options;
     const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
+    const refusedMs = Math.min(REFUSED_CONNECT_MS, connectTimeoutMs);
+    const refused = refusedConnectWatch(session, refusedMs, () => new Error(`every connection refused for ${refusedMs} ms`));
     try {
-      await session.whenConnected(timeout.signal);
+      await session.whenConnected(AbortSignal.any([timeout.signal, refused.signal]));
     } catch (cause) {
       await this.close();
-      throw new ZkConnectionError(lockMessages.connectFailed(connectionString, connectTimeoutMs), connectionString, cause);
+      const message = refused.signal.aborted ? lockMessages.connectRefused(connectionString, refusedMs) : lockMessages.connectFailed(connectionString, connectTimeoutMs);
+      throw new ZkConnectionError(message, connectionString, cause);
     } finally {
       timeout.clear();
+      refused.clear();
     }
     await this.checkChroot(session);
   }

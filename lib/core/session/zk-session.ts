@@ -5,7 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { dropConnection, forceCloseClient, isClientStopped, onConnecting, whenClientClosed } from './zk-client.internals.js';
+import { dropConnection, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -60,7 +60,8 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
  * `signal` aborts, with a `ZkSessionLostError`, the moment the session is known or
  * presumed gone; `onDistrust` listeners are told earlier, when the server *may* expire it
  * within the safety margin, which is when holders must stop trusting their locks.
- * Events: `connected`, `disconnected`, `at-risk`, `lost` (error).
+ * Events: `connected`, `disconnected`, `at-risk`, `lost` (error); `tcp-accepted` and
+ * `tcp-failed` (error) for each TCP connection attempt.
  */
 export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
@@ -87,6 +88,7 @@ export class ZkSession extends EventEmitter {
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
     onConnecting(this.client, () => this.onConnecting());
+    onSocketOutcome(this.client, { accepted: () => this.emit('tcp-accepted'), failed: (error) => this.emit('tcp-failed', error) });
     this.client.connect();
   }
 

@@ -1,7 +1,6 @@
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-
 import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
 import { LockClientClosedError, LockLostError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';

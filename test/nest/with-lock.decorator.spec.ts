@@ -108,6 +108,13 @@ describe('@WithLock', () => {
     expect(() => WithLock(42 as never)).toThrow(/lock name/);
     expect(() => WithLock('x', { mode: 'exclusive' as never })).toThrow(/mode/);
     expect(() => WithLock('x', { timeoutMs: -1 })).toThrow(/timeoutMs/);
+    expect(() => WithLock('x', { ifLocked: 'later' as never })).toThrow(/^@WithLock: Invalid option ifLocked="later": expected "wait", "skip" or "throw"/);
+    expect(() => WithLock('x', { holdAtLeastMs: -5 })).toThrow(/holdAtLeastMs=-5/);
+    expect(() => WithLock('x', { holdAtLeastMs: 'long' as never })).toThrow(/holdAtLeastMs="long"/);
+    expect(() => WithLock('x', { onLockLost: 'retry' as never })).toThrow(/onLockLost="retry"/);
+    for (const bad of [{ ifLocked: 'later' }, { holdAtLeastMs: -5 }, { onLockLost: 'retry' }]) {
+      expect(() => WithLock('x', bad as never)).toThrow(WithLockUsageError);
+    }
   });
 
   describe('key functions and a missing module', () => {

@@ -158,6 +158,7 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     [{ holdAtLeastMs: '500' }, 'holdAtLeastMs'],
     [{ holdAtLeastMs: Infinity }, 'holdAtLeastMs'],
     [{ onLockLost: 'retry' }, 'onLockLost'],
+    [{ ifLocked: null }, 'ifLocked'],
   ])('bad input %j: InvalidOptionError naming %s, and nothing sent', async (options, option) => {
     const { backend, locker } = await lockerOn();
     const before = backend.client.counter.snapshot().create ?? 0;
@@ -166,5 +167,7 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     expect(error).toMatchObject({ option });
     expect((error as Error).message).toContain(option);
     expect(backend.client.counter.snapshot().create ?? 0).toBe(before);
+    // Options are checked before the name, as the backends do.
+    await expect(locker.withLock('', () => 'ran', options as never)).rejects.toBeInstanceOf(InvalidOptionError);
   });
 });

@@ -47,8 +47,8 @@ export class ReentrantLocker {
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
   async withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
-    encodeLockName(name);
     const call = resolveWithLockOptions(options, this.defaultTimeoutMs);
+    encodeLockName(name); // after the options, as the backends check them
     const key = scopeKeyOf(this.backend, name);
     const outer = heldInScope(key);
     if (outer) return this.runNested(this.nested(outer, call.mode), fn);
@@ -207,8 +207,9 @@ export class ReentrantLocker {
   }
 
   private check(name: string, options: AcquireOptions | undefined) {
+    const resolved = resolveAcquireOptions(options, this.defaultTimeoutMs);
     encodeLockName(name); // throws InvalidLockNameError, also on the reentrant path
-    return resolveAcquireOptions(options, this.defaultTimeoutMs);
+    return resolved;
   }
 
   private nested(outer: ChainHold, mode: LockMode): ReentrantHandle {

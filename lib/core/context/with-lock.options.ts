@@ -48,9 +48,8 @@ export interface ResolvedWithLockOptions extends ResolvedAcquireOptions {
  * `defaultTimeoutMs`; `skip` and `throw` do not wait.
  */
 export function resolveWithLockOptions(options: WithLockCallOptions | undefined, defaultTimeoutMs: number): ResolvedWithLockOptions {
-  const ifLocked = options?.ifLocked ?? 'wait';
+  const { ifLocked = 'wait', holdAtLeastMs = 0, onLockLost = 'reject' } = options ?? {};
   if (!IF_LOCKED.includes(ifLocked)) throw new InvalidOptionError('ifLocked', ifLocked, '"wait", "skip" or "throw"');
-  const { holdAtLeastMs = 0, onLockLost = 'reject' } = options ?? {};
   if (typeof holdAtLeastMs !== 'number' || !Number.isFinite(holdAtLeastMs) || holdAtLeastMs < 0) {
     throw new InvalidOptionError('holdAtLeastMs', holdAtLeastMs, 'a finite number of milliseconds >= 0');
   }

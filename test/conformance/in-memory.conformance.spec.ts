@@ -12,7 +12,7 @@ describeLockBackendConformance('in memory', async () => {
   return {
     backends: async (count) => Array.from({ length: count }, make),
     losable: async () => make(),
-    lose: async (backend, handle) => (backend as InMemoryLockBackend).loseLock(handle.name),
+    lose: async (backend, held) => (backend as InMemoryLockBackend).loseLock(held.name),
     cleanup: async () => void (await Promise.all(made.map((backend) => backend.close()))),
   };
 });

@@ -1,11 +1,13 @@
 import type { LockBackend, LockHandle } from '../../lib/index';
 import { exclusionCases } from './cases/exclusion.cases';
 import { handleCases } from './cases/handle.cases';
+import { leadershipCases } from './cases/leadership.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
 import { waitCases } from './cases/wait.cases';
 import { validationCases } from './cases/validation.cases';
+import { withLockOptionsCases } from './cases/with-lock-options.cases';
 
 /**
  * One lock service as a backend's tests see it. Everything the world makes is closed by
@@ -17,13 +19,17 @@ export interface LockWorld {
   /** A new client whose held locks `lose` can take away (for ZooKeeper: an expirable session). */
   losable(): Promise<LockBackend>;
   /**
-   * Takes `handle` (held through `backend`, a `losable()` client) away from its holder, as
-   * a crash would, and resolves once `handle.signal` has aborted. May take every other lock
+   * Takes the lock `held` (by `backend`, a `losable()` client) away from its holder, as a
+   * crash would, and resolves once `held.signal` has aborted: a handle, or anything that
+   * names the lock and aborts with it (a leader's term). May take every other lock
    * `backend` holds too (ZooKeeper expires the whole session): hold only this one.
    */
-  lose(backend: LockBackend, handle: LockHandle): Promise<void>;
+  lose(backend: LockBackend, held: LostLock): Promise<void>;
   cleanup(): Promise<void>;
 }
+
+/** What `lose` needs of a held lock: its name, and a signal that aborts when it is lost. */
+export type LostLock = Pick<LockHandle, 'name' | 'signal'>;
 
 export type MakeLockWorld = () => Promise<LockWorld>;
 
@@ -51,6 +57,8 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['cancelWaits and close', lifecycleCases],
   ['bad input', validationCases],
   ['reentrancy (ReentrantLocker)', reentrancyCases],
+  ['withLock options: ifLocked, holdAtLeastMs, onLockLost (ReentrantLocker)', withLockOptionsCases],
+  ['leader election (LeaderElection)', leadershipCases],
 ];
 
 /**

@@ -8,9 +8,9 @@ describeLockBackendConformance('ZooKeeper', async () => {
   return {
     backends: (count) => fx.many(count),
     losable: () => fx.expirable(),
-    lose: async (backend, handle) => {
+    lose: async (backend, held) => {
       await fx.expire(backend as ZkLockBackend);
-      await waitUntil(() => handle.signal.aborted, 'the holder learns its lock is lost');
+      await waitUntil(() => held.signal.aborted, 'the holder learns its lock is lost');
     },
     cleanup: () => fx.cleanup(),
   };

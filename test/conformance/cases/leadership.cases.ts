@@ -1,0 +1,155 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { InvalidLeaderGroupError, InvalidOptionError, LeaderElection, LockLostError, type LeadershipChange, type LockBackend } from '../../../lib/index';
+import { thrownBy } from '../../support/thrown-by';
+import { waitUntil } from '../../support/wait-until';
+import { queued } from '../conformance.helpers';
+import type { ConformanceContext } from '../lock-backend.conformance';
+
+const RETRY_DELAY_MS = 50;
+
+const BAD_GROUPS: Array<[string, unknown]> = [
+  ['empty', ''],
+  ['not a string', 42],
+  ['undefined', undefined],
+  ['a lone surrogate', 'a\ud800'],
+  ['too long', 'g'.repeat(2000)],
+];
+
+/** One candidate: its election, and what it was told, also written to a log shared by all. */
+class Candidate {
+  readonly election: LeaderElection;
+  readonly changes: LeadershipChange[] = [];
+
+  constructor(backend: LockBackend, group: string, label: string, log: string[]) {
+    this.election = new LeaderElection(backend, group, { retryDelayMs: RETRY_DELAY_MS });
+    this.election.onChange((change) => {
+      this.changes.push(change);
+      log.push(`${label}:${change.leading}`);
+    });
+  }
+
+  get leading(): boolean[] {
+    return this.changes.map((change) => change.leading);
+  }
+}
+
+export function leadershipCases(ctx: ConformanceContext): void {
+  const joined: Candidate[] = [];
+  afterEach(async () => void (await Promise.all(joined.splice(0).map((c) => c.election.stop()))));
+
+  /** A group of this case's own; its lock, `leader:<group>`, is checked empty after the case. */
+  const newGroup = (label: string): string => ctx.name(`leader:${label}`).slice('leader:'.length);
+
+  /** Who queues for `group`'s leadership, by identity, in queue order. */
+  const queueOf = async (observer: LockBackend, group: string): Promise<Array<string | null>> =>
+    (await observer.contenders(`leader:${group}`)).map((c) => c.identity);
+
+  /**
+   * Candidates on `backends`, labelled a, b, c…, joined in that order (each queues before
+   * the next joins), with the log of what they were told; `observer` is one more client.
+   */
+  async function candidates(group: string, backends: LockBackend[]) {
+    const [observer] = await ctx.world.backends(1);
+    const log: string[] = [];
+    const list: Candidate[] = [];
+    for (const [i, backend] of backends.entries()) {
+      const candidate = new Candidate(backend, group, 'abcdefgh'[i], log);
+      joined.push(candidate);
+      list.push(candidate);
+      candidate.election.start();
+      await queued(observer, `leader:${group}`, i + 1);
+    }
+    await waitUntil(() => list[0].election.isLeader, 'the first candidate leads');
+    return { observer, log, list, identities: await queueOf(observer, group) };
+  }
+
+  it('elects one leader among three candidates, the first to queue; leader() names it as contenders shows it', async () => {
+    const group = newGroup('one');
+    const { observer, list, identities } = await candidates(group, await ctx.world.backends(3));
+    const [a, b, c] = list;
+    expect(list.map((x) => x.election.isLeader)).toEqual([true, false, false]);
+    expect(new Set(identities).size).toBe(3);
+    const holders = (await observer.contenders(`leader:${group}`)).filter((x) => x.holding);
+    expect(holders.map((x) => x.identity)).toEqual([identities[0]]);
+    expect(await Promise.all(list.map((x) => x.election.leader()))).toEqual([identities[0], identities[0], identities[0]]);
+
+    expect(a.election.signal?.aborted).toBe(false);
+    expect(typeof a.election.fencingToken).toBe('bigint');
+    expect([b.election.signal, b.election.fencingToken, c.election.signal]).toEqual([undefined, undefined, undefined]);
+    expect(a.changes).toEqual([{ group, leading: true }]);
+    expect([b.changes, c.changes]).toEqual([[], []]);
+  });
+
+  it('stop() of the leader: its listeners hear leading:false first, then the next candidate leads', async () => {
+    const group = newGroup('handover');
+    const { observer, log, list, identities } = await candidates(group, await ctx.world.backends(3));
+    const [a, b, c] = list;
+    const signal = a.election.signal!;
+
+    await Promise.all([a.election.stop(), a.election.stop()]);
+    await waitUntil(() => b.election.isLeader, 'b leads');
+    expect(log).toEqual(['a:true', 'a:false', 'b:true']);
+    expect(a.changes[1]).toEqual({ group, leading: false, reason: expect.any(LockLostError) });
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe(a.changes[1].reason);
+    expect([a.election.isLeader, a.election.signal, c.election.isLeader]).toEqual([false, undefined, false]);
+    expect(await queueOf(observer, group)).toEqual(identities.slice(1));
+    expect(await a.election.leader()).toBe(identities[1]);
+  });
+
+  it('a leader whose lock is lost is told leading:false, another leads, and the lost one joins again at the back', async () => {
+    const group = newGroup('lost');
+    const losable = await ctx.world.losable();
+    const { observer, list, identities } = await candidates(group, [losable, ...(await ctx.world.backends(2))]);
+    const [a, b] = list;
+    const signal = a.election.signal!;
+
+    await ctx.world.lose(losable, { name: a.election.lockName, signal });
+    expect(a.leading).toEqual([true, false]);
+    expect(a.changes[1].reason).toBeInstanceOf(LockLostError);
+    expect(signal.reason).toBe(a.changes[1].reason);
+    expect(a.election.isLeader).toBe(false);
+    await waitUntil(() => b.election.isLeader, 'b leads');
+    await waitUntil(async () => (await queueOf(observer, group)).at(-1) === identities[0], 'the lost leader queues again');
+    expect(await queueOf(observer, group)).toEqual([...identities.slice(1), identities[0]]);
+    expect(await a.election.leader()).toBe(identities[1]);
+    expect([a.leading, b.leading]).toEqual([[true, false], [true]]);
+  });
+
+  it('stop() leaves no contender and no leader, a stopped candidate does not join again, and start() joins again', async () => {
+    const group = newGroup('leave');
+    const { observer, list, identities } = await candidates(group, await ctx.world.backends(2));
+    const [a, b] = list;
+    await b.election.stop(); // a waiting candidate: told nothing
+    await a.election.stop();
+    expect(await observer.contenders(`leader:${group}`)).toEqual([]);
+    expect(await a.election.leader()).toBeNull();
+    await sleep(3 * RETRY_DELAY_MS); // long enough for a retry, had the campaign gone on
+    expect(await observer.contenders(`leader:${group}`)).toEqual([]);
+    expect([a.leading, b.leading]).toEqual([[true, false], []]);
+
+    b.election.start();
+    await waitUntil(() => b.election.isLeader, 'b leads after joining again');
+    expect(await queueOf(observer, group)).toEqual([identities[1]]);
+    await b.election.stop();
+    expect(await observer.contenders(`leader:${group}`)).toEqual([]);
+  });
+
+  it.each(BAD_GROUPS)('refuses a group that is %s with InvalidLeaderGroupError naming it', async (_, group) => {
+    const [backend] = await ctx.world.backends(1);
+    const error = thrownBy(() => new LeaderElection(backend, group as string));
+    expect(error).toBeInstanceOf(InvalidLeaderGroupError);
+    expect(error).toMatchObject({ code: 'INVALID_LEADER_GROUP', group });
+    expect((error as Error).message).toMatch(/^Invalid leader group /);
+  });
+
+  it('refuses a bad retryDelayMs with InvalidOptionError naming it', async () => {
+    const [backend] = await ctx.world.backends(1);
+    for (const retryDelayMs of [-1, NaN, Infinity, '5']) {
+      const error = thrownBy(() => new LeaderElection(backend, newGroup('bad-retry'), { retryDelayMs: retryDelayMs as number }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toMatchObject({ option: 'retryDelayMs' });
+    }
+  });
+}

@@ -1,0 +1,208 @@
+import {
+  InvalidOptionError,
+  LockClientClosedError,
+  LockLostError,
+  LockTimeoutError,
+  ReentrantLocker,
+  type LockBackend,
+  type LockContender,
+  type LockLostEvent,
+  type LockSkippedEvent,
+} from '../../../lib/index';
+import { waitUntil } from '../../support/wait-until';
+import { queued, queueShape, rejectionOf, track, turns } from '../conformance.helpers';
+import type { ConformanceContext } from '../lock-backend.conformance';
+
+/** Short, so that the whole suite stays quick on ZooKeeper; long enough to look inside. */
+const HOLD_AT_LEAST_MS = 300;
+
+const BAD_OPTIONS: Array<[string, unknown, string]> = [
+  ['an unknown ifLocked', { ifLocked: 'later' }, 'ifLocked'],
+  ['a negative holdAtLeastMs', { holdAtLeastMs: -1 }, 'holdAtLeastMs'],
+  ['a string holdAtLeastMs', { holdAtLeastMs: '500' }, 'holdAtLeastMs'],
+  ['an infinite holdAtLeastMs', { holdAtLeastMs: Infinity }, 'holdAtLeastMs'],
+  ['a NaN holdAtLeastMs', { holdAtLeastMs: NaN }, 'holdAtLeastMs'],
+  ['an unknown onLockLost', { onLockLost: 'retry' }, 'onLockLost'],
+];
+
+/** A `ReentrantLocker` over `backend`, and every event it reported. */
+function recordingLocker(backend: LockBackend, defaultTimeoutMs = 10_000) {
+  const skipped: LockSkippedEvent[] = [];
+  const lost: LockLostEvent[] = [];
+  const locker = new ReentrantLocker(backend, defaultTimeoutMs, { skipped: (e) => skipped.push(e), lost: (e) => lost.push(e) });
+  return { locker, skipped, lost };
+}
+
+export function withLockOptionsCases(ctx: ConformanceContext): void {
+  /** A locker on a client of its own, and another client holding `name`. */
+  const heldElsewhere = async (name: string, defaultTimeoutMs?: number) => {
+    const [mine, other] = await ctx.world.backends(2);
+    return { ...recordingLocker(mine, defaultTimeoutMs), other, held: await other.acquire(name) };
+  };
+
+  it("ifLocked 'skip': held elsewhere, resolves undefined at once without running the body, reports 'held', queues nothing", async () => {
+    const name = ctx.name('skip-held');
+    const { locker, skipped, other, held } = await heldElsewhere(name);
+    let ran = false;
+    await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip' })).resolves.toBeUndefined();
+    await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip', mode: 'read' })).resolves.toBeUndefined();
+    expect(ran).toBe(false);
+    expect(skipped).toEqual([
+      { name, mode: 'write', reason: 'held' },
+      { name, mode: 'read', reason: 'held' },
+    ]);
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await held.release();
+    await expect(locker.withLock(name, () => 'ran', { ifLocked: 'skip' })).resolves.toBe('ran'); // free: it runs
+    expect(skipped).toHaveLength(2);
+  });
+
+  it("ifLocked 'skip' with timeoutMs waits that long: runs if the lock comes free, else skips with reason 'timeout'", async () => {
+    const name = ctx.name('skip-timeout');
+    const { locker, skipped, other, held } = await heldElsewhere(name);
+    const started = performance.now();
+    await expect(locker.withLock(name, () => 'ran', { ifLocked: 'skip', timeoutMs: 100 })).resolves.toBeUndefined();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95); // timers may fire a millisecond early
+    expect(skipped).toEqual([{ name, mode: 'write', reason: 'timeout' }]);
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+
+    const waiting = locker.withLock(name, () => 'ran after the wait', { ifLocked: 'skip', timeoutMs: 10_000 });
+    await queued(other, name, 2);
+    await held.release();
+    await expect(waiting).resolves.toBe('ran after the wait');
+    expect(skipped).toHaveLength(1);
+  });
+
+  it("ifLocked 'skip' after cancelWaits(): a waiting call and new ones resolve undefined with reason 'closing'", async () => {
+    const name = ctx.name('skip-closing');
+    const { locker, skipped, other, held } = await heldElsewhere(name);
+    let ran = false;
+    const waiting = locker.withLock(name, () => (ran = true), { ifLocked: 'skip', timeoutMs: 10_000 });
+    await queued(other, name, 2);
+    await locker.cancelWaits();
+    await expect(waiting).resolves.toBeUndefined();
+    await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip', timeoutMs: 10_000 })).resolves.toBeUndefined();
+    expect(ran).toBe(false);
+    expect(skipped).toEqual([
+      { name, mode: 'write', reason: 'closing' },
+      { name, mode: 'write', reason: 'closing' },
+    ]);
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await held.release();
+  });
+
+  it("a waiting 'wait' call cut by cancelWaits() fails with LockClientClosedError saying the client is shutting down", async () => {
+    const name = ctx.name('wait-closing');
+    const { locker, skipped, other, held } = await heldElsewhere(name);
+    const waiting = rejectionOf(locker.withLock(name, () => 'ran'));
+    await queued(other, name, 2);
+    await locker.cancelWaits();
+    const error = await waiting;
+    expect(error).toBeInstanceOf(LockClientClosedError);
+    expect((error as Error).message).toContain(`"${name}"`);
+    expect((error as Error).message).toMatch(/shutting down/);
+    expect(skipped).toEqual([]);
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await held.release();
+  });
+
+  it("ifLocked 'throw' fails at once with LockTimeoutError; 'wait' (the default) waits the locker's default timeout", async () => {
+    const name = ctx.name('throw-wait');
+    const { locker, other, held } = await heldElsewhere(name, 150);
+    const thrown = await rejectionOf(locker.withLock(name, () => 'ran', { ifLocked: 'throw' }));
+    expect(thrown).toBeInstanceOf(LockTimeoutError);
+    expect(thrown).toMatchObject({ lockName: name, mode: 'write', timeoutMs: 0 });
+    const timedOut = await rejectionOf(locker.withLock(name, () => 'ran', { ifLocked: 'wait' }));
+    expect(timedOut).toMatchObject({ name: 'LockTimeoutError', lockName: name, timeoutMs: 150 });
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+
+    const waiting = track(locker.withLock(name, () => 'waited', { timeoutMs: 10_000 }));
+    await queued(other, name, 2);
+    await turns();
+    expect(waiting.granted()).toBe(false);
+    await held.release();
+    await expect(waiting.result).resolves.toBe('waited');
+  });
+
+  it('holdAtLeastMs: the call resolves at once, the holder stays listed and others skip until the minimum passed, then it is free', async () => {
+    const name = ctx.name('hold-at-least');
+    const [mine, other] = await ctx.world.backends(2);
+    const { locker } = recordingLocker(mine);
+    const late = recordingLocker(other);
+    const startedAt = performance.now();
+    let inside: LockContender[] = [];
+    const result = await locker.withLock(name, async () => ((inside = await other.contenders(name)), 'fast job'), { holdAtLeastMs: HOLD_AT_LEAST_MS });
+    expect(result).toBe('fast job');
+    expect(performance.now() - startedAt).toBeLessThan(HOLD_AT_LEAST_MS); // did not wait for the minimum hold
+
+    expect(inside).toHaveLength(1);
+    expect(await other.contenders(name)).toEqual(inside); // the same holder, still listed
+    await expect(late.locker.withLock(name, () => 'late tick', { ifLocked: 'skip' })).resolves.toBeUndefined();
+    expect(late.skipped).toEqual([{ name, mode: 'write', reason: 'held' }]);
+    await waitUntil(async () => (await other.contenders(name)).length === 0, 'the kept lock is released');
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(HOLD_AT_LEAST_MS - 5);
+    await expect(late.locker.withLock(name, () => 'next tick', { ifLocked: 'skip' })).resolves.toBe('next tick');
+  });
+
+  it('drain() releases a lock kept by holdAtLeastMs at once', async () => {
+    const name = ctx.name('hold-drained');
+    const [mine, other] = await ctx.world.backends(2);
+    const { locker } = recordingLocker(mine);
+    await locker.withLock(name, () => 'done', { holdAtLeastMs: 60_000 });
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await expect(locker.drain(1_000)).resolves.toBe(true);
+    expect(await other.contenders(name)).toEqual([]);
+  });
+
+  it("onLockLost 'reject' (default): rejects with the LockLostError once the body settled, and reports the loss once", async () => {
+    const name = ctx.name('lost-reject');
+    const holder = await ctx.world.losable();
+    const { locker, lost } = recordingLocker(holder);
+    const steps: string[] = [];
+    const error = await rejectionOf(
+      locker
+        .withLock(name, async (handle) => {
+          await ctx.world.lose(holder, handle);
+          await turns(); // the body goes on after the loss; the call waits for it
+          steps.push('body returned');
+          return 'done, but not under the lock';
+        })
+        .finally(() => steps.push('call settled')),
+    );
+    expect(steps).toEqual(['body returned', 'call settled']);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect(error).toMatchObject({ code: 'LOCK_LOST', lockName: name });
+    expect(lost).toEqual([{ name, mode: 'write', heldMs: expect.any(Number), error, ignored: false }]);
+    expect(lost[0].heldMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("onLockLost 'ignore': returns the body's result, and reports the loss once as ignored", async () => {
+    const name = ctx.name('lost-ignore');
+    const holder = await ctx.world.losable();
+    const { locker, lost } = recordingLocker(holder);
+    const result = await locker.withLock(
+      name,
+      async (handle) => {
+        await ctx.world.lose(holder, handle);
+        return 'kept';
+      },
+      { onLockLost: 'ignore' },
+    );
+    expect(result).toBe('kept');
+    expect(lost).toEqual([{ name, mode: 'write', heldMs: expect.any(Number), error: expect.any(LockLostError), ignored: true }]);
+    expect(lost[0].error).toMatchObject({ lockName: name });
+  });
+
+  it.each(BAD_OPTIONS)('rejects %s with InvalidOptionError naming it, without running the body or queueing', async (_, options, option) => {
+    const name = ctx.name('bad-with-lock-option');
+    const { locker, other, held } = await heldElsewhere(name, 1_000);
+    let ran = false;
+    const error = await rejectionOf(locker.withLock(name, () => (ran = true), options as never));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect(error).toMatchObject({ code: 'INVALID_OPTION', option });
+    expect((error as Error).message).toContain(option);
+    expect(ran).toBe(false);
+    expect(await queueShape(other, name)).toEqual([['write', true]]);
+    await held.release();
+  });
+}

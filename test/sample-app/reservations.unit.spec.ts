@@ -20,13 +20,12 @@ import {
   type LockContender,
 } from '../../lib/index';
 import { APP_CONFIG, type AppConfig } from '../../sample-app/src/config/app.config';
-import { AppConfigModule } from '../../sample-app/src/config/app-config.module';
+import { AppModule, locks as zkLocks } from '../../sample-app/src/app.module';
 import { ReservationsController } from '../../sample-app/src/shows/reservations.controller';
 import { ReservationsService } from '../../sample-app/src/shows/reservations.service';
 import { showLock } from '../../sample-app/src/shows/show.model';
 import { SoldOutError } from '../../sample-app/src/shows/show.errors';
 import { ShowStore } from '../../sample-app/src/shows/show.store';
-import { ShowsModule } from '../../sample-app/src/shows/shows.module';
 import { ShowsService } from '../../sample-app/src/shows/shows.service';
 
 /**
@@ -38,15 +37,14 @@ import { ShowsService } from '../../sample-app/src/shows/shows.service';
  */
 
 /**
- * One instance, composed as AppModule composes it (AppConfigModule and the lock module
- * global, then ShowsModule), with the lock module for tests and the settings given here
- * instead of read from the environment.
+ * One instance: the app's own AppModule, with its lock module swapped for the one for
+ * tests and the settings given here instead of read from the environment.
  */
 async function instance(name: string, locks: InMemoryLockStore, storeDir: string): Promise<TestingModule> {
   const config: AppConfig = { zkConnect: 'never used: forTesting connects nowhere', port: 0, host: '127.0.0.1', storeDir, storeDelayMs: 5, instance: name };
-  const moduleRef = await Test.createTestingModule({
-    imports: [AppConfigModule, ZkLockModule.forTesting({ isGlobal: true, store: locks, identity: name }), ShowsModule],
-  })
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideModule(zkLocks)
+    .useModule(ZkLockModule.forTesting({ isGlobal: true, store: locks, identity: name }))
     .overrideProvider(APP_CONFIG)
     .useValue(config)
     .compile();

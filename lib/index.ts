@@ -27,6 +27,8 @@ export { ReentrantLocker } from './core/context/reentrant-locker.js';
 export type { IfLocked, OnLockLost, WithLockCallOptions, RunAlwaysOptions } from './core/context/with-lock.options.js';
 export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
+export { LockReentryError } from './core/errors/lock-reentry.error.js';
+export type { ReentrancyOption } from './core/context/reentrancy.option.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';

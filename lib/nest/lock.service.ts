@@ -1,6 +1,7 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
+import type { ReentrancyOption } from '../core/context/reentrancy.option.js';
 import type { RunAlwaysOptions, WithLockCallOptions } from '../core/context/with-lock.options.js';
 import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
 import { lockLogEvents } from './lock-log.events.js';
@@ -27,14 +28,15 @@ export class LockService implements LockRunner, OnApplicationBootstrap, BeforeAp
 
   /**
    * Resolves with a held lock, or rejects with `LockTimeoutError` (`timeoutMs: 0`: at once
-   * if taken), `LockAbortedError` (`signal`), or `LockUpgradeError` (write inside read).
+   * if taken), `LockAbortedError` (`signal`), `LockUpgradeError` (write inside read), or
+   * `LockReentryError` (`reentrant: false` inside a chain that holds the lock).
    */
-  acquire(name: string, options?: AcquireOptions): Promise<LockHandle> {
+  acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     return this.locker.acquire(name, options);
   }
 
   /** A held lock, or `null` at once if another holder has it. */
-  tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null> {
+  tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
     return this.locker.tryAcquire(name, options);
   }
 

@@ -3,7 +3,7 @@ import { Controller, Get, Injectable, Param, type INestApplication } from '@nest
 import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 
-import { LockService, LockUpgradeError, WithLock } from '../../lib/index';
+import { LockReentryError, LockService, LockUpgradeError, WithLock } from '../../lib/index';
 import { backendOf, lockNodes, startApp } from './nest-fixture';
 
 @Injectable()
@@ -26,6 +26,11 @@ class Inventory {
   @WithLock('inventory', { mode: 'read' })
   async readNested(): Promise<string> {
     return 'read ran';
+  }
+
+  @WithLock('inventory', { reentrant: false })
+  async ownNode(inner?: () => Promise<unknown>): Promise<unknown> {
+    return inner?.();
   }
 
   @WithLock('inventory')
@@ -104,6 +109,15 @@ describe('reentrancy per async call chain', () => {
     expect(error).toBeInstanceOf(LockUpgradeError);
     expect((error as Error).message).toMatch(/held for read/);
     expect(creates() - before).toBe(3); // for the read grant only (see above); none for the refused write
+    expect(await lockNodes(app, 'inventory')).toBeNull();
+  });
+
+  it("@WithLock(…, { reentrant: false }) called where the lock is held fails at once with LockReentryError; outside, it takes its own node", async () => {
+    const before = creates();
+    const error = await inventory.outer(() => inventory.ownNode()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockReentryError);
+    expect(creates() - before).toBe(3); // the outer grant only (see above)
+    await expect(inventory.ownNode(() => inventory.nested())).resolves.toBe('nested ran'); // reentrant calls inside join it
     expect(await lockNodes(app, 'inventory')).toBeNull();
   });
 

@@ -2,6 +2,7 @@ import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
 import type { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
@@ -14,6 +15,7 @@ import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.storage.js';
 import type { LockerEvents, SkipReason } from './locker.events.js';
 import { watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
+import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
 import { resolveWithLockOptions, type ResolvedWithLockOptions, type RunAlwaysOptions, type WithLockCallOptions } from './with-lock.options.js';
 
 /**
@@ -51,7 +53,7 @@ export class ReentrantLocker {
     encodeLockName(name); // after the options, as the backends check them
     const key = scopeKeyOf(this.backend, name);
     const outer = heldInScope(key);
-    if (outer) return this.runNested(this.nested(outer, call.mode), fn);
+    if (outer) return this.runNested(this.nested(outer, call.mode, call.reentrant), fn);
     const handle = await this.grant(name, call);
     if (!handle) return undefined;
     const grantedAt = performance.now();
@@ -84,19 +86,22 @@ export class ReentrantLocker {
     }
   }
 
-  /** A handle; reentrant (no node, no wait) if this call chain already holds the lock. */
-  async acquire(name: string, options?: AcquireOptions): Promise<LockHandle> {
+  /**
+   * A handle; reentrant (no node, no wait) if this call chain already holds the lock, or
+   * `LockReentryError` then with `reentrant: false`.
+   */
+  async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     const { mode, timeoutMs, signal } = this.check(name, options);
     const outer = heldInScope(scopeKeyOf(this.backend, name));
-    if (outer) return this.nested(outer, mode);
+    if (outer) return this.nested(outer, mode, resolveReentrant(options));
     return this.closingAware(name, this.backend.acquire(name, { mode, timeoutMs, signal }));
   }
 
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
-  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null> {
+  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
     const { mode, signal } = this.check(name, options);
     const outer = heldInScope(scopeKeyOf(this.backend, name));
-    if (outer) return this.nested(outer, mode);
+    if (outer) return this.nested(outer, mode, resolveReentrant(options));
     return this.closingAware(name, this.backend.tryAcquire(name, { mode, signal }));
   }
 
@@ -206,13 +211,15 @@ export class ReentrantLocker {
     return result;
   }
 
-  private check(name: string, options: AcquireOptions | undefined) {
+  private check(name: string, options: (AcquireOptions & ReentrancyOption) | undefined) {
     const resolved = resolveAcquireOptions(options, this.defaultTimeoutMs);
+    resolveReentrant(options);
     encodeLockName(name); // throws InvalidLockNameError, also on the reentrant path
     return resolved;
   }
 
-  private nested(outer: ChainHold, mode: LockMode): ReentrantHandle {
+  private nested(outer: ChainHold, mode: LockMode, reentrant = true): ReentrantHandle {
+    if (!reentrant) throw new LockReentryError(outer.handle.name);
     const { signal } = outer.handle;
     if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
     if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.handle.name);

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions } from '../recipe/lock-backend.interface.js';
+import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
 
 /**
  * What `withLock` does when another holder has the lock:
@@ -21,7 +22,7 @@ export type OnLockLost = 'reject' | 'ignore';
 export const ON_LOCK_LOST: readonly OnLockLost[] = ['reject', 'ignore'];
 
 /** Options of `withLock`: those of `acquire`, and what to do when the lock is taken or lost. */
-export interface WithLockCallOptions extends AcquireOptions {
+export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
   readonly ifLocked?: IfLocked;
   /**
    * Keeps the lock at least this long after it was granted, even when the function returned
@@ -38,6 +39,7 @@ export interface WithLockCallOptions extends AcquireOptions {
 export type RunAlwaysOptions = WithLockCallOptions & { readonly ifLocked?: 'wait' | 'throw' };
 
 export interface ResolvedWithLockOptions extends ResolvedAcquireOptions {
+  readonly reentrant: boolean;
   readonly ifLocked: IfLocked;
   readonly holdAtLeastMs: number;
   readonly onLockLost: OnLockLost;
@@ -55,5 +57,5 @@ export function resolveWithLockOptions(options: WithLockCallOptions | undefined,
   }
   if (!ON_LOCK_LOST.includes(onLockLost)) throw new InvalidOptionError('onLockLost', onLockLost, '"reject" or "ignore"');
   const acquire = resolveAcquireOptions(options, ifLocked === 'wait' ? defaultTimeoutMs : 0);
-  return { ...acquire, ifLocked, holdAtLeastMs, onLockLost };
+  return { ...acquire, reentrant: resolveReentrant(options), ifLocked, holdAtLeastMs, onLockLost };
 }

@@ -28,6 +28,8 @@ export const lockMessages = {
   releasedHandle: 'this handle was released',
   upgrade: (name: string): string =>
     `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
+  reentry: (name: string): string =>
+    `Lock "${name}" is already held by this call chain, and the call asked for a lock of its own (reentrant: false); it would wait for itself forever. Drop reentrant: false to join the lock held, or take it outside the section that holds it.`,
   connectFailed: (connectionString: string, timeoutMs: number): string =>
     `Could not connect to ZooKeeper at "${connectionString}" within ${timeoutMs} ms. Check that a server is running at that address, or raise connectTimeoutMs.`,
   connectRefused: (connectionString: string, ms: number): string =>

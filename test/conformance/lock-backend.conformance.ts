@@ -3,8 +3,11 @@ import { exclusionCases } from './cases/exclusion.cases';
 import { handleCases } from './cases/handle.cases';
 import { leadershipCases } from './cases/leadership.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
+import { listingCases } from './cases/listing.cases';
+import { multiLockCases } from './cases/multi-lock.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
+import { revocationCases } from './cases/revocation.cases';
 import { waitCases } from './cases/wait.cases';
 import { validationCases } from './cases/validation.cases';
 import { withLockOptionsCases } from './cases/with-lock-options.cases';
@@ -59,6 +62,9 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['reentrancy (ReentrantLocker)', reentrancyCases],
   ['withLock options: ifLocked, holdAtLeastMs, onLockLost (ReentrantLocker)', withLockOptionsCases],
   ['leader election (LeaderElection)', leadershipCases],
+  ['revocation: revocable, requestRevocation', revocationCases],
+  ['listing: locks(prefix)', listingCases],
+  ['several locks at once: acquireAll, withLocks', multiLockCases],
 ];
 
 /**

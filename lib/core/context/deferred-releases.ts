@@ -1,14 +1,17 @@
-import type { LockHandle } from '../recipe/lock-backend.interface.js';
+/** Anything released with one call: a lock, a multi-lock. */
+interface Releasable {
+  release(): Promise<void>;
+}
 
 /**
  * Releases put off by `holdAtLeastMs`: each waits on a timer of its own. `flush()` (at
  * shutdown) releases them all at once and leaves no timer behind.
  */
 export class DeferredReleases {
-  private readonly waiting = new Map<LockHandle, NodeJS.Timeout>();
+  private readonly waiting = new Map<Releasable, NodeJS.Timeout>();
 
   /** Releases `handle` after `delayMs`; a failed release is dropped (the session ends the node). */
-  schedule(handle: LockHandle, delayMs: number): void {
+  schedule(handle: Releasable, delayMs: number): void {
     const timer = setTimeout(() => {
       this.waiting.delete(handle);
       handle.release().catch(() => undefined);

@@ -1,9 +1,8 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import { lockMessages } from '../errors/lock.messages.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
+import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
+import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
+import { ReentrantMultiLocker } from '../multi/reentrant-multi.locker.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
@@ -11,12 +10,15 @@ import type { LockMode } from '../recipe/lock-mode.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
+import { LeaseRunner, type LeaseCallOptions } from './lease-runner.js';
+import type { LeaseHandle } from '../lease/lease-handle.interface.js';
 import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.storage.js';
-import type { LockerEvents, SkipReason } from './locker.events.js';
+import { LockCallPolicy } from './lock-call.policy.js';
+import type { LockerEvents } from './locker.events.js';
 import { watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
-import { resolveWithLockOptions, type ResolvedWithLockOptions, type RunAlwaysOptions, type WithLockCallOptions } from './with-lock.options.js';
+import { resolveWithLockOptions, type ResolvedWithLockOptions, type RunAlwaysOptions, type WithLockCallOptions, type WithLocksCallOptions } from './with-lock.options.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
@@ -31,13 +33,17 @@ export class ReentrantLocker {
   /** `withLock` bodies running now, so that shutdown can let them finish. */
   private readonly bodies = new PendingWork();
   private readonly deferred = new DeferredReleases();
-  private closing = false;
+  private readonly leases: LeaseRunner;
+  private readonly policy: LockCallPolicy;
 
   constructor(
     private readonly backend: LockBackend,
     private readonly defaultTimeoutMs: number,
-    private readonly events: LockerEvents = {},
-  ) {}
+    events: LockerEvents = {},
+  ) {
+    this.policy = new LockCallPolicy(events);
+    this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) => this.policy.acquiring(name, pending));
+  }
 
   /**
    * Runs `fn` holding the lock and releases it when `fn` returns or throws (and every
@@ -57,7 +63,7 @@ export class ReentrantLocker {
     const handle = await this.grant(name, call);
     if (!handle) return undefined;
     const grantedAt = performance.now();
-    const stopWatching = this.events.lost && watchLoss(handle, (error) => this.reportLost(name, call, grantedAt, error));
+    const stopWatching = this.policy.reportsLoss ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error)) : undefined;
     const hold = new ChainHold(handle);
     const body = runInScope(key, hold, async () => fn(handle));
     this.bodies.track(body.catch(() => undefined));
@@ -91,18 +97,70 @@ export class ReentrantLocker {
    * `LockReentryError` then with `reentrant: false`.
    */
   async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
-    const { mode, timeoutMs, signal } = this.check(name, options);
+    const { mode, timeoutMs, signal, revocable } = this.check(name, options);
     const outer = heldInScope(scopeKeyOf(this.backend, name));
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
-    return this.closingAware(name, this.backend.acquire(name, { mode, timeoutMs, signal }));
+    return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable }));
   }
 
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
-    const { mode, signal } = this.check(name, options);
+    const { mode, signal, revocable } = this.check(name, options);
     const outer = heldInScope(scopeKeyOf(this.backend, name));
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
-    return this.closingAware(name, this.backend.tryAcquire(name, { mode, signal }));
+    return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable }));
+  }
+
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in (see `acquireAll` in core/multi). Names this call chain holds are joined
+   * (no node, no wait); read held and write asked fails at once with `LockUpgradeError`
+   * (`LockReentryError` with `reentrant: false`). Without `timeoutMs`, waits the locker's
+   * default timeout.
+   */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    return this.policy.acquiring(describeList(locks), this.multi().acquireAll(locks, options));
+  }
+
+  /**
+   * `withLock` for several locks: runs `fn` holding all of `locks` (taken as `acquireAll`
+   * takes them) with every name in scope, so nested calls on any of them are reentrant;
+   * releases them when `fn` settles and its nested holds end. Rejects with the
+   * `LockLostError` if any lock was lost while `fn` ran (unless `onLockLost: 'ignore'`).
+   * `ifLocked` and `holdAtLeastMs` work as for `withLock`.
+   */
+  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' }): Promise<T>;
+  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
+  async withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions): Promise<T | undefined> {
+    const { ifLocked, holdAtLeastMs, onLockLost, ...multi } = options ?? {};
+    const call = resolveWithLockOptions({ ifLocked, holdAtLeastMs, onLockLost, timeoutMs: multi.timeoutMs, signal: multi.signal, reentrant: multi.reentrant }, this.defaultTimeoutMs);
+    const label = describeList(locks);
+    const taken = await this.policy.granted(label, call, () => this.multi().take(locks, { ...multi, timeoutMs: call.timeoutMs }));
+    if (!taken) return undefined;
+    return this.multi().run(taken, fn, {
+      ignoreLoss: call.onLockLost === 'ignore',
+      holdAtLeastMs: call.holdAtLeastMs,
+      defer: (group, delayMs) => (this.policy.closing ? void group.release().catch(() => undefined) : this.deferred.schedule(group, delayMs)),
+      onLost: this.policy.reportsLoss ? (error, grantedAt) => this.policy.lost(label, call, grantedAt, error) : undefined,
+    });
+  }
+
+  /**
+   * One of `maxLeases` leases on `name` (a counting semaphore shared by every client).
+   * Without `timeoutMs`, waits the locker's default timeout. Not reentrant: each call
+   * takes one more.
+   */
+  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
+    return this.leases.acquireLease(name, options);
+  }
+
+  /** Runs `fn(lease)` holding one lease of `name`, released when `fn` settles. */
+  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
+    return this.leases.withLease(name, fn, options);
+  }
+
+  private multi(): ReentrantMultiLocker {
+    return new ReentrantMultiLocker(this.backend, this.defaultTimeoutMs, this.bodies);
   }
 
   /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */
@@ -115,7 +173,7 @@ export class ReentrantLocker {
    * and so do new ones, with a message that says the client is shutting down.
    */
   async cancelWaits(): Promise<void> {
-    this.closing = true;
+    this.policy.close();
     await this.backend.cancelWaits();
   }
 
@@ -135,59 +193,16 @@ export class ReentrantLocker {
   }
 
   /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
-  private async grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
-    const { mode, timeoutMs, signal } = call;
-    if (call.ifLocked === 'skip' && this.closing) return this.skip(name, mode, 'closing');
-    try {
-      return await this.closingAware(name, this.backend.acquire(name, { mode, timeoutMs, signal }));
-    } catch (error) {
-      if (call.ifLocked !== 'skip') throw error;
-      if (error instanceof LockTimeoutError) return this.skip(name, mode, timeoutMs === 0 ? 'held' : 'timeout');
-      if (error instanceof LockClientClosedError) return this.skip(name, mode, 'closing');
-      throw error;
-    }
-  }
-
-  private skip(name: string, mode: LockMode, reason: SkipReason): undefined {
-    try {
-      this.events.skipped?.({ name, mode, reason });
-    } catch {
-      // a listener's failure must not turn a quiet skip into an error
-    }
-    return undefined;
-  }
-
-  /** `pending`, with the error of a wait cut short by shutdown saying so. */
-  private async closingAware<T>(name: string, pending: Promise<T>): Promise<T> {
-    try {
-      return await pending;
-    } catch (error) {
-      if (this.closing && error instanceof LockClientClosedError) {
-        throw new LockClientClosedError(lockMessages.shuttingDown(name), { cause: error });
-      }
-      throw error;
-    }
-  }
-
-  private reportLost(name: string, call: ResolvedWithLockOptions, grantedAt: number, error: LockLostError): void {
-    try {
-      this.events.lost?.({
-        name,
-        mode: call.mode,
-        heldMs: Math.round(performance.now() - grantedAt),
-        error,
-        ignored: call.onLockLost === 'ignore',
-      });
-    } catch {
-      // a listener's failure must not change the call's outcome
-    }
+  private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
+    const { mode, timeoutMs, signal, revocable } = call;
+    return this.policy.granted(name, call, () => this.backend.acquire(name, { mode, timeoutMs, signal, revocable }));
   }
 
   /** Ends the chain's hold; the grant goes once nested holds end, and not before `delayMs`. */
   private async release(hold: ChainHold, delayMs: number): Promise<void> {
     try {
       await hold.settle();
-      if (delayMs > 0 && hold.handle.isHeld() && !this.closing) this.deferred.schedule(hold.handle, delayMs);
+      if (delayMs > 0 && hold.handle.isHeld() && !this.policy.closing) this.deferred.schedule(hold.handle, delayMs);
       else await hold.handle.release();
     } catch {
       // a failed release loses to the caller's result or error
@@ -225,4 +240,10 @@ export class ReentrantLocker {
     if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.handle.name);
     return outer.enter(mode);
   }
+}
+
+/** The names of a lock list, for messages and events (the list is checked later, by the call). */
+function describeList(locks: LockList): string {
+  if (!Array.isArray(locks)) return String(locks);
+  return locks.map((entry) => (typeof entry === 'string' ? entry : String((entry as { name?: unknown })?.name))).join(', ');
 }

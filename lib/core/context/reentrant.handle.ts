@@ -27,6 +27,11 @@ export class ReentrantHandle implements LockHandle {
     return this.outer.signal;
   }
 
+  /** The outer grant's: whether it is revocable was decided by the call that took it. */
+  get revocation(): AbortSignal {
+    return this.outer.revocation;
+  }
+
   get released(): boolean {
     return this.done || this.outer.released;
   }

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
+import type { MultiAcquireOptions } from '../multi/multi-lock.options.js';
 import type { AcquireOptions } from '../recipe/lock-backend.interface.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
 
@@ -31,6 +32,13 @@ export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
    * resolves when the function does; the release follows later. Default 0. Shutdown
    * releases at once.
    */
+  readonly holdAtLeastMs?: number;
+  readonly onLockLost?: OnLockLost;
+}
+
+/** Options of `withLocks`: those of `acquireAll`, and `ifLocked`, `holdAtLeastMs`, `onLockLost` as for `withLock`. */
+export interface WithLocksCallOptions extends MultiAcquireOptions {
+  readonly ifLocked?: IfLocked;
   readonly holdAtLeastMs?: number;
   readonly onLockLost?: OnLockLost;
 }

@@ -9,7 +9,9 @@ export class LockTimeoutError extends ZkLockError {
     readonly lockName: string,
     readonly mode: string,
     readonly timeoutMs: number,
+    /** A recipe's own wording (a lease's); by default the lock's. */
+    message: string = lockMessages.timeout(lockName, mode, timeoutMs),
   ) {
-    super(lockMessages.timeout(lockName, mode, timeoutMs));
+    super(message);
   }
 }

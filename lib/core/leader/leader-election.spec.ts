@@ -21,6 +21,7 @@ function handle(name: string, token: bigint, log: string[]): ScriptedHandle {
     mode: 'write',
     fencingToken: token,
     signal: lost.signal,
+    revocation: new AbortController().signal,
     get released() {
       return released;
     },
@@ -53,6 +54,12 @@ class ScriptedBackend implements LockBackend {
     throw new Error('not used');
   }
   async contenders() {
+    return [];
+  }
+  async requestRevocation(): Promise<number> {
+    return 0;
+  }
+  async locks() {
     return [];
   }
   async cancelWaits(): Promise<void> {}

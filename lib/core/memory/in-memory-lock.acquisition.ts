@@ -10,7 +10,7 @@ export interface MemoryAcquisitionContext {
   readonly store: InMemoryLockStore;
   readonly identity: string;
   /** Makes the handle of a granted entry, at once, so the backend knows every holder. */
-  readonly grant: (entry: QueueEntry, fencingToken: bigint) => InMemoryLockHandle;
+  readonly grant: (entry: QueueEntry, fencingToken: bigint, revocable: boolean) => InMemoryLockHandle;
 }
 
 export interface MemoryAcquisitionRequest extends ResolvedAcquireOptions {
@@ -86,7 +86,7 @@ export class InMemoryLockAcquisition {
   }
 
   private readonly onGrant = (entry: QueueEntry, fencingToken: bigint): void => {
-    const handle = this.ctx.grant(entry, fencingToken);
+    const handle = this.ctx.grant(entry, fencingToken, this.req.revocable === true);
     this.settle(() => this.resolve(handle));
   };
 

@@ -5,6 +5,11 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
+import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
+import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
+import type { LockListing } from '../listing/lock-listing.interface.js';
+import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockContender } from '../recipe/lock-backend.interface.js';
@@ -14,6 +19,9 @@ import { inMemoryLockMessages as messages } from './in-memory-lock.messages.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock.options.js';
 import type { QueueEntry } from './in-memory-lock.queue.js';
 import type { InMemoryLockStore } from './in-memory-lock.store.js';
+import type { InMemoryLeaseHandle } from '../lease/in-memory-lease.handle.js';
+import { InMemoryLeaseRecipe } from '../lease/in-memory-lease.recipe.js';
+import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
 
 /**
  * The `LockBackend` port in memory, with the ZooKeeper backend's semantics (FIFO queue
@@ -34,6 +42,7 @@ export class InMemoryLockBackend implements LockBackend {
   private readonly waits = new Map<InMemoryLockAcquisition, Promise<unknown>>();
   private readonly held = new Map<InMemoryLockHandle, QueueEntry>();
   private readonly context: MemoryAcquisitionContext;
+  private readonly leases: InMemoryLeaseRecipe;
   private sessionId = newSessionId();
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -42,6 +51,7 @@ export class InMemoryLockBackend implements LockBackend {
   constructor(options?: InMemoryLockBackendOptions) {
     ({ store: this.store, identity: this.identity } = resolveInMemoryLockOptions(options));
     this.context = { store: this.store, identity: this.identity, grant: this.grant };
+    this.leases = new InMemoryLeaseRecipe(this.store, this.identity);
   }
 
   /** Nothing to connect: resolves at once. */
@@ -58,17 +68,53 @@ export class InMemoryLockBackend implements LockBackend {
     return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
   }
 
+  /** Every lock of `locks` at once, all or nothing, deadlock-free: see `acquireAll` in core/multi. */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    return acquireAllThrough(this, locks, options);
+  }
+
   async contenders(name: string): Promise<LockContender[]> {
     encodeLockName(name);
     this.assertOpen();
+    this.leases.assertNotLease(name);
     return this.store.contenders(name);
+  }
+
+  /** One of `maxLeases` leases on `name`, with `ZkLockBackend.acquireLease`'s semantics; the test controls cover leases too. */
+  acquireLease(name: string, options: AcquireLeaseOptions): Promise<InMemoryLeaseHandle> {
+    return this.leases.acquire(name, options, () => this.assertOpen());
+  }
+
+  /** Holders and waiters of the lease semaphore `name`, in queue order. */
+  async leaseContenders(name: string): Promise<LeaseContender[]> {
+    encodeLockName(name);
+    this.assertOpen();
+    return this.leases.contenders(name);
+  }
+
+  /**
+   * Asks every holder of `name` to release it, as the ZooKeeper backend does: revocable
+   * holders' `revocation` aborts, and every holder's identity reads `__REVOKE__`.
+   */
+  async requestRevocation(name: string): Promise<number> {
+    encodeLockName(name);
+    this.assertOpen();
+    this.leases.assertNotLease(name);
+    return this.store.requestRevocation(name);
+  }
+
+  /** Every lock of the store whose name starts with `prefix`, with holders and waiters, in name order. */
+  async locks(prefix?: string): Promise<LockListing[]> {
+    const start = resolveListingPrefix(prefix);
+    this.assertOpen();
+    return this.store.locks(start);
   }
 
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();
     for (const wait of this.waits.keys()) wait.cancel(closing);
-    await Promise.allSettled(this.waits.values());
+    await Promise.allSettled([...this.waits.values(), this.leases.cancelWaits(closing)]);
   }
 
   /**
@@ -92,6 +138,7 @@ export class InMemoryLockBackend implements LockBackend {
     encodeLockName(name);
     const lost = [...this.held.keys()].filter((handle) => handle.name === name);
     this.takeAway(lost, [], () => new LockLostError(name, messages.lostByTest(name)));
+    this.leases.lose(name, () => new LockLostError(name, messages.lostByTest(name)));
   }
 
   /**
@@ -109,7 +156,9 @@ export class InMemoryLockBackend implements LockBackend {
     const waiting = [...this.waits.keys()].flatMap((wait) => (wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : []));
     waiting.sort((a, b) => a.entry.sequence - b.entry.sequence); // they queue again in the order they stood
     const entries = waiting.map(({ entry }) => entry);
+    const expireLeases = this.leases.expire((lease) => new LockLostError(lease, messages.sessionExpiredByTest, cause));
     this.takeAway([...this.held.keys()], entries, (handle) => new LockLostError(handle.name, messages.sessionExpiredByTest, cause));
+    expireLeases();
     for (const { wait } of waiting) wait.queueAgain();
   }
 
@@ -127,11 +176,13 @@ export class InMemoryLockBackend implements LockBackend {
     const held = [...this.held.keys()];
     for (const handle of held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
     await Promise.allSettled(held.map((handle) => handle.release()));
+    await this.leases.releaseAll((lease) => new LockLostError(lease, lockMessages.closingUnderHolder));
   }
 
   private async run(name: string, options: ResolvedAcquireOptions): Promise<InMemoryLockHandle | null> {
     encodeLockName(name);
     this.assertOpen();
+    this.leases.assertNotLease(name);
     const acquisition = new InMemoryLockAcquisition(this.context, { name, ...options });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
@@ -142,8 +193,9 @@ export class InMemoryLockBackend implements LockBackend {
     }
   }
 
-  private readonly grant = (entry: QueueEntry, fencingToken: bigint): InMemoryLockHandle => {
-    const handle = new InMemoryLockHandle({ name: entry.name, mode: entry.mode, fencingToken, node: entry.node, onReleased: this.onReleased });
+  private readonly grant = (entry: QueueEntry, fencingToken: bigint, revocable: boolean): InMemoryLockHandle => {
+    const handle = new InMemoryLockHandle({ name: entry.name, mode: entry.mode, fencingToken, node: entry.node, onReleased: this.onReleased, revocable });
+    if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
     this.held.set(handle, entry);
     return handle;
   };

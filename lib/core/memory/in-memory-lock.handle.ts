@@ -1,4 +1,5 @@
 import type { LockLostError } from '../errors/lock-lost.error.js';
+import { LockRevocationRequestedError } from '../revocation/lock-revocation-requested.error.js';
 import { assertHeld, type LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 
@@ -9,6 +10,8 @@ export interface InMemoryLockHandleInit {
   readonly node: string;
   /** Takes the handle's entry out of the queue (if it is still there). */
   readonly onReleased: (handle: InMemoryLockHandle) => void;
+  /** Acquired with `revocable: true`: `requestRevocation` reaches it. */
+  readonly revocable?: boolean;
 }
 
 /** A lock granted by `InMemoryLockBackend`: one entry in its lock's queue. */
@@ -20,6 +23,7 @@ export class InMemoryLockHandle implements LockHandle {
   readonly node: string;
   private readonly lost = new AbortController();
   private releasing: Promise<void> | undefined;
+  private revocationRequest: AbortController | undefined;
 
   constructor(private readonly init: InMemoryLockHandleInit) {
     ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken, node: this.node } = init);
@@ -32,6 +36,21 @@ export class InMemoryLockHandle implements LockHandle {
 
   get released(): boolean {
     return this.releasing !== undefined;
+  }
+
+  /**
+   * Aborts with a `LockRevocationRequestedError` when `requestRevocation` asks this lock's
+   * holders to release it (`revocable: true` only; for others it never aborts).
+   */
+  get revocation(): AbortSignal {
+    return (this.revocationRequest ??= new AbortController()).signal;
+  }
+
+  /** The backend's call when this holder is asked to release; ignored once released or not revocable. */
+  revocationRequested(): void {
+    if (!this.init.revocable || this.releasing) return;
+    const request = (this.revocationRequest ??= new AbortController());
+    if (!request.signal.aborted) request.abort(new LockRevocationRequestedError(this.name));
   }
 
   isHeld(): boolean {

@@ -1,6 +1,8 @@
 import { lockNodePrefix, newAttemptGuid, type ParsedLockNode } from '../naming/lock-node.naming.js';
+import type { ListedContender } from '../listing/lock-listing.interface.js';
 import type { LockContender } from '../recipe/lock-backend.interface.js';
 import { blockerAt } from '../recipe/lock-queue.js';
+import { REVOKE_REQUEST } from '../revocation/revocation.wire.js';
 
 /** One contender in a lock's queue: what a lock node is in ZooKeeper. */
 export interface QueueEntry extends ParsedLockNode {
@@ -8,6 +10,8 @@ export interface QueueEntry extends ParsedLockNode {
   readonly identity: string;
   /** Called once, when the entry comes to hold the lock. */
   readonly onGrant: (entry: QueueEntry, fencingToken: bigint) => void;
+  /** When it queued (`Date.now()`), as a lock node's `ctime`: `locks()` lists it as `since`. */
+  readonly queuedAt: number;
 }
 
 export type NewEntry = Pick<QueueEntry, 'name' | 'mode' | 'identity' | 'onGrant'>;
@@ -20,6 +24,8 @@ export type NewEntry = Pick<QueueEntry, 'name' | 'mode' | 'identity' | 'onGrant'
 export class InMemoryLockQueue {
   private readonly entries: QueueEntry[] = [];
   private readonly holders = new Set<QueueEntry>();
+  /** Holders asked to release; weak, as an entry that left is never listed again. */
+  private readonly revocationRequested = new WeakSet<QueueEntry>();
   // Like a lock directory's counter: it starts again when the queue empties (the directory
   // is removed) and is recreated.
   private nextSequence = 0;
@@ -31,7 +37,7 @@ export class InMemoryLockQueue {
   append(entry: NewEntry): QueueEntry {
     const sequence = this.nextSequence++;
     const node = lockNodePrefix(newAttemptGuid(), entry.mode) + String(sequence).padStart(10, '0');
-    const queued: QueueEntry = { ...entry, node, sequence };
+    const queued: QueueEntry = { ...entry, node, sequence, queuedAt: Date.now() };
     this.entries.push(queued);
     return queued;
   }
@@ -61,8 +67,24 @@ export class InMemoryLockQueue {
 
   contenders(): LockContender[] {
     return this.entries.map((entry) => {
-      const { node, mode, sequence, identity } = entry;
+      const { node, mode, sequence } = entry;
+      const identity = this.revocationRequested.has(entry) ? REVOKE_REQUEST : entry.identity;
       return { node, mode, sequence, identity, holding: this.holders.has(entry) };
     });
+  }
+
+  /** `contenders()` with since when each queued, as `locks()` lists them. */
+  listed(): ListedContender[] {
+    return this.contenders().map((contender, i) => ({ ...contender, since: new Date(this.entries[i].queuedAt) }));
+  }
+
+  /**
+   * Marks every holder as asked to release, as `__REVOKE__` written into its node would
+   * (its identity reads so from now on), and returns them in queue order.
+   */
+  requestRevocation(): QueueEntry[] {
+    const holders = this.entries.filter((entry) => this.holders.has(entry));
+    for (const holder of holders) this.revocationRequested.add(holder);
+    return holders;
   }
 }

@@ -1,3 +1,5 @@
+import type { LockListing } from '../listing/lock-listing.interface.js';
+import { byName, splitLockListing } from '../listing/lock-listing.summary.js';
 import type { LockContender } from '../recipe/lock-backend.interface.js';
 import { InMemoryLockQueue, type NewEntry, type QueueEntry } from './in-memory-lock.queue.js';
 
@@ -22,6 +24,8 @@ export class InMemoryLockStore {
    * whose queue emptied and started again), and readers let in by one change share one.
    */
   private lastChange = 0n;
+  /** Revocable holders' listeners; weak, as an entry that left the queue is never asked again. */
+  private readonly revocationListeners = new WeakMap<QueueEntry, () => void>();
 
   /** @internal Queues an entry at the back of its lock's line; it may be granted at once. */
   enqueue(entry: NewEntry): QueueEntry {
@@ -55,6 +59,24 @@ export class InMemoryLockStore {
   /** @internal Holders and waiters of `name`, in queue order. */
   contenders(name: string): LockContender[] {
     return this.queues.get(name)?.contenders() ?? [];
+  }
+
+  /** @internal Every lock whose name starts with `prefix` (queues are never empty), in name order. */
+  locks(prefix: string): LockListing[] {
+    const listings = [...this.queues].filter(([name]) => name.startsWith(prefix));
+    return listings.map(([name, queue]) => splitLockListing(name, queue.listed())).sort(byName);
+  }
+
+  /** @internal Calls `listener` when `entry`, a holder, is asked to release (it is revocable). */
+  onRevocationRequested(entry: QueueEntry, listener: () => void): void {
+    this.revocationListeners.set(entry, listener);
+  }
+
+  /** @internal Asks every holder of `name` to release; returns how many were asked. */
+  requestRevocation(name: string): number {
+    const holders = this.queues.get(name)?.requestRevocation() ?? [];
+    for (const holder of holders) this.revocationListeners.get(holder)?.();
+    return holders.length;
   }
 
   /** Finds every grant the last change allows, then tells the grantees, so none sees a half-done change. */

@@ -6,6 +6,8 @@ export interface ResolvedAcquireOptions {
   readonly mode: LockMode;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /** Present (and `true`) only for a revocable acquire: other calls resolve as before. */
+  readonly revocable?: true;
 }
 
 /** Checks per-call options before anything is sent to ZooKeeper. */
@@ -14,7 +16,7 @@ export function resolveAcquireOptions(options: AcquireOptions | undefined, defau
   if (options === null || typeof options !== 'object') {
     throw new InvalidOptionError('options', options, 'an object such as { mode: "read", timeoutMs: 5000 }');
   }
-  const { mode = 'write', timeoutMs = defaultTimeoutMs, signal } = options;
+  const { mode = 'write', timeoutMs = defaultTimeoutMs, signal, revocable = false } = options;
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');
   if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
     throw new InvalidOptionError('timeoutMs', timeoutMs, 'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)');
@@ -22,5 +24,6 @@ export function resolveAcquireOptions(options: AcquireOptions | undefined, defau
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidOptionError('signal', signal, 'an AbortSignal');
   }
-  return { mode, timeoutMs, signal };
+  if (typeof revocable !== 'boolean') throw new InvalidOptionError('revocable', revocable, 'true or false');
+  return revocable ? { mode, timeoutMs, signal, revocable } : { mode, timeoutMs, signal };
 }

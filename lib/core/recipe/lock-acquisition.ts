@@ -7,6 +7,7 @@ import type { ZkSession } from '../session/zk-session.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
+import { assertLockDirectory } from '../lease/lease-directory.guard.js';
 import { ensurePath, listChildren, removeIfEmpty } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
 import { nodesWithPrefix, positionOf } from './lock-queue.js';
@@ -94,12 +95,19 @@ export class LockAcquisition {
     try {
       let listing: Listing | undefined;
       ({ node, listing } = await this.createNode(session, prefix));
+      let directoryChecked = false;
       for (;;) {
         listing ??= (await this.retrying(session, () => listChildren(session, this.req.dir))) ?? EMPTY_LISTING;
         node = this.keepOne(session, prefix, node, listing.children);
         const position = positionOf(listing.children, node);
         // Missing: our node was deleted under a live session (by hand): queue again.
         if (position.kind === 'missing') return RESTART;
+        if (!directoryChecked) {
+          // A lease semaphore's (or Kazoo's) directory is refused at once; a lock's has no data: free.
+          const { stat } = listing;
+          await this.retrying(session, () => assertLockDirectory(session, this.req.dir, this.req.name, stat));
+          directoryChecked = true;
+        }
         if (position.kind === 'retire') return await this.retire(session, prefix, node);
         if (position.kind === 'holding') {
           granted = true;

@@ -1,6 +1,10 @@
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
+import type { ListedLock } from '../listing/lock-listing.interface.js';
 import type { LockMode } from './lock-mode.js';
+import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
+import type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from '../lease/lease-handle.interface.js';
+import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
 
 /** Per-call options of `acquire` and `tryAcquire`. */
 export interface AcquireOptions {
@@ -13,6 +17,13 @@ export interface AcquireOptions {
   readonly timeoutMs?: number;
   /** Cancels the wait; the acquire rejects with `LockAbortedError` and leaves no node. */
   readonly signal?: AbortSignal;
+  /**
+   * Lets other clients ask this holder to give the lock up (`requestRevocation`, or
+   * Curator's `Revoker`): the handle's `revocation` signal then aborts. Cooperative: the
+   * lock stays held until you release it. Costs one watch on the lock node while held;
+   * default `false` costs nothing.
+   */
+  readonly revocable?: boolean;
 }
 
 /** A granted lock. Release it exactly once; releasing again does nothing. */
@@ -26,6 +37,13 @@ export interface LockHandle extends AsyncDisposable {
   readonly fencingToken: bigint;
   /** Aborts with a `LockLostError` as its reason when the lock can no longer be trusted. */
   readonly signal: AbortSignal;
+  /**
+   * Aborts with a `LockRevocationRequestedError` when another client asks the holders of
+   * this lock to release it; only for locks acquired with `revocable: true` (for others it
+   * never aborts). The lock is still held: stop at a safe point and `release()`. Watch both
+   * with `AbortSignal.any([lock.signal, lock.revocation])`.
+   */
+  readonly revocation: AbortSignal;
   /** Whether `release()` has been called. */
   readonly released: boolean;
   /** Not released and not lost, checked against the clock at this moment. */
@@ -52,7 +70,10 @@ export interface LockContender {
   readonly mode: LockMode;
   /** ZooKeeper's sequence number: the queue position. */
   readonly sequence: number;
-  /** What the client wrote into its node (by default `host:pid:instance`), if readable. */
+  /**
+   * What the client wrote into its node (by default `host:pid:instance`), if readable.
+   * `__REVOKE__` once `requestRevocation` (or Curator's `Revoker`) asked this holder to release.
+   */
   readonly identity: string | null;
   /** `true` for current holders, `false` for waiters. */
   readonly holding: boolean;
@@ -69,8 +90,33 @@ export interface LockBackend {
   acquire(name: string, options?: AcquireOptions): Promise<LockHandle>;
   /** Resolves with a handle, or `null` if the lock is not available right away. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null>;
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in (see `acquireAll` in core/multi). Both backends of this library have it;
+   * it is optional so that backends written before it still compile: `ReentrantLocker`
+   * then runs the generic `acquireAll(backend, …)` over `acquire` and `tryAcquire`.
+   */
+  acquireAll?(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle>;
   /** Holders and waiters, in queue order. */
   contenders(name: string): Promise<LockContender[]>;
+  /**
+   * One of `maxLeases` leases on `name`, a counting semaphore (see `ZkLockBackend.acquireLease`).
+   * Both backends of this library have it; optional so that backends written before it
+   * still compile.
+   */
+  acquireLease?(name: string, options: AcquireLeaseOptions): Promise<LeaseHandle>;
+  /** Holders and waiters of the lease semaphore `name`, in queue order. */
+  leaseContenders?(name: string): Promise<LeaseContender[]>;
+  /**
+   * Asks every current holder of `name` (not the waiters) to release it; resolves with how
+   * many were asked. Holders that acquired with `revocable: true` see `revocation` abort.
+   */
+  requestRevocation(name: string): Promise<number>;
+  /**
+   * Every lock whose name starts with `prefix` (default: all) that has a holder or a
+   * waiter, in name order, each with its holders and waiters and since when they queued.
+   */
+  locks(prefix?: string): Promise<ListedLock[]>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */

@@ -9,6 +9,8 @@ import { nodesWithPrefix } from './lock-queue.js';
 export interface ReapTarget {
   readonly node?: string;
   readonly prefix: string;
+  /** Finds the prefix's nodes among the children when `node` is unknown; default: lock nodes. */
+  readonly find?: (children: readonly string[], prefix: string) => string[];
 }
 
 /**
@@ -50,7 +52,7 @@ export class NodeReaper {
   }
 
   private async removeOnce(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
-    const nodes = target.node !== undefined ? [target.node] : await this.lookUp(session, dir, target.prefix);
+    const nodes = target.node !== undefined ? [target.node] : await this.lookUp(session, dir, target);
     if (nodes.length === 0) return;
     const removed = nodes.map((node) => session.remove(`${dir}/${node}`).catch((error: unknown) => {
       if (!isZkCode(error, 'NO_NODE')) throw error;
@@ -61,9 +63,9 @@ export class NodeReaper {
     await swept;
   }
 
-  private async lookUp(session: ZkSession, dir: string, prefix: string): Promise<string[]> {
+  private async lookUp(session: ZkSession, dir: string, { prefix, find = nodesWithPrefix }: ReapTarget): Promise<string[]> {
     await session.barrier();
-    return nodesWithPrefix((await listChildren(session, dir))?.children ?? [], prefix);
+    return find((await listChildren(session, dir))?.children ?? [], prefix);
   }
 
   private async endSession(session: ZkSession, dir: string, error: unknown): Promise<void> {

@@ -2,8 +2,20 @@ import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
+import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
+import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
+import type { ListedLock } from '../listing/lock-listing.interface.js';
+import { readLockListings } from '../listing/lock-listing.reader.js';
+import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
+import { requestRevocation } from '../revocation/revocation.request.js';
+import { RevocationWatch } from '../revocation/revocation.watch.js';
 import { ZkClient } from '../session/zk-client.js';
+import { assertLockDirectory } from '../lease/lease-directory.guard.js';
+import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
+import type { ZkLeaseHandle } from '../lease/zk-lease.handle.js';
+import { ZkLeaseRecipe } from '../lease/zk-lease.recipe.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
@@ -28,8 +40,9 @@ import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } 
 export class ZkLockBackend implements LockBackend {
   private readonly reaper: NodeReaper;
   private readonly sweeper: DirectorySweeper;
-  private readonly waits = new Map<LockAcquisition, Promise<unknown>>();
-  private readonly held = new Set<ZkLockHandle>();
+  private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
+  private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
+  private readonly leases: ZkLeaseRecipe;
   private readonly identity: Buffer;
 
   private constructor(
@@ -39,6 +52,8 @@ export class ZkLockBackend implements LockBackend {
     this.identity = Buffer.from(options.identity, 'utf8');
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
     this.reaper = new NodeReaper(this.sweeper);
+    const { reaper, sweeper, identity, waits, held } = this;
+    this.leases = new ZkLeaseRecipe({ client, reaper, sweeper, identity, waits, held, pathOf: (name) => this.pathOf(name), startedOnce: () => this.startedOnce() });
   }
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
@@ -83,11 +98,22 @@ export class ZkLockBackend implements LockBackend {
     return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
   }
 
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in. When they are free, the requests for all of them travel together: about
+   * the round trips of one lock. See `acquireAll` in core/multi.
+   */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    return acquireAllThrough(this, locks, options);
+  }
+
   async contenders(name: string): Promise<LockContender[]> {
     const dir = this.pathOf(name);
     await this.startedOnce();
     const session = this.client.liveSession();
-    const queue = orderQueue((await listChildren(session, dir))?.children ?? []);
+    const listing = await listChildren(session, dir);
+    await assertLockDirectory(session, dir, name, listing?.stat); // a lease semaphore's directory is refused
+    const queue = orderQueue(listing?.children ?? []);
     const identities = await Promise.all(
       queue.map((entry) =>
         session.getData(`${dir}/${entry.node}`).then(
@@ -104,6 +130,45 @@ export class ZkLockBackend implements LockBackend {
       if (identity === undefined) return [];
       return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, identity, holding: blockerAt(queue, i) === null }];
     });
+  }
+
+  /**
+   * Asks every current holder of `name` to release it (Curator's `Revoker.attemptRevoke`:
+   * `__REVOKE__` written into each holder's node); resolves with how many were asked.
+   * Holders that acquired with `revocable: true` see their `revocation` signal abort; the
+   * others are not told (their node's data, the identity `contenders()` shows, changes).
+   */
+  async requestRevocation(name: string): Promise<number> {
+    const dir = this.pathOf(name);
+    await this.startedOnce();
+    return requestRevocation(this.client.liveSession(), dir, name);
+  }
+
+  /**
+   * Every lock under the root path whose name starts with `prefix`, with holders and
+   * waiters, in name order: three round trips however many locks (see `readLockListings`).
+   */
+  async locks(prefix?: string): Promise<ListedLock[]> {
+    const start = resolveListingPrefix(prefix);
+    await this.startedOnce();
+    return readLockListings(this.client.liveSession(), this.options.rootPath, start);
+  }
+
+  /**
+   * One of `maxLeases` leases on `name` (a counting semaphore, Curator's
+   * InterProcessSemaphoreV2 and Kazoo's Semaphore): FIFO, at most `maxLeases` holders at
+   * once across all clients, each lease gone with its holder's session. Rejects with
+   * `LockTimeoutError`, `LockAbortedError`, `LeaseLimitMismatchError` (another count is
+   * stored with the semaphore) or `LockKindMismatchError` (the name is a lock). Not
+   * reentrant: each call takes one more lease. See lib/core/lease.
+   */
+  acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
+    return this.leases.acquire(name, options);
+  }
+
+  /** Holders and waiters of the lease semaphore `name`, in queue order. */
+  leaseContenders(name: string): Promise<LeaseContender[]> {
+    return this.leases.contenders(name);
   }
 
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
@@ -151,6 +216,7 @@ export class ZkLockBackend implements LockBackend {
       // Checked against the clock now, not only by a timer: a grant that comes back to an
       // event loop blocked past the session's deadline is born lost.
       grant.session.checkTrust();
+      const revocation = options.revocable ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name) : undefined;
       const handle = new ZkLockHandle({
         name,
         mode: options.mode,
@@ -158,8 +224,12 @@ export class ZkLockBackend implements LockBackend {
         dir,
         reaper: this.reaper,
         onReleased: (released) => this.held.delete(released),
+        revocation,
       });
       this.held.add(handle);
+      // The watch is set when the acquire resolves, unless the connection dropped meanwhile
+      // (it is set on reconnect then): a lock is never held up by a revocation watch.
+      if (revocation) await grant.session.whileConnected(revocation.armed);
       return handle;
     } finally {
       this.waits.delete(acquisition);

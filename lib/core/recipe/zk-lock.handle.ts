@@ -1,6 +1,7 @@
 import { LockLostError } from '../errors/lock-lost.error.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import type { ZkSession } from '../session/zk-session.js';
+import type { RevocationWatch } from '../revocation/revocation.watch.js';
 import { assertHeld, type LockHandle } from './lock-backend.interface.js';
 import type { LockMode } from './lock-mode.js';
 import type { NodeReaper } from './node-reaper.js';
@@ -14,6 +15,8 @@ export interface ZkLockHandleInit {
   readonly node: string;
   readonly reaper: NodeReaper;
   readonly onReleased: (handle: ZkLockHandle) => void;
+  /** The watch of a lock acquired with `revocable: true`. */
+  readonly revocation?: RevocationWatch;
 }
 
 /** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
@@ -26,6 +29,7 @@ export class ZkLockHandle implements LockHandle {
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
+  private neverRevoked: AbortController | undefined;
 
   constructor(private readonly init: ZkLockHandleInit) {
     ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
@@ -48,6 +52,15 @@ export class ZkLockHandle implements LockHandle {
 
   get released(): boolean {
     return this.releasing !== undefined;
+  }
+
+  /**
+   * Aborts with a `LockRevocationRequestedError` when another client asks this lock's
+   * holders to release it (`revocable: true` only). For a lock that is not revocable, a
+   * signal of this handle's own that never aborts, made on first read: no watch, no request.
+   */
+  get revocation(): AbortSignal {
+    return this.init.revocation?.signal ?? (this.neverRevoked ??= new AbortController()).signal;
   }
 
   isHeld(): boolean {
@@ -78,6 +91,7 @@ export class ZkLockHandle implements LockHandle {
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
     this.unsubscribe();
+    this.init.revocation?.stop();
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
     } finally {

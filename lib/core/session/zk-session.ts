@@ -26,6 +26,10 @@ export interface ZkStat {
   /** zxid of the last change to this node's children, as ZooKeeper's signed 64-bit long. */
   readonly pzxid: bigint;
   readonly czxid: bigint;
+  /** zxid of the last change to this node's data (its creation, or a later `setData`). */
+  readonly mzxid?: bigint;
+  /** Bytes of data the node holds (a lease directory's marker, for one). */
+  readonly dataLength?: number;
 }
 
 export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
@@ -43,7 +47,7 @@ const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('
 const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
 /** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat']);
+const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData']);
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
@@ -217,6 +221,77 @@ export class ZkSession extends EventEmitter {
     }
   }
 
+  /**
+   * `watchData` that also returns what it read: the node's data (empty when it has none),
+   * or `null` when the node does not exist (then nothing is watched).
+   */
+  async watchDataValue(path: string, listener: ZkWatchListener): Promise<Buffer | null> {
+    this.watchers.add(path, listener); // before asking, as in watchData
+    try {
+      const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+      return data ?? Buffer.alloc(0);
+    } catch (error) {
+      this.unwatch(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * `getData` with the node's creation time: its stat's `ctime`, in milliseconds since the
+   * epoch by the clock of the ZooKeeper leader that committed the create.
+   */
+  async getDataAndCtime(path: string): Promise<{ data: Buffer | undefined; ctimeMs: number }> {
+    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer }]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
+    return { data, ctimeMs: Number(stat.ctime.readBigInt64BE(0)) };
+  }
+
+  /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
+  async setData(path: string, data: Buffer): Promise<void> {
+    await this.call('setData', path, (cb) => this.client.setData(path, data, -1, cb as never));
+  }
+
+  /**
+   * `getChildren` with a one-shot children watch (any child created or deleted fires it),
+   * or `null` when `path` does not exist (then nothing is watched). As with `watchData`,
+   * `listener` is registered before asking; `unwatch` drops it.
+   */
+  async watchChildren(path: string, listener: ZkWatchListener): Promise<{ children: string[]; stat: ZkStat } | null> {
+    this.watchers.add(path, listener);
+    try {
+      const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) => this.client.getChildren(path, this.dispatch, cb as never));
+      return { children, stat: toStat(stat) };
+    } catch (error) {
+      this.unwatch(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * `watchData` answering the node's data version (how many times its data was set), or
+   * `null` when the node does not exist (then nothing is watched).
+   */
+  async watchDataVersion(path: string, listener: ZkWatchListener): Promise<number | null> {
+    this.watchers.add(path, listener);
+    try {
+      const [, stat] = await this.call<[unknown, { version: number }]>('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+      return stat.version;
+    } catch (error) {
+      this.unwatch(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
+
+  /** `getData` with the node's stat (without a watch). */
+  async getDataAndStat(path: string): Promise<{ data: Buffer; stat: ZkStat }> {
+    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) => this.client.getData(path, cb as never));
+    return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
+  }
+
   unwatch(path: string, listener: ZkWatchListener): void {
     this.watchers.remove(path, listener);
   }
@@ -379,10 +454,12 @@ export class ZkSession extends EventEmitter {
 interface RawStat {
   pzxid: Buffer;
   czxid: Buffer;
+  mzxid: Buffer;
+  dataLength: number;
 }
 
 function toStat(raw: RawStat): ZkStat {
-  return { pzxid: raw.pzxid.readBigInt64BE(0), czxid: raw.czxid.readBigInt64BE(0) };
+  return { pzxid: raw.pzxid.readBigInt64BE(0), czxid: raw.czxid.readBigInt64BE(0), mzxid: raw.mzxid.readBigInt64BE(0), dataLength: raw.dataLength };
 }
 
 function zkErrorName(error: Error): string {

@@ -1,0 +1,25 @@
+import type { LockBackend } from '../recipe/lock-backend.interface.js';
+import { LockGroupHandle } from './lock-group.handle.js';
+import { MultiLockAcquisition } from './multi-lock.acquisition.js';
+import type { MultiLockHandle } from './multi-lock.handle.js';
+import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from './multi-lock.options.js';
+import { planLocks } from './multi-lock.plan.js';
+
+/**
+ * Takes every lock of `locks` through `backend`, all or nothing, and never deadlocks
+ * whatever order callers list the names in: see `MultiLockAcquisition`. Resolves with a
+ * `MultiLockHandle`, or rejects with `LockTimeoutError` / `LockAbortedError` (naming the
+ * lock it was waiting for) or the backend's error, holding nothing. Checks the options,
+ * then the list (`InvalidOptionError`, `InvalidLockListError`, `InvalidLockNameError`),
+ * before anything is sent. `timeoutMs` defaults to `Infinity`.
+ *
+ * ```ts
+ * const locks = await acquireAll(backend, ['stock/7', { name: 'orders/42', mode: 'read' }], { timeoutMs: 5_000 });
+ * try { await work(locks.signal); } finally { await locks.release(); }
+ * ```
+ */
+export async function acquireAll(backend: LockBackend, locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  const resolved = resolveMultiAcquireOptions(options, Infinity);
+  const plan = planLocks(locks);
+  return new LockGroupHandle(await new MultiLockAcquisition(backend, plan, resolved).run());
+}

@@ -1,0 +1,50 @@
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { resolveReentrant, type ReentrancyOption } from '../context/reentrancy.option.js';
+import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
+import type { LockMode } from '../recipe/lock-mode.js';
+import { multiLockMessages as messages } from './multi-lock.messages.js';
+
+/** One lock of a multi-lock: a name (taken for `write`), or a name and its mode. */
+export type LockListEntry = string | { readonly name: string; readonly mode?: LockMode };
+
+/** The locks `acquireAll` and `withLocks` take together, in any order; duplicates merge (`write` wins). */
+export type LockList = readonly LockListEntry[];
+
+/**
+ * Per-call options of `acquireAll` and `withLocks`: one deadline for the whole call.
+ * `reentrant` is read by `ReentrantLocker` only (a backend always takes nodes of its own).
+ */
+export interface MultiAcquireOptions extends ReentrancyOption {
+  /**
+   * How long to wait for all the locks together, in milliseconds: `0` tries once without
+   * waiting, `Infinity` waits as long as it takes. Default: `Infinity` on a backend, the
+   * locker's default timeout on `ReentrantLocker`.
+   */
+  readonly timeoutMs?: number;
+  /** Cancels the wait; the call rejects with `LockAbortedError` and leaves no node. */
+  readonly signal?: AbortSignal;
+}
+
+export interface ResolvedMultiAcquireOptions {
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** The most locks one call may take: each costs a node and a request, all sent at once. */
+export const MAX_LOCKS_PER_CALL = 1000;
+
+const KNOWN_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'reentrant'];
+
+/** Checks the options, unknown keys included (a `mode` here is a common slip), before anything is sent. */
+export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefined, defaultTimeoutMs: number): ResolvedMultiAcquireOptions {
+  if (options === undefined) return { timeoutMs: defaultTimeoutMs, signal: undefined };
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key)) {
+      throw new InvalidOptionError(key, (options as Record<string, unknown>)[key], messages.unknownOption(key));
+    }
+  }
+  const { timeoutMs, signal } = resolveAcquireOptions({ timeoutMs: options.timeoutMs, signal: options.signal }, defaultTimeoutMs);
+  resolveReentrant(options);
+  return { timeoutMs, signal };
+}

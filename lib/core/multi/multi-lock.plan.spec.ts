@@ -1,0 +1,120 @@
+import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { encodeLockName } from '../naming/lock-name.codec.js';
+import { InvalidLockListError } from './invalid-lock-list.error.js';
+import { MAX_LOCKS_PER_CALL, resolveMultiAcquireOptions } from './multi-lock.options.js';
+import { compareKeys, planLocks } from './multi-lock.plan.js';
+
+const thrown = (fn: () => unknown): unknown => {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to throw');
+};
+
+const shape = (locks: unknown): Array<[string, string]> => planLocks(locks).map(({ name, mode }) => [name, mode]);
+
+describe('planLocks: the canonical order', () => {
+  it('sorts by encoded name, whatever order the caller lists', () => {
+    expect(shape(['b', 'a', 'c'])).toEqual([['a', 'write'], ['b', 'write'], ['c', 'write']]);
+    expect(shape(['c', 'b', 'a'])).toEqual(shape(['a', 'c', 'b']));
+  });
+
+  it('orders by the encoded form (ASCII), the same in every process', () => {
+    // "é" encodes to "%C3%A9", which sorts before digits and letters; "a/b" to "a%2Fb", after "a".
+    const names = ['z', 'a/b', 'é', 'A', '0', 'a'];
+    const planned = planLocks(names);
+    expect(planned.map((p) => p.key)).toEqual(names.map(encodeLockName).sort());
+    expect(planned.map((p) => p.name)).toEqual(['é', '0', 'A', 'a', 'a/b', 'z']);
+  });
+
+  it('compares keys by code unit, not by locale', () => {
+    expect(['b', 'B', 'a', '_', '%2F'].sort(compareKeys)).toEqual(['%2F', 'B', '_', 'a', 'b']);
+    expect(compareKeys('x', 'x')).toBe(0);
+  });
+
+  it('every permutation of a list gives one plan', () => {
+    const names = ['d', 'a', { name: 'c', mode: 'read' as const }, 'b'];
+    const plans = new Set<string>();
+    const permute = (rest: unknown[], acc: unknown[]): void => {
+      if (rest.length === 0) return void plans.add(JSON.stringify(planLocks(acc)));
+      rest.forEach((item, i) => permute([...rest.slice(0, i), ...rest.slice(i + 1)], [...acc, item]));
+    };
+    permute(names, []);
+    expect(plans.size).toBe(1);
+  });
+});
+
+describe('planLocks: duplicates', () => {
+  it('merges them, write winning over read, in any order', () => {
+    expect(shape(['a', { name: 'a', mode: 'read' }])).toEqual([['a', 'write']]);
+    expect(shape([{ name: 'a', mode: 'read' }, 'a'])).toEqual([['a', 'write']]);
+    expect(shape([{ name: 'a', mode: 'read' }, { name: 'a', mode: 'read' }])).toEqual([['a', 'read']]);
+    expect(shape([{ name: 'a' }, 'b', 'a', 'b'])).toEqual([['a', 'write'], ['b', 'write']]);
+  });
+});
+
+describe('planLocks: bad input', () => {
+  it.each<[string, unknown, RegExp]>([
+    ['not an array', 'a', /expected an array, got "a"/],
+    ['undefined', undefined, /expected an array, got undefined/],
+    ['an object', { 0: 'a', length: 1 }, /expected an array/],
+    ['empty', [], /it is empty/],
+    ['too long', Array.from({ length: MAX_LOCKS_PER_CALL + 1 }, (_, i) => `n${i}`), /1001 entries, over the limit of 1000/],
+    ['an entry of a wrong type', ['a', 42], /entry 1 is 42/],
+    ['a null entry', [null], /entry 0 is null/],
+    ['a hole', [, 'a'], /entry 0 is undefined/], // eslint-disable-line no-sparse-arrays
+    ['an array entry', [['a']], /entry 0 is an array/],
+    ['an unknown key in an entry', [{ name: 'a', mod: 'read' }], /entry 0 has the key "mod"/],
+  ])('refuses a list that is %s with InvalidLockListError', (_, locks, message) => {
+    const error = thrown(() => planLocks(locks));
+    expect(error).toBeInstanceOf(InvalidLockListError);
+    expect(error).toMatchObject({ code: 'INVALID_LOCK_LIST', name: 'InvalidLockListError' });
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).toMatch(/Pass 1 to 1000 locks/);
+  });
+
+  it('takes exactly the limit', () => {
+    expect(planLocks(Array.from({ length: MAX_LOCKS_PER_CALL }, (_, i) => `n${i}`))).toHaveLength(MAX_LOCKS_PER_CALL);
+  });
+
+  it.each<[string, unknown]>([
+    ['empty', ''],
+    ['missing', { mode: 'read' }],
+    ['not a string', { name: 7 }],
+    ['a lone surrogate', 'a\ud800'],
+  ])('refuses a name that is %s with InvalidLockNameError', (_, entry) => {
+    expect(thrown(() => planLocks(['ok', entry]))).toBeInstanceOf(InvalidLockNameError);
+  });
+
+  it('refuses a bad mode with InvalidOptionError naming the entry', () => {
+    const error = thrown(() => planLocks(['a', { name: 'b', mode: 'exclusive' }]));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect(error).toMatchObject({ option: 'locks[1].mode', value: 'exclusive' });
+  });
+});
+
+describe('resolveMultiAcquireOptions', () => {
+  it('defaults, and keeps what is given', () => {
+    const signal = new AbortController().signal;
+    expect(resolveMultiAcquireOptions(undefined, 5)).toEqual({ timeoutMs: 5, signal: undefined });
+    expect(resolveMultiAcquireOptions({}, 5)).toEqual({ timeoutMs: 5, signal: undefined });
+    expect(resolveMultiAcquireOptions({ timeoutMs: 0, signal }, 5)).toEqual({ timeoutMs: 0, signal });
+  });
+
+  it.each<[string, unknown, string, RegExp]>([
+    ['an unknown key', { timeout: 5 }, 'timeout', /no option "timeout"/],
+    ['a mode (it goes in the list)', { mode: 'read' }, 'mode', /give each lock its mode in the list/],
+    ['a bad timeout', { timeoutMs: -1 }, 'timeoutMs', /milliseconds/],
+    ['a bad signal', { signal: {} }, 'signal', /AbortSignal/],
+    ['null', null, 'options', /timeoutMs: 5000/],
+    ['a number', 5, 'options', /timeoutMs: 5000/],
+  ])('refuses %s with InvalidOptionError naming it', (_, options, option, message) => {
+    const error = thrown(() => resolveMultiAcquireOptions(options as never, 5));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect(error).toMatchObject({ option });
+    expect((error as Error).message).toMatch(message);
+  });
+});

@@ -1,0 +1,100 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { LockLostError, LockUpgradeError, ReentrantLocker, type LockBackend } from '../../../lib/index';
+import { OverlapMeter, queueShape, rejectionOf } from '../conformance.helpers';
+import type { ConformanceContext } from '../lock-backend.conformance';
+
+/** Names sorted as the canonical order sorts them: these are plain ASCII, so as strings. */
+const sorted = (...names: string[]): string[] => [...names].sort();
+
+/** How many contenders each name has. */
+const counts = (backend: LockBackend, names: string[]): Promise<number[]> =>
+  Promise.all(names.map(async (name) => (await backend.contenders(name)).length));
+
+/** `ReentrantLocker.acquireAll` and `withLocks` over any backend: reentrancy per call chain, per name. */
+export function multiLockReentrantCases(ctx: ConformanceContext): void {
+  const lockerOf = async (): Promise<{ locker: ReentrantLocker; backend: LockBackend }> => {
+    const [backend] = await ctx.world.backends(1);
+    return { locker: new ReentrantLocker(backend, Infinity), backend };
+  };
+
+  it('withLocks holds every name while fn runs and releases them after; nested calls are reentrant', async () => {
+    const [a, b] = [ctx.name('with-a'), ctx.name('with-b')];
+    const { locker } = await lockerOf();
+    const [observer] = await ctx.world.backends(1);
+    const seen = await locker.withLocks([b, a], async (group) => {
+      const nested = await locker.withLock(a, async (inner) => ({ token: inner.fencingToken, shape: await queueShape(observer, a) }), { timeoutMs: 0 });
+      const again = await locker.withLocks([{ name: b, mode: 'read' }], async (inner) => inner.handles[0].fencingToken, { timeoutMs: 0 });
+      return { group, nested, again, counts: await counts(observer, [a, b]) };
+    });
+    expect(seen.group.names).toEqual(sorted(a, b));
+    expect(seen.nested.token).toBe(seen.group.handles[seen.group.names.indexOf(a)].fencingToken);
+    expect(seen.nested.shape).toEqual([['write', true]]);
+    expect(seen.again).toBe(seen.group.handles[seen.group.names.indexOf(b)].fencingToken);
+    expect(seen.counts).toEqual([1, 1]);
+    expect(seen.group.released).toBe(true);
+    expect(await counts(observer, [a, b])).toEqual([0, 0]);
+  });
+
+  it('joins the names the chain holds (no contender, no wait) and takes only the others', async () => {
+    const [a, b] = [ctx.name('join-a'), ctx.name('join-b')];
+    const { locker } = await lockerOf();
+    const [observer] = await ctx.world.backends(1);
+    const seen = await locker.withLock(a, async (outer) => {
+      const group = await locker.acquireAll([a, b], { timeoutMs: 0 });
+      const during = await counts(observer, [a, b]);
+      const token = group.handles[group.names.indexOf(a)].fencingToken;
+      await group.release();
+      return { during, after: await counts(observer, [a, b]), joinedToken: token, outerToken: outer.fencingToken, outerHeld: outer.isHeld() };
+    });
+    expect(seen.during).toEqual([1, 1]); // one node on a: the outer grant's
+    expect(seen.after).toEqual([1, 0]); // releasing the group ended the join only
+    expect(seen.joinedToken).toBe(seen.outerToken);
+    expect(seen.outerHeld).toBe(true);
+    expect(await counts(observer, [a, b])).toEqual([0, 0]);
+  });
+
+  it('refuses write on a name the chain holds for read at once, with LockUpgradeError, holding nothing', async () => {
+    const [a, b] = [ctx.name('upgrade-a'), ctx.name('upgrade-b')];
+    const { locker } = await lockerOf();
+    const [observer] = await ctx.world.backends(1);
+    const error = await rejectionOf(
+      locker.withLock(a, () => locker.withLocks([b, a], () => 'never', { timeoutMs: 60_000 }), { mode: 'read' }),
+    );
+    expect(error).toBeInstanceOf(LockUpgradeError);
+    expect(error).toMatchObject({ lockName: a });
+    expect(await counts(observer, [a, b])).toEqual([0, 0]);
+    // read inside write is fine
+    await expect(locker.withLock(a, () => locker.withLocks([{ name: a, mode: 'read' }, b], () => 'ran'))).resolves.toBe('ran');
+  });
+
+  it('sibling branches exclude each other, each with grants of its own', async () => {
+    const [a, b] = [ctx.name('sib-a'), ctx.name('sib-b')];
+    const { locker } = await lockerOf();
+    const meter = new OverlapMeter();
+    const section = (order: string[]): Promise<bigint> =>
+      locker.withLocks(order, async (group) => {
+        meter.enter('write');
+        await sleep(3);
+        meter.leave('write');
+        return group.handles[0].fencingToken;
+      });
+    const tokens = await Promise.all([section([a, b]), section([b, a]), section([a, b])]);
+    expect(meter.violations).toEqual([]);
+    expect(new Set(tokens).size).toBe(3);
+  });
+
+  it('withLocks rejects with the LockLostError when a lock was lost while fn ran', async () => {
+    const [a, b] = [ctx.name('wl-lost-a'), ctx.name('wl-lost-b')];
+    const holder = await ctx.world.losable();
+    const locker = new ReentrantLocker(holder, Infinity);
+    const error = await rejectionOf(
+      locker.withLocks([a, b], async (group) => {
+        await ctx.world.lose(holder, group.handles[0]);
+        return 'done, but not under the locks';
+      }),
+    );
+    expect(error).toBeInstanceOf(LockLostError);
+    expect(await counts(holder, [a, b])).toEqual([0, 0]);
+  });
+}

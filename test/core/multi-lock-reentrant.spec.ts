@@ -1,0 +1,133 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { LockUpgradeError, ReentrantLocker, type ZkLockBackend } from '../../lib/index';
+import { LockFixture } from '../support/lock-fixture';
+import { waitUntil } from '../support/wait-until';
+
+/** Requests counted by the client since `before`, without the liveness heartbeat. */
+function countsSince(client: ZkLockBackend, before: Record<string, number>): Record<string, number> {
+  const after = client.client.counter.snapshot();
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0))
+      .map((op) => [op, after[op] - (before[op] ?? 0)]),
+  );
+}
+
+describe('ReentrantLocker.withLocks / acquireAll on ZooKeeper: reentrancy per call chain', () => {
+  let fx: LockFixture;
+  let backend: ZkLockBackend;
+  let locker: ReentrantLocker;
+  let n = 0;
+  /** `count` new names whose directories exist already. */
+  const names = async (count: number): Promise<string[]> => {
+    n++;
+    const list = Array.from({ length: count }, (_, i) => `r${n}-${String.fromCharCode(97 + i)}`);
+    await (await backend.acquireAll(list)).release();
+    return list;
+  };
+  const nodeCounts = (list: string[]): Promise<number[]> => Promise.all(list.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-reentrant');
+    // Directories stay between calls (a long grace), so requests count lock nodes only.
+    backend = await fx.backend({ emptyDirectoryGraceMs: 60_000 });
+    locker = new ReentrantLocker(backend, 10_000);
+  });
+  afterAll(() => fx.cleanup());
+
+  it('joined names create no node: only the names the chain does not hold are sent', async () => {
+    const [a, b, c] = await names(3);
+    const seen = await locker.withLock(a, async (outer) => {
+      const before = backend.client.counter.snapshot();
+      return locker.withLocks([c, b, a], async (group) => ({
+        sent: countsSince(backend, before),
+        nodes: await nodeCounts([a, b, c]),
+        joinedToken: group.handles[0].fencingToken,
+        outerToken: outer.fencingToken,
+      }));
+    });
+    expect(seen.sent).toEqual({ create: 2, getChildren: 2 }); // b and c; a joined
+    expect(seen.nodes).toEqual([1, 1, 1]);
+    expect(seen.joinedToken).toBe(seen.outerToken);
+    expect(await nodeCounts([a, b, c])).toEqual([0, 0, 0]);
+  });
+
+  it('nested withLock, acquire and withLocks of names it holds are reentrant: nothing sent', async () => {
+    const [a, b] = await names(2);
+    const seen = await locker.withLocks([a, b], async () => {
+      const before = backend.client.counter.snapshot();
+      await locker.withLock(b, async () => {
+        const inner = await locker.acquire(a, { mode: 'read', timeoutMs: 0 });
+        await inner.release();
+      });
+      await locker.withLocks([b, { name: a, mode: 'read' }], () => undefined, { timeoutMs: 0 });
+      return { sent: countsSince(backend, before), nodes: await nodeCounts([a, b]) };
+    });
+    expect(seen.sent).toEqual({});
+    expect(seen.nodes).toEqual([1, 1]);
+    expect(await nodeCounts([a, b])).toEqual([0, 0]);
+  });
+
+  it('write asked where the chain holds read fails at once, sending nothing', async () => {
+    const [a, b] = await names(2);
+    const seen = await locker.withLock(
+      b,
+      async () => {
+        const before = backend.client.counter.snapshot();
+        const error = await locker.acquireAll([a, b]).catch((e: unknown) => e);
+        return { error, sent: countsSince(backend, before), nodes: await nodeCounts([a, b]) };
+      },
+      { mode: 'read' },
+    );
+    expect(seen.error).toBeInstanceOf(LockUpgradeError);
+    expect(seen.error).toMatchObject({ lockName: b });
+    expect(seen.sent).toEqual({});
+    expect(seen.nodes).toEqual([0, 1]);
+  });
+
+  it('a group of joined names only: no request at all, and the outer grant outlives its release', async () => {
+    const [a, b] = await names(2);
+    await locker.withLocks([a, b], async () => {
+      const before = backend.client.counter.snapshot();
+      const inner = await locker.acquireAll([b, a], { timeoutMs: 0 });
+      await inner.release();
+      expect(countsSince(backend, before)).toEqual({});
+      expect(await nodeCounts([a, b])).toEqual([1, 1]);
+    });
+    expect(await nodeCounts([a, b])).toEqual([0, 0]);
+  });
+
+  it('work the body started and did not await keeps the locks until it ends', async () => {
+    const [a, b] = await names(2);
+    let detached: Promise<void> | undefined;
+    let detachedEnded = false;
+    let nodesWhileDetached: number[] = [];
+    await locker.withLocks([a, b], async () => {
+      detached = locker.withLock(a, async () => {
+        await sleep(100);
+        nodesWhileDetached = await nodeCounts([a, b]);
+        detachedEnded = true;
+      });
+    });
+    // withLocks resolved once the nested hold ended; the nodes went after it, not before.
+    expect(detachedEnded).toBe(true);
+    expect(nodesWhileDetached).toEqual([1, 1]);
+    expect(await nodeCounts([a, b])).toEqual([0, 0]);
+    await detached;
+  });
+
+  it('drain() waits for a running withLocks body', async () => {
+    const [a, b] = await names(2);
+    let [started, ended] = [false, false];
+    const running = locker.withLocks([a, b], async () => {
+      started = true;
+      await sleep(100);
+      ended = true;
+    });
+    await waitUntil(() => started, 'the body to start');
+    expect(await locker.drain(5_000)).toBe(true);
+    expect(ended).toBe(true);
+    await running;
+  });
+});

@@ -1,0 +1,173 @@
+import { InvalidLockListError, InvalidOptionError, LockAbortedError, LockTimeoutError, type MultiLockHandle, type ZkLockBackend, type ZkLockHandle } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';
+import { waitFor } from '../support/wait-for';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+
+/** The lock nodes of each name (0 when its directory is gone too). */
+const nodeCounts = (fx: LockFixture, names: string[]): Promise<number[]> =>
+  Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+
+/** The ZooKeeper nodes a granted multi-lock holds, one per name. */
+const nodesOf = (group: MultiLockHandle): string[] => group.handles.map((handle) => nodeOf(handle as ZkLockHandle));
+
+/** Requests counted by the client since `before`, without the liveness heartbeat. */
+function countsSince(client: ZkLockBackend, before: Record<string, number>): Record<string, number> {
+  const after = client.client.counter.snapshot();
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0))
+      .map((op) => [op, after[op] - (before[op] ?? 0)]),
+  );
+}
+
+describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
+  let fx: LockFixture;
+  let proxy: TcpProxy;
+  let client: ZkLockBackend;
+  const names = ['e', 'c', 'a', 'd', 'b'];
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-wire');
+    proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    // Held replies must never look like a silent server; directories stay (a hot lock set).
+    client = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 10_000, emptyDirectoryGraceMs: 60_000 });
+    await (await client.acquireAll(names)).release(); // the directories exist from now on
+  });
+  afterAll(async () => {
+    proxy.releaseReplies();
+    await fx.cleanup();
+    await proxy.stop();
+  });
+
+  /** Requests on lock paths since `mark` (no pings, no liveness heartbeats). */
+  const lockRequests = (mark: number): ProxiedRequest[] => proxy.requests.slice(mark).filter((r) => r.path?.startsWith(`${fx.rootPath}/`));
+
+  it('5 free locks cost one round trip: every create and read is sent before any reply arrives', async () => {
+    const before = client.client.counter.snapshot();
+    const mark = proxy.requests.length;
+    proxy.holdReplies(); // nothing ZooKeeper answers reaches the client until released
+    let settled = false;
+    const acquiring = client.acquireAll(names, { timeoutMs: 20_000 }).finally(() => (settled = true));
+    try {
+      await waitFor(() => lockRequests(mark).length === 10, {
+        timeoutMs: 3000,
+        what: () => `10 requests sent while every reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
+      });
+      const sent = lockRequests(mark);
+      expect(sent.filter((r) => r.op === ZK_OP.create).map((r) => r.path!.split('/').at(-2)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+      expect(sent.filter((r) => r.op === ZK_OP.getChildren2).map((r) => r.path!.split('/').at(-1)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer into the hold' });
+      expect(settled).toBe(false);
+    } finally {
+      proxy.releaseReplies();
+    }
+    const group = await acquiring;
+    // Granted from that one wave: nothing more was asked.
+    expect(lockRequests(mark)).toHaveLength(10);
+    expect(countsSince(client, before)).toEqual({ create: 5, getChildren: 5 });
+    expect(group.names).toEqual(['a', 'b', 'c', 'd', 'e']);
+    for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
+
+    // The release is one wave too: five deletes on the wire before any is answered.
+    const releaseMark = proxy.requests.length;
+    proxy.holdReplies();
+    const releasing = group.release();
+    try {
+      await waitFor(() => lockRequests(releaseMark).filter((r) => r.op === ZK_OP.delete).length === 5, {
+        timeoutMs: 3000,
+        what: () => `5 deletes sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
+      });
+    } finally {
+      proxy.releaseReplies();
+    }
+    await releasing;
+    expect(lockRequests(releaseMark)).toHaveLength(5);
+    expect(await nodeCounts(fx, names)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('bad input sends nothing', async () => {
+    const before = client.client.counter.snapshot();
+    const mark = proxy.requests.length;
+    const calls: Array<[() => Promise<unknown>, unknown]> = [
+      [() => client.acquireAll([]), InvalidLockListError],
+      [() => client.acquireAll(Array.from({ length: 1001 }, (_, i) => `n${i}`)), InvalidLockListError],
+      [() => client.acquireAll(['a', { name: 'b', mode: 'exclusive' as never }]), InvalidOptionError],
+      [() => client.acquireAll(['a'], { timeout: 5 } as never), InvalidOptionError],
+    ];
+    for (const [call, type] of calls) await expect(call()).rejects.toBeInstanceOf(type);
+    expect(countsSince(client, before)).toEqual({});
+    expect(lockRequests(mark)).toEqual([]);
+  });
+});
+
+describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
+  let fx: LockFixture;
+  let client: ZkLockBackend;
+  let other: ZkLockBackend;
+  let n = 0;
+  const three = (): string[] => {
+    n++;
+    return [`m${n}-a`, `m${n}-b`, `m${n}-c`];
+  };
+
+  /**
+   * Waits until the client waits (a watch on the blocker) with `expected` nodes per name.
+   * Not just "two nodes on the blocked name": the first wave's try on it makes two for a
+   * moment too, before it is withdrawn and the wait queues a node of its own.
+   */
+  const waiting = (names: string[], expected: number[]): Promise<void> =>
+    waitUntil(
+      async () => client.client.session.watcherCount() === 1 && JSON.stringify(await nodeCounts(fx, names)) === JSON.stringify(expected),
+      `the client to wait with ${JSON.stringify(expected)} nodes on ${names.join(', ')}`,
+    );
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-nodes');
+    [client, other] = await fx.many(2);
+  });
+  afterAll(() => fx.cleanup());
+
+  it('while it waits: one granted node before the blocked name, one queued node on it, none after', async () => {
+    const [a, b, c] = three();
+    const blocker = await other.acquire(b);
+    const pending = client.acquireAll([c, a, b], { timeoutMs: 20_000 });
+    await waiting([a, b, c], [1, 2, 0]);
+    await blocker.release();
+    const group = await pending;
+    expect(await nodeCounts(fx, [a, b, c])).toEqual([1, 1, 1]);
+    for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
+    await group.release();
+    expect(await fx.tree()).toEqual([]);
+  });
+
+  it('a timeout with one name taken elsewhere leaves no node of its own, at once', async () => {
+    const [a, b, c] = three();
+    const blocker = await other.acquire(b);
+    const error = await client.acquireAll([a, b, c], { timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect(error).toMatchObject({ lockName: b, timeoutMs: 300 });
+    // Right after the rejection, no polling: the deletes were awaited before it.
+    expect(await nodeCounts(fx, [a, b, c])).toEqual([0, 1, 0]);
+    expect(await fx.nodes(b)).toEqual([nodeOf(blocker)]);
+    expect(client.client.session.watcherCount()).toBe(0);
+    await blocker.release();
+    expect(await fx.tree()).toEqual([]);
+  });
+
+  it('an abort leaves no node of its own, at once', async () => {
+    const [a, b, c] = three();
+    const blocker = await other.acquire(c);
+    const controller = new AbortController();
+    const pending = client.acquireAll([a, b, c], { signal: controller.signal }).catch((e: unknown) => e);
+    await waiting([a, b, c], [1, 1, 2]);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(LockAbortedError);
+    expect(await nodeCounts(fx, [a, b, c])).toEqual([0, 0, 1]);
+    expect(client.client.session.watcherCount()).toBe(0);
+    await blocker.release();
+    await waitUntil(async () => (await fx.tree()).length === 0, 'every directory to go');
+  });
+});

@@ -1,0 +1,196 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+import { LockTimeoutError, type MultiLockHandle, type ZkLockBackend, type ZkLockHandle } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import type { ProxiedRequest } from '../support/tcp-proxy';
+import { waitFor } from '../support/wait-for';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+
+type When = 'before' | 'after';
+
+/**
+ * A loopback proxy that cuts the connection at the n-th lock request (a request on a path
+ * under `root`: pings, heartbeats and barriers do not count) after `arm(n, when)`: before
+ * it leaves (the server never sees it), or once the server has answered it (the client
+ * never hears the answer). From the cut request on, nothing more passes either way.
+ */
+class StepCutProxy {
+  private server: Server | undefined;
+  private readonly links = new Set<{ client: Socket; server: Socket }>();
+  private armed: { step: number; when: When; seen: number; cut: (request: ProxiedRequest) => void } | undefined;
+  port = 0;
+
+  constructor(private readonly root: string) {}
+
+  get connectionString(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const server = (this.server = createServer((client) => this.accept(client)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.port = (server.address() as { port: number }).port;
+  }
+
+  /** Resolves with the request cut, once the connection is cut. */
+  arm(step: number, when: When): Promise<ProxiedRequest> {
+    return new Promise((cut) => (this.armed = { step, when, seen: 0, cut }));
+  }
+
+  async stop(): Promise<void> {
+    for (const link of this.links) this.close(link);
+    const server = this.server;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    const link = { client, server: connect({ host: '127.0.0.1', port: zkPort() }) };
+    this.links.add(link);
+    let fromClient = Buffer.alloc(0);
+    let fromServer = Buffer.alloc(0);
+    let connected = false;
+    let awaitedXid: number | undefined; // the cut request's, once sent: close on its answer
+    client.on('data', (chunk) => {
+      fromClient = Buffer.concat([fromClient, chunk]);
+      for (let frame; (frame = takeFrame(fromClient)); ) {
+        fromClient = fromClient.subarray(frame.length);
+        if (awaitedXid !== undefined) return; // cut: nothing more passes
+        const request = connected ? requestOf(frame) : undefined;
+        connected = true;
+        const armed = this.armed;
+        if (request?.path?.startsWith(`${this.root}/`) && armed && ++armed.seen === armed.step) {
+          this.armed = undefined;
+          if (armed.when === 'before') return this.close(link, () => armed.cut(request));
+          link.server.write(frame);
+          awaitedXid = frame.readInt32BE(4);
+          link.server.removeAllListeners('data');
+          link.server.on('data', (data: Buffer) => {
+            fromServer = Buffer.concat([fromServer, data]);
+            for (let reply; (reply = takeFrame(fromServer)); ) {
+              fromServer = fromServer.subarray(reply.length);
+              if (reply.length >= 8 && reply.readInt32BE(4) === awaitedXid) return this.close(link, () => armed.cut(request));
+            }
+          });
+          return;
+        }
+        link.server.write(frame);
+      }
+    });
+    link.server.on('data', (data) => client.write(data));
+    for (const socket of [client, link.server]) {
+      socket.on('error', () => this.close(link));
+      socket.on('close', () => this.close(link));
+    }
+  }
+
+  private close(link: { client: Socket; server: Socket }, then?: () => void): void {
+    if (this.links.delete(link)) {
+      link.client.destroy();
+      link.server.destroy();
+    }
+    then?.();
+  }
+}
+
+/** The first whole length-prefixed frame of `buffer`, if there is one. */
+function takeFrame(buffer: Buffer): Buffer | undefined {
+  if (buffer.length < 4) return undefined;
+  const size = buffer.readInt32BE(0);
+  return buffer.length < 4 + size ? undefined : buffer.subarray(0, 4 + size);
+}
+
+/** A request frame's op and, for ops whose body starts with one, its path. */
+function requestOf(frame: Buffer): ProxiedRequest {
+  const op = frame.readInt32BE(8);
+  if (![1, 2, 3, 4, 12].includes(op) || frame.length < 16) return { op };
+  return { op, path: frame.toString('utf8', 16, 16 + frame.readInt32BE(12)) };
+}
+
+// The lock requests of acquireAll([a, b, c]) while another client holds b, with every
+// directory in place: the first wave (create + read for a, b and c at once), the try on
+// b withdrawn, c given back, the wait for b (create, read, watch the holder's node); once
+// the holder goes, the read that sees it, the rest tried again (c); then the release. On
+// timeout instead, the node queued on b is deleted, then a's.
+const GRANTED = ['create a', 'read a', 'create b', 'read b', 'create c', 'read c', 'delete b', 'delete c', 'create b', 'read b', 'watch b', 'read b', 'create c', 'read c', 'delete a', 'delete b', 'delete c'];
+const TIMED_OUT = [...GRANTED.slice(0, 11), 'delete b', 'delete a'];
+const OPS: Record<number, string> = { 1: 'create', 2: 'delete', 4: 'watch', 12: 'read' };
+/** `[step, request]` pairs, steps counted from 1. */
+const steps = (requests: string[]): Array<[number, string]> => requests.map((request, i) => [i + 1, request]);
+
+describe('a connection cut at every request of a 3-name acquireAll', () => {
+  let fx: LockFixture;
+  let proxy: StepCutProxy;
+  let direct: ZkLockBackend;
+  let client: ZkLockBackend;
+  const [a, b, c] = ['a', 'b', 'c'];
+  const counts = (): Promise<number[]> => Promise.all([a, b, c].map(async (name) => (await fx.nodes(name, direct))?.length ?? 0));
+  const same = (x: number[], y: number[]): boolean => JSON.stringify(x) === JSON.stringify(y);
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-every-step');
+    proxy = new StepCutProxy(fx.rootPath);
+    await proxy.start();
+    // Directories stay (a long grace), so every run sends the same requests.
+    direct = await fx.backend({ emptyDirectoryGraceMs: 60_000 });
+    client = await fx.backend({ connectionString: proxy.connectionString, emptyDirectoryGraceMs: 60_000 });
+    await (await direct.acquireAll([a, b, c])).release();
+  });
+  afterAll(async () => {
+    await fx.cleanup();
+    await proxy.stop();
+  });
+
+  /** Starts a 3-name acquire with the cut armed at `step`; resolves once the client waits for b. */
+  async function startCut(step: number, when: When, timeoutMs: number) {
+    const blocker = await direct.acquire(b);
+    const sessionId = client.client.session.id;
+    let cutRequest: ProxiedRequest | undefined;
+    void proxy.arm(step, when).then((request) => (cutRequest = request));
+    const pending = client.acquireAll([c, b, a], { timeoutMs });
+    pending.catch(() => undefined);
+    return { blocker, sessionId, pending, cut: () => waitFor(() => cutRequest, { what: `the cut at step ${step}` }) };
+  }
+
+  /** `op name`, e.g. `create b`, of a request cut. */
+  const describeRequest = (request: ProxiedRequest): string => `${OPS[request.op] ?? request.op} ${request.path!.slice(fx.rootPath.length + 1).split('/')[0]}`;
+
+  /** After all: no node anywhere but the blocker's, the same session, no watch left. */
+  async function expectNothingLeft(sessionId: string): Promise<void> {
+    expect(await counts()).toEqual([0, 0, 0]);
+    expect(client.client.session.id).toBe(sessionId);
+    expect(client.client.session.watcherCount()).toBe(0);
+  }
+
+  describe.each<When>(['before', 'after'])('cut %s the request', (when) => {
+    it.each(steps(GRANTED))('step %i (%s): granted, then exactly one node per name; released, none', async (step) => {
+      const run = await startCut(step, when, 20_000);
+      // Waiting for b: a held, one node of ours queued on b, nothing on c.
+      await waitUntil(async () => client.client.session.watcherCount() === 1 && same(await counts(), [1, 2, 0]), 'the client to wait for b');
+      await run.blocker.release();
+      const group: MultiLockHandle = await run.pending;
+      if (step <= 14) expect(describeRequest(await run.cut())).toBe(GRANTED[step - 1]); // cut while acquiring
+      expect(group.isHeld()).toBe(true);
+      for (const [i, name] of [a, b, c].entries()) {
+        expect(await fx.nodes(name, direct)).toEqual([nodeOf(group.handles[i] as ZkLockHandle)]);
+        expect(await direct.tryAcquire(name)).toBeNull(); // one holder
+      }
+      await group.release();
+      expect(describeRequest(await run.cut())).toBe(GRANTED[step - 1]);
+      await waitUntil(async () => same(await counts(), [0, 0, 0]), 'every node to go');
+      await expectNothingLeft(run.sessionId);
+    });
+
+    it.each(steps(TIMED_OUT))('step %i (%s): on timeout, no node left and nothing held', async (step) => {
+      const run = await startCut(step, when, 600);
+      const error = await run.pending.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockTimeoutError);
+      expect(describeRequest(await run.cut())).toBe(TIMED_OUT[step - 1]);
+      // A delete whose reply was cut is finished by the reaper after reconnecting.
+      await waitUntil(async () => same(await counts(), [0, 1, 0]), 'only the blocker to be left');
+      expect(await fx.nodes(b, direct)).toEqual([nodeOf(run.blocker)]);
+      await run.blocker.release();
+      await expectNothingLeft(run.sessionId);
+    });
+  });
+});

@@ -6,6 +6,8 @@ export type { ZkLockHandle } from './core/recipe/zk-lock.handle.js';
 export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
 export type { ZkClientOptions } from './core/session/zk-client.options.js';
 export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './core/recipe/lock-backend.interface.js';
+export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/listing/lock-listing.interface.js';
+export { LockRevocationRequestedError } from './core/revocation/lock-revocation-requested.error.js';
 export type { LockMode } from './core/recipe/lock-mode.js';
 export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
 
@@ -24,11 +26,26 @@ export { ZkOperationError } from './core/errors/zk-operation.error.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).
 export { ReentrantLocker } from './core/context/reentrant-locker.js';
-export type { IfLocked, OnLockLost, WithLockCallOptions, RunAlwaysOptions } from './core/context/with-lock.options.js';
+export type { IfLocked, OnLockLost, WithLockCallOptions, WithLocksCallOptions, RunAlwaysOptions } from './core/context/with-lock.options.js';
+export type { LeaseCallOptions } from './core/context/lease-runner.js';
 export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
 export { LockReentryError } from './core/errors/lock-reentry.error.js';
 export type { ReentrancyOption } from './core/context/reentrancy.option.js';
+
+// Several locks at once, all or nothing, deadlock-free (backends' and ReentrantLocker's acquireAll).
+export { acquireAll } from './core/multi/acquire-all.js';
+export type { MultiLockHandle } from './core/multi/multi-lock.handle.js';
+export type { LockList, LockListEntry, MultiAcquireOptions } from './core/multi/multi-lock.options.js';
+export { InvalidLockListError } from './core/multi/invalid-lock-list.error.js';
+
+// Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
+export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/lease/lease-handle.interface.js';
+export type { ZkLeaseHandle } from './core/lease/zk-lease.handle.js';
+export type { InMemoryLeaseHandle } from './core/lease/in-memory-lease.handle.js';
+export { MAX_LEASES } from './core/lease/lease-options.validator.js';
+export { LeaseLimitMismatchError } from './core/lease/lease-limit-mismatch.error.js';
+export { LockKindMismatchError, type FoundKind, type LockKind } from './core/lease/lock-kind-mismatch.error.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';
@@ -49,6 +66,7 @@ export type { ZkLockModuleOptions } from './nest/zk-lock-module.options.js';
 export type { ZkLockTestingOptions } from './nest/zk-lock-testing.options.js';
 export { LockService } from './nest/lock.service.js';
 export { WithLock, type WithLockOptions, type LockNameSource } from './nest/with-lock.decorator.js';
+export { WithLease, type WithLeaseOptions } from './nest/with-lease.decorator.js';
 export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';
 export { LockHttpErrorInterceptor, httpStatusOf } from './nest/lock-http-error.interceptor.js';
 export { WithLockUsageError } from './nest/errors/with-lock-usage.error.js';

@@ -5,6 +5,7 @@ import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
 import { LockClientClosedError } from '../core/errors/lock-client-closed.error.js';
 import { LockLostError } from '../core/errors/lock-lost.error.js';
 import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
+import { LockReentryError } from '../core/errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
 import type { ZkLockError } from '../core/errors/zk-lock.error.js';
 import { ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -13,7 +14,7 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
 /** The HTTP status a lock error answers with in an HTTP handler. */
 export function httpStatusOf(error: unknown): number | undefined {
   if (error instanceof LockTimeoutError || error instanceof LockAbortedError) return HttpStatus.LOCKED;
-  if (error instanceof LockUpgradeError) return HttpStatus.CONFLICT;
+  if (error instanceof LockUpgradeError || error instanceof LockReentryError) return HttpStatus.CONFLICT;
   // Lost, or this instance is shutting down: another instance can serve a retry.
   if (error instanceof LockLostError || error instanceof LockClientClosedError) return HttpStatus.SERVICE_UNAVAILABLE;
   return undefined;

@@ -1,11 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { WithLockCallOptions } from '../core/context/with-lock.options.js';
+import type { WithLockCallOptions, WithLocksCallOptions } from '../core/context/with-lock.options.js';
+import type { LeaseCallOptions } from '../core/context/lease-runner.js';
+import type { LeaseHandle } from '../core/lease/lease-handle.interface.js';
+import type { MultiLockHandle } from '../core/multi/multi-lock.handle.js';
+import type { LockList } from '../core/multi/multi-lock.options.js';
 import type { LockHandle } from '../core/recipe/lock-backend.interface.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
+  /** For key functions that return several names; a mock without it cannot serve those. */
+  withLocks?<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
+  /** For `@WithLease`. */
+  withLease?<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T>;
 }
 
 interface Registry {

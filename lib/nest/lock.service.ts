@@ -2,7 +2,12 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
 import type { ReentrancyOption } from '../core/context/reentrancy.option.js';
-import type { RunAlwaysOptions, WithLockCallOptions } from '../core/context/with-lock.options.js';
+import type { RunAlwaysOptions, WithLockCallOptions, WithLocksCallOptions } from '../core/context/with-lock.options.js';
+import type { LeaseCallOptions } from '../core/context/lease-runner.js';
+import type { LeaseContender, LeaseHandle } from '../core/lease/lease-handle.interface.js';
+import type { ListedLock } from '../core/listing/lock-listing.interface.js';
+import type { MultiLockHandle } from '../core/multi/multi-lock.handle.js';
+import type { LockList, MultiAcquireOptions } from '../core/multi/multi-lock.options.js';
 import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
@@ -50,6 +55,61 @@ export class LockService implements LockRunner, OnApplicationBootstrap, BeforeAp
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
     return this.locker.withLock(name, fn, options as WithLockCallOptions);
+  }
+
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in: `['orders/42', { name: 'stock/7', mode: 'read' }]`. One deadline for the
+   * whole call; on any failure nothing stays held. Names this call chain holds are joined.
+   */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    return this.locker.acquireAll(locks, options);
+  }
+
+  /** `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`, `holdAtLeastMs`, `onLockLost`. */
+  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' }): Promise<T>;
+  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
+  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions): Promise<T | undefined> {
+    return this.locker.withLocks(locks, fn, options as WithLocksCallOptions);
+  }
+
+  /**
+   * One of `maxLeases` leases on `name`: at most `maxLeases` holders across every instance
+   * at once, FIFO (e.g. to limit concurrent calls to a slow partner API). Every client
+   * must pass the same `maxLeases`. Not reentrant: each call takes one more. Without
+   * `timeoutMs`, waits `acquireTimeoutMs`.
+   */
+  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
+    return this.locker.acquireLease(name, options);
+  }
+
+  /** Runs `fn(lease)` holding one lease of `name`; rejects with `LockLostError` if the lease was lost while `fn` ran. */
+  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
+    return this.locker.withLease(name, fn, options);
+  }
+
+  /** Holders and waiters of the lease semaphore `name`, in queue order. */
+  leaseContenders(name: string): Promise<LeaseContender[]> {
+    if (!this.backend.leaseContenders) throw new TypeError('This lock backend has no leases (leaseContenders).');
+    return this.backend.leaseContenders(name);
+  }
+
+  /**
+   * Asks every current holder of `name` to release it (Curator's wire form: holders that
+   * took it with `revocable: true` see `handle.revocation` abort); resolves with how many
+   * were asked. Cooperative: nothing is taken from anyone.
+   */
+  requestRevocation(name: string): Promise<number> {
+    return this.backend.requestRevocation(name);
+  }
+
+  /**
+   * Every lock (and lease semaphore) whose name starts with `prefix` that has a holder or a
+   * waiter, by name, each with its holders and waiters and since when they queued: for
+   * admin endpoints and monitoring. Three round trips however many locks there are.
+   */
+  locks(prefix?: string): Promise<ListedLock[]> {
+    return this.backend.locks(prefix);
   }
 
   /**

@@ -1,12 +1,13 @@
 import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
 import { ZkLockError } from '../core/errors/zk-lock.error.js';
-import { resolveWithLockOptions, type WithLockCallOptions } from '../core/context/with-lock.options.js';
+import { resolveWithLockOptions, type WithLockCallOptions, type WithLocksCallOptions } from '../core/context/with-lock.options.js';
+import type { LockList } from '../core/multi/multi-lock.options.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
 import { methodLabel } from './method-label.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
-import { lockServiceRegistry } from './lock-service.registry.js';
+import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 
 export { WITH_LOCK_METADATA };
 
@@ -16,8 +17,11 @@ export { WITH_LOCK_METADATA };
  */
 export type WithLockOptions = Omit<WithLockCallOptions, 'signal'>;
 
-/** A fixed lock name, or one computed from the method's arguments. */
-export type LockNameSource = string | ((...args: any[]) => string);
+/**
+ * A fixed lock name, or one computed from the method's arguments; a function may return
+ * several names (or `{ name, mode }` entries), taken together as `withLocks` takes them.
+ */
+export type LockNameSource = string | ((...args: any[]) => string | LockList);
 
 /**
  * Runs the method holding a lock, one caller at a time across every instance of the
@@ -41,7 +45,9 @@ export function WithLock(name: LockNameSource, options?: WithLockOptions): Metho
       const service = lockServiceRegistry.find(this);
       if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
       const body = () => lockServiceRegistry.runFor(service, () => original.apply(this, args));
-      return service.withLock(lockNameFor(name, args, method), body, options ?? {});
+      const key = lockNameFor(name, args, method);
+      if (typeof key === 'string') return service.withLock(key, body, options ?? {});
+      return runWithLocks(service, method, key, body, options);
     };
     copyMethodMetadata(original, wrapped);
     Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);
@@ -64,7 +70,15 @@ function checkDeclaration(name: LockNameSource, options: WithLockOptions | undef
   }
 }
 
-function lockNameFor(source: LockNameSource, args: unknown[], method: string): string {
+/** A key function's list of names: each string taken in the decorator's `mode`. */
+function runWithLocks(service: LockRunner, method: string, key: LockList, body: () => unknown, options: WithLockOptions | undefined): Promise<unknown> {
+  if (!service.withLocks) throw new ZkLockModuleMissingError(method, 'the LockService it found (a mock?) has no withLocks, which a key function returning several names needs');
+  const { mode, ...rest } = options ?? {};
+  const locks = mode ? key.map((entry) => (typeof entry === 'string' ? { name: entry, mode } : entry)) : key;
+  return service.withLocks(locks, body, rest as WithLocksCallOptions);
+}
+
+function lockNameFor(source: LockNameSource, args: unknown[], method: string): string | LockList {
   if (typeof source === 'string') return source;
   let name: unknown;
   try {
@@ -73,8 +87,9 @@ function lockNameFor(source: LockNameSource, args: unknown[], method: string): s
     if (error instanceof ZkLockError) throw error;
     throw new InvalidLockNameError(undefined, `the key function of @WithLock on ${method} threw: ${(error as Error)?.message ?? String(error)}`);
   }
+  if (Array.isArray(name)) return name as LockList; // checked by withLocks, before anything is sent
   if (typeof name !== 'string' || name === '') {
-    throw new InvalidLockNameError(name, `the key function of @WithLock on ${method} must return a non-empty string`);
+    throw new InvalidLockNameError(name, `the key function of @WithLock on ${method} must return a non-empty string (or an array of names)`);
   }
   return name;
 }

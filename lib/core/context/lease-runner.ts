@@ -1,0 +1,41 @@
+import type { AcquireLeaseOptions, LeaseHandle } from '../lease/lease-handle.interface.js';
+import { resolveLeaseOptions } from '../lease/lease-options.validator.js';
+import type { LockBackend } from '../recipe/lock-backend.interface.js';
+import type { PendingWork } from '../util/pending-work.js';
+
+/** `acquireLease` with an optional `timeoutMs` (the locker's default applies). */
+export type LeaseCallOptions = AcquireLeaseOptions;
+
+/**
+ * Leases through a `ReentrantLocker`: its default timeout, its shutdown (bodies tracked
+ * for `drain`). Leases are not reentrant: each call takes one more, in any call chain.
+ */
+export class LeaseRunner {
+  constructor(
+    private readonly backend: LockBackend,
+    private readonly defaultTimeoutMs: number,
+    private readonly bodies: PendingWork,
+    /** The locker's treatment of an acquire (its shutdown message). */
+    private readonly acquiring: <T>(name: string, pending: Promise<T>) => Promise<T>,
+  ) {}
+
+  async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
+    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, this.defaultTimeoutMs);
+    if (!this.backend.acquireLease) throw new TypeError('This lock backend has no leases (acquireLease): use ZkLockBackend or InMemoryLockBackend.');
+    return this.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal }));
+  }
+
+  /** Runs `fn(lease)` holding one lease; releases it when `fn` settles; rejects with `LockLostError` if the lease was lost meanwhile. */
+  async withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
+    const lease = await this.acquireLease(name, options);
+    const body = (async () => fn(lease))();
+    this.bodies.track(body.catch(() => undefined));
+    try {
+      const result = await body;
+      lease.assertHeld(); // lost while fn ran: its work was not done under the lease
+      return result;
+    } finally {
+      await lease.release().catch(() => undefined); // a failed release loses to fn's outcome
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
+import { ZkLockError } from '../core/errors/zk-lock.error.js';
+import type { LeaseCallOptions } from '../core/context/lease-runner.js';
+import { resolveLeaseOptions } from '../core/lease/lease-options.validator.js';
+import { copyMethodMetadata } from './copy-method-metadata.js';
+import { WITH_LEASE_METADATA } from './decorated-methods.js';
+import { WithLockUsageError } from './errors/with-lock-usage.error.js';
+import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
+import { lockServiceRegistry } from './lock-service.registry.js';
+import { methodLabel } from './method-label.js';
+
+/** Options of `@WithLease`: `maxLeases` (required, the same for every client) and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
+export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
+
+/**
+ * Runs the method holding one of `maxLeases` leases on a semaphore shared by every
+ * instance: at most `maxLeases` calls run at once across the service (e.g. calls to a
+ * partner API that allows 5 at a time). The method becomes async. Not reentrant: a
+ * decorated method calling another one on the same semaphore takes a second lease.
+ *
+ * ```ts
+ * @WithLease('partner-api', { maxLeases: 5 })
+ * async quote(order: Order) { … }
+ * ```
+ */
+export function WithLease(name: string | ((...args: any[]) => string), options: WithLeaseOptions): MethodDecorator {
+  checkDeclaration(name, options);
+  return (target, key, descriptor) => {
+    const method = methodLabel(target, key);
+    const original = descriptor?.value;
+    if (typeof original !== 'function') {
+      throw new WithLockUsageError(`@WithLease can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
+    }
+    const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
+      const service = lockServiceRegistry.find(this);
+      if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service, '@WithLease');
+      if (!service.withLease) throw new ZkLockModuleMissingError(method, 'the LockService it found (a mock?) has no withLease', '@WithLease');
+      const body = () => lockServiceRegistry.runFor(service, () => original.apply(this, args));
+      return service.withLease(leaseNameFor(name, args, method), body, options);
+    };
+    copyMethodMetadata(original, wrapped);
+    Reflect.defineMetadata?.(WITH_LEASE_METADATA, { name, options }, wrapped);
+    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
+    return descriptor;
+  };
+}
+
+function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined): void {
+  if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
+    throw new WithLockUsageError(`@WithLease needs a semaphore name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`);
+  }
+  if (options && typeof options === 'object' && 'signal' in options) {
+    throw new WithLockUsageError('@WithLease takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLease with a signal instead.');
+  }
+  try {
+    resolveLeaseOptions(options, 0);
+  } catch (error) {
+    throw new WithLockUsageError(`@WithLease: ${(error as Error).message}`);
+  }
+}
+
+function leaseNameFor(source: string | ((...args: any[]) => string), args: unknown[], method: string): string {
+  if (typeof source === 'string') return source;
+  let name: unknown;
+  try {
+    name = source(...args);
+  } catch (error) {
+    if (error instanceof ZkLockError) throw error;
+    throw new InvalidLockNameError(undefined, `the key function of @WithLease on ${method} threw: ${(error as Error)?.message ?? String(error)}`);
+  }
+  if (typeof name !== 'string' || name === '') throw new InvalidLockNameError(name, `the key function of @WithLease on ${method} must return a non-empty string`);
+  return name;
+}

@@ -9,6 +9,21 @@ export interface ScenarioCounts {
   readonly manyLocks: { readonly locks: number; readonly cyclesPerLock: number };
   readonly reentrant: { readonly calls: number; readonly warmup: number };
   readonly readHeavy: { readonly readers: number; readonly durationMs: number; readonly writerPauseMs: number; readonly stallTimeoutMs: number };
+  /** `cycles` and `warmup` per slice, every variant once per cycle; `slices` turns per round. */
+  readonly multiLock: { readonly locks: number; readonly cycles: number; readonly warmup: number; readonly slices: number };
+  /**
+   * `contenders` loop for `durationMs` after `warmupGrants` (grants/s); then each size of
+   * `costContenders` for `costGrants` grants after as many as it has contenders (cost per grant).
+   */
+  readonly leases: {
+    readonly contenders: number;
+    readonly maxLeases: number;
+    readonly holdMs: number;
+    readonly warmupGrants: number;
+    readonly durationMs: number;
+    readonly costContenders: readonly number[];
+    readonly costGrants: number;
+  };
 }
 
 /**
@@ -22,6 +37,8 @@ export const FULL_COUNTS: ScenarioCounts = {
   manyLocks: { locks: 1000, cyclesPerLock: 5 },
   reentrant: { calls: 20_000, warmup: 2_000 },
   readHeavy: { readers: 20, durationMs: 1_000, writerPauseMs: 20, stallTimeoutMs: 500 },
+  multiLock: { locks: 5, cycles: 40, warmup: 5, slices: 3 },
+  leases: { contenders: 20, maxLeases: 5, holdMs: 1, warmupGrants: 40, durationMs: 1_000, costContenders: [10, 100], costGrants: 200 },
 };
 
 /** `--quick`: enough to exercise every path, not to measure anything. */
@@ -32,9 +49,11 @@ export const QUICK_COUNTS: ScenarioCounts = {
   manyLocks: { locks: 40, cyclesPerLock: 2 },
   reentrant: { calls: 500, warmup: 50 },
   readHeavy: { readers: 4, durationMs: 250, writerPauseMs: 20, stallTimeoutMs: 250 },
+  multiLock: { locks: 5, cycles: 4, warmup: 1, slices: 1 },
+  leases: { contenders: 4, maxLeases: 2, holdMs: 1, warmupGrants: 4, durationMs: 150, costContenders: [4, 8], costGrants: 12 },
 };
 
-export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6] as const;
+export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 
 export interface BenchOptions {
   /** Measured rounds; each runs every scenario once per implementation, in shuffled order. */
@@ -58,7 +77,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
 
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
-                   4 many locks, 5 reentrant, 6 read-heavy); default all
+                   4 many locks, 5 reentrant, 6 read-heavy, 7 multi-lock, 8 leases);
+                   default all
   --quick          tiny counts: checks the harness, measures nothing
   --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes
   --warmup N       unmeasured rounds first (default 1; 0 with --quick), after 5 s of

@@ -100,7 +100,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         }
         for (const impl of scenario.impls) {
           const list = parts.get(impl)!;
-          const sample = slices > 1 && scenario.merge ? scenario.merge(list) : list[0];
+          const sample = scenario.merge ? scenario.merge(list) : list[0];
           const when = round.measured ? `round ${round.n}/${options.rounds}` : `warm-up ${round.n}/${options.warmupRounds}`;
           log(`${when}  ${scenario.id}. ${scenario.key.padEnd(11)} ${impl.padEnd(5)} ${scenario.describe(sample)}`);
           if (round.measured) ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 
-import { parseBenchArgs, USAGE } from './bench.options.js';
+import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './bench.options.js';
 import { runBench } from './bench.runner.js';
 import { writeReports } from './report/results.writer.js';
 import { consoleReport } from './report/table.report.js';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const results = await runBench({ ...options, log: (line) => console.error(line) });
   console.log(`\n${consoleReport(results)}\n`);
   // The committed copy (docs/bench) only from full runs on the benchmark's own server.
-  const full = !options.quick && options.scenarios.length === 6 && !results.meta.server.external;
+  const full = !options.quick && options.scenarios.length === ALL_SCENARIOS.length && !results.meta.server.external;
   const written = writeReports(results, { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? join(ROOT, 'docs', 'bench') : undefined });
   console.log(`written: ${written.map((p) => p.slice(ROOT.length + 1)).join(', ')}`);
   if (!full) console.log('docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy');

@@ -24,7 +24,11 @@ import type {
   UncontendedParams,
   UncontendedResult,
 } from '../workers/impl.protocol.js';
+import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
 import { now, range, type BenchImpl } from './bench-impl.js';
+import { oursLeases } from './ours-leases.op.js';
+import { oursMultiLock } from './ours-multi-lock.op.js';
+import { counts, type OursSessions } from './ours.sessions.js';
 
 /**
  * This library, through its public API and default options only (whatever lib/ does when
@@ -56,7 +60,11 @@ export class OursImpl implements BenchImpl {
     manyLocks: (p: ManyLocksParams) => this.manyLocks(p),
     reentrant: (p: ReentrantParams) => this.reentrant(p),
     readHeavy: (p: ReadHeavyParams) => this.readHeavy(p),
+    multiLock: (p: MultiLockParams) => oursMultiLock(this.sessions, p),
+    leases: (p: LeasesParams) => oursLeases(this.sessions, p),
   };
+
+  private readonly sessions: OursSessions = { open: () => this.connect(), close: (backend) => this.closeBackend(backend) };
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.open].map((backend) => this.closeBackend(backend)));
@@ -247,10 +255,6 @@ export class OursImpl implements BenchImpl {
     this.open.delete(backend);
     await backend.close();
   }
-}
-
-function counts(backend: ZkLockBackend): Counts {
-  return backend.client.counter.snapshot();
 }
 
 /** The handle, or null when the acquire gave up after its timeout. */

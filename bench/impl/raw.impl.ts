@@ -16,7 +16,9 @@ import type {
   UncontendedParams,
   UncontendedResult,
 } from '../workers/impl.protocol.js';
+import type { MultiLockParams, MultiLockResult } from '../workers/recipe-ops.protocol.js';
 import { now, range, type BenchImpl } from './bench-impl.js';
+import { rawMultiLock } from './raw-multi-lock.op.js';
 
 /**
  * The floor: node-zookeeper-client 1.1.3 with plain callbacks, the bare recipe (create
@@ -46,6 +48,7 @@ export class RawImpl implements BenchImpl {
     'drain.setup': (p: DrainSetupParams) => this.drainSetup(p),
     'drain.go': () => this.drainGo(),
     manyLocks: (p: ManyLocksParams) => this.manyLocks(p),
+    multiLock: (p: MultiLockParams) => this.multiLock(p),
   };
 
   async close(): Promise<void> {
@@ -151,6 +154,15 @@ export class RawImpl implements BenchImpl {
       await Promise.all(dirs.map((dir, i) => serialCycles(zk, dir, nodePrefixes[i], cyclesPerLock)));
       const elapsedNs = Number(now() - start);
       return { cycles: locks * cyclesPerLock, elapsedNs, counts: countsDelta(before, zk.counts), heapPerLockBytes: null };
+    } finally {
+      await this.closeClient(zk);
+    }
+  }
+
+  private async multiLock(p: MultiLockParams): Promise<MultiLockResult> {
+    const zk = await this.connect();
+    try {
+      return await rawMultiLock(zk, this.base, p);
     } finally {
       await this.closeClient(zk);
     }

@@ -9,7 +9,8 @@ blocking acquire() and release(). Times are time.monotonic_ns(), CLOCK_MONOTONIC
 Node's process.hrtime.bigint(), so the orchestrator can subtract times from both.
 
 Requests are counted by wrapping KazooClient._call, which every request goes through
-(pings do not); watch notifications are not counted.
+(pings do not); watch notifications only in the multi-lock and lease ops (see
+kazoo_counted.py). Those two ops live in kazoo_multi_lock.py and kazoo_leases.py.
 """
 import json
 import sys
@@ -18,96 +19,19 @@ import time
 import uuid
 
 import kazoo.version
-from kazoo.client import KazooClient
 from kazoo.exceptions import LockTimeout
+
+from kazoo_counted import Counted, add, delta, now, start_all
+from kazoo_leases import leases
+from kazoo_multi_lock import multi_lock
 
 CONNECTION = sys.argv[1]
 BASE = sys.argv[2]
 VERSION = "kazoo %s (Python %s)" % (kazoo.version.__version__, sys.version.split()[0])
 
-# Kazoo's request classes, by the op names the library's counter uses.
-OP_NAMES = {
-    "Create": "create",
-    "Create2": "create",
-    "GetChildren": "getChildren",
-    "GetChildren2": "getChildren",
-    "GetData": "getData",
-    "Exists": "exists",
-    "Delete": "remove",
-    "SetData": "setData",
-}
-
-now = time.monotonic_ns
-
-
-class Counted:
-    """A started KazooClient whose requests are counted by op name."""
-
-    def __init__(self):
-        self.counts = {}
-        self.lock = threading.Lock()
-        self.client = KazooClient(hosts=CONNECTION, timeout=10)
-        self.client.start(timeout=15)
-        call = self.client._call
-
-        def counted(request, async_object):
-            op = OP_NAMES.get(type(request).__name__, type(request).__name__)
-            with self.lock:
-                self.counts[op] = self.counts.get(op, 0) + 1
-            return call(request, async_object)
-
-        self.client._call = counted
-
-    def snapshot(self):
-        with self.lock:
-            return dict(self.counts)
-
-    def stop(self):
-        try:
-            self.client.stop()
-            self.client.close()
-        except Exception:  # closing after a failure: nothing more to do
-            pass
-
-
-def delta(before, after):
-    out = {}
-    for op, n in after.items():
-        d = n - before.get(op, 0)
-        if d:
-            out[op] = d
-    return out
-
-
-def add(into, more):
-    for op, n in more.items():
-        into[op] = into.get(op, 0) + n
-    return into
-
 
 def path_of(name):
     return BASE + "/" + name
-
-
-def start_all(n):
-    clients = [None] * n
-    threads = []
-
-    def start(i):
-        clients[i] = Counted()
-
-    for i in range(n):
-        thread = threading.Thread(target=start, args=(i,))
-        thread.start()
-        threads.append(thread)
-    for thread in threads:
-        thread.join()
-    if any(c is None for c in clients):
-        for c in clients:
-            if c:
-                c.stop()
-        raise RuntimeError("a Kazoo client failed to start")
-    return clients
 
 
 class Worker:
@@ -118,7 +42,7 @@ class Worker:
 
     # Scenario 1
     def uncontended(self, name, cycles, warmup):
-        zk = Counted()
+        zk = Counted(CONNECTION)
         try:
             lock = zk.client.Lock(path_of(name), "bench")
             for _ in range(warmup):
@@ -136,7 +60,7 @@ class Worker:
 
     # Scenario 2
     def handoff_open(self, name):
-        zk = Counted()
+        zk = Counted(CONNECTION)
         self.handoff = {"zk": zk, "lock": zk.client.Lock(path_of(name), "bench"), "start": zk.snapshot()}
         return {}
 
@@ -157,7 +81,7 @@ class Worker:
 
     # Scenario 3
     def drain_setup(self, name, waiters):
-        clients = start_all(waiters + 1)
+        clients = start_all(CONNECTION, waiters + 1)
         path = path_of(name)
         holder = clients[0].client.Lock(path, "bench")
         holder.acquire()
@@ -200,7 +124,7 @@ class Worker:
 
     # Scenario 6
     def read_heavy(self, name, readers, durationMs, writerPauseMs, stallTimeoutMs):
-        clients = start_all(readers + 1)
+        clients = start_all(CONNECTION, readers + 1)
         path = path_of(name)
         stall_timeout = stallTimeoutMs / 1000
         stopped = threading.Event()
@@ -301,6 +225,8 @@ def main():
         "drain.setup": worker.drain_setup,
         "drain.go": worker.drain_go,
         "readHeavy": worker.read_heavy,
+        "multiLock": lambda **params: multi_lock(CONNECTION, BASE, **params),
+        "leases": lambda **params: leases(CONNECTION, BASE, **params),
     }
     send({"ready": True, "impl": "kazoo", "pid": __import__("os").getpid(), "version": VERSION})
     while True:

@@ -51,8 +51,28 @@ export function methodNotes(c: ScenarioCounts): string[] {
       'ReadLock otherwise deadlocks with a writer queued after it (python-zk/kazoo#649).',
     ].join(' '),
     [
+      `**7. Multi-lock.** One session, ${c.multiLock.locks} free names (their directories made by warm-up cycles), acquired and`,
+      "released as a group: *ours* with `acquireAll` (every name's requests sent together) and `release()`; *kazoo* with one",
+      '`Lock` per name, acquired one after another and released in reverse order (Kazoo has no multi-lock; Curator\'s',
+      'InterProcessMultiLock also takes them in turn); *raw* sends the requests `acquireAll` sends, with plain callbacks',
+      '(every create and children read at once, then every delete at once): the floor of a group. Also a single name',
+      '(all three), and ours with the names acquired in turn. Each',
+      `implementation runs its variants in turns, a fresh order every cycle, ${n(c.multiLock.cycles)} timed cycles after`,
+      `${n(c.multiLock.warmup)} per slice, ${c.multiLock.slices} slice(s) per round taken in turns with the other implementation;`,
+      "figures are p50 latencies; *acquireAll ÷ 1 name* is each round's ratio of ours' two p50s, measured in the same cycles.",
+    ].join(' '),
+    [
+      `**8. Leases.** A semaphore of ${c.leases.maxLeases} leases (*ours* \`acquireLease\`, *kazoo* \`Semaphore(max_leases=${c.leases.maxLeases})\`,`,
+      `one object per contender, kept and reused). ${c.leases.contenders} contenders, each its own session in one process, loop`,
+      `acquire → hold ${c.leases.holdMs} ms → release; grants/s over ${n(c.leases.durationMs)} ms after ${c.leases.warmupGrants} warm-up grants.`,
+      `Then, for N = ${c.leases.costContenders.join(' and ')} contenders, ${n(c.leases.costGrants)} grants after N warm-up grants: requests`,
+      'sent plus watch notifications received over all N sessions, per grant (both counted at the window\'s two ends, so a',
+      'steady state\'s cost, not the first queueing). Every contender counts the leases held at once: never above the limit.',
+    ].join(' '),
+    [
       "**Round trips.** Requests by op per unit of work: the library's `client.counter`, the raw loop's own count, Kazoo by",
-      'wrapping `KazooClient._call` (watch notifications not countable there).',
+      "wrapping `KazooClient._call`. Kazoo's watch notifications are counted only in scenarios 7 and 8 (by wrapping its",
+      "connection's `_read_watch_event`); elsewhere n/c.",
     ].join(' '),
   ];
 }

@@ -24,12 +24,14 @@ const TARGET_LINES: Record<string, string> = {
   'reentrant.usPerCall': '5:target < 5 µs',
 };
 
-/** Metrics worth a panel: measured values; not the request-count checks, nor drain/N (same ratios as the drain). */
+/** Metrics worth a panel: measured values; not the request-count checks, nor drain/N (same ratios as the drain), nor ours-over-ours ratios. */
 function charted(metrics: readonly MetricRow[]): MetricRow[] {
   return metrics.filter(
     (m) =>
       m.id !== 'reentrant.requestsSent' &&
       !/^drain\.\d+\.(perHandoffUs|reqNotifPerHandoff)$/.test(m.id) &&
+      !/^leases\.\d+\.reqNotifPerGrant$/.test(m.id) &&
+      m.unit !== '×' &&
       IMPLS.some((impl) => Number.isFinite(m.median[impl] ?? Number.NaN)),
   );
 }

@@ -82,7 +82,7 @@ export function runSummary(results: BenchResults): string[] {
     `server: ${server}`,
     `clients: ${IMPLS.filter((i) => meta.versions[i]).map((i) => `${i} = ${meta.versions[i]}`).join('; ')}; Node ${meta.versions.node}; ${source}`,
     `machine: ${meta.machine.cpus} × ${meta.machine.cpuModel}; load average ${meta.machine.loadavgStart.map((l) => l.toFixed(2)).join(' ')} at start, ${meta.machine.loadavgEnd.map((l) => l.toFixed(2)).join(' ')} at end`,
-    `method: each round runs every scenario for each implementation (scenarios 1 and 3 in several turns), the implementations in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
+    `method: each round runs every scenario for each implementation (scenarios 1, 3 and 7 in several turns), the implementations in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
   ];
 }
 

@@ -1,6 +1,7 @@
 import type { MetricRow, TargetRow } from '../bench.results.js';
 import { format } from './number.format.js';
-import { ratioCell } from './table.report.js';
+import { ratioTargetRow } from './ratio-target.row.js';
+import { recipeTargets } from './recipe-targets.report.js';
 
 /**
  * The issue's targets, checked against the measured medians and side-by-side ratios (the
@@ -11,13 +12,7 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
   const metric = (id: string): MetricRow | undefined => metrics.find((m) => m.id === id);
   const rows: TargetRow[] = [];
   const ratioTarget = (id: string, label: string, metricId: string, other: 'raw' | 'kazoo', op: '>=' | '<=', threshold: number): void => {
-    const row = metric(metricId);
-    const value = row?.ratio[other];
-    if (value === undefined || !Number.isFinite(value)) {
-      rows.push({ id, label, measured: 'n/a', threshold: `${op} ${threshold}×`, pass: null, note: 'not measured in this run' });
-      return;
-    }
-    rows.push({ id, label, measured: ratioCell(value, row!.ratioRange[other]), threshold: `${op} ${threshold}×`, pass: op === '>=' ? value >= threshold : value <= threshold });
+    rows.push(ratioTargetRow(metrics, { id, label, metricId, other, op, threshold }));
   };
 
   ratioTarget('1a', 'uncontended cycles/s: ours ÷ Kazoo', 'uncontended.cyclesPerSec', 'kazoo', '>=', 1.5);
@@ -78,5 +73,6 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
           pass: reentrant < 5 && sentRounds.every((n) => n === 0),
         },
   );
+  rows.push(...recipeTargets(metrics));
   return rows;
 }

@@ -1,10 +1,12 @@
 import { drainScenario } from './drain.scenario.js';
 import { handoffScenario } from './handoff.scenario.js';
+import { leasesScenario } from './leases.scenario.js';
 import { manyLocksScenario } from './many-locks.scenario.js';
+import { multiLockScenario } from './multi-lock.scenario.js';
 import { readHeavyScenario } from './read-heavy.scenario.js';
 import { reentrantScenario } from './reentrant.scenario.js';
 import type { Scenario } from './scenario.js';
 import { uncontendedScenario } from './uncontended.scenario.js';
 
 /** Every scenario, by number. */
-export const SCENARIOS: readonly Scenario<any>[] = [uncontendedScenario, handoffScenario, drainScenario, manyLocksScenario, reentrantScenario, readHeavyScenario];
+export const SCENARIOS: readonly Scenario<any>[] = [uncontendedScenario, handoffScenario, drainScenario, manyLocksScenario, reentrantScenario, readHeavyScenario, multiLockScenario, leasesScenario];

@@ -32,7 +32,8 @@ export interface Scenario<S = unknown> {
   /**
    * Into how many slices a round's run is cut (default 1). The runner runs slice 1 of every
    * implementation, then slice 2, …, each time in a fresh order, and `merge`s each one's
-   * slices: on a machine whose load comes in bursts, short turns spread a burst over all.
+   * slices (also a single one): on a machine whose load comes in bursts, short turns spread
+   * a burst over all.
    */
   slices?(counts: ScenarioCounts): number;
   merge?(parts: S[]): S;

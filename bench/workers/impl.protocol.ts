@@ -144,4 +144,6 @@ export type WorkerOp =
   | 'manyLocks'
   | 'reentrant'
   | 'readHeavy'
+  | 'multiLock'
+  | 'leases'
   | 'quit';

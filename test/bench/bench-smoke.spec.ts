@@ -9,6 +9,8 @@ import { docsBaseName, writeReports } from '../../bench/report/results.writer';
 import { svgChart } from '../../bench/report/svg-chart';
 import { consoleReport, markdownReport } from '../../bench/report/table.report';
 import type { HandoffSample } from '../../bench/scenarios/handoff.scenario';
+import type { LeasesSample } from '../../bench/scenarios/leases.scenario';
+import type { MultiLockSample } from '../../bench/scenarios/multi-lock.scenario';
 import type { ReadHeavySample } from '../../bench/scenarios/read-heavy.scenario';
 import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
@@ -58,6 +60,8 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(implsOf('manyLocks')).toEqual(['ours', 'raw']);
     expect(implsOf('reentrant')).toEqual(['ours']);
     expect(implsOf('readHeavy')).toEqual(['kazoo', 'ours']);
+    expect(implsOf('multiLock')).toEqual(['kazoo', 'ours', 'raw']);
+    expect(implsOf('leases')).toEqual(['kazoo', 'ours']);
   });
 
   it('1. uncontended: positive rates, and every cycle sends requests (raw: exactly create, getChildren, delete)', () => {
@@ -126,8 +130,49 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(Number.isFinite(kazoo.readerCyclesPerSec)).toBe(true);
   });
 
+  it('7. multi-lock: every variant timed; acquireAll sends each name\'s node and delete; raw the same at once; Kazoo in turn', () => {
+    const { locks, cycles } = QUICK_COUNTS.multiLock;
+    const [ours] = samples<MultiLockSample>('multiLock', 'ours');
+    const [kazoo] = samples<MultiLockSample>('multiLock', 'kazoo');
+    const [raw] = samples<MultiLockSample>('multiLock', 'raw');
+    expect(Object.keys(ours.variants).sort()).toEqual(['all', 'one', 'seq']);
+    expect(Object.keys(raw.variants).sort()).toEqual(['all', 'one']);
+    expect(Object.keys(kazoo.variants).sort()).toEqual(['one', 'seq']);
+    for (const v of [ours, raw, kazoo].flatMap((sample) => Object.values(sample.variants))) {
+      expect(v.cycles).toBe(cycles);
+      expect(v.p50Us).toBeGreaterThan(0);
+    }
+    const group = trips(7, 'ours', 'as a group');
+    expect(group.byOp.create).toBeGreaterThanOrEqual(locks);
+    expect(group.byOp.remove).toBeGreaterThanOrEqual(locks);
+    expect(group.notifications).toBe(0); // free names: nobody waits
+    expect(trips(7, 'raw', 'as a group').byOp).toEqual({ create: locks, getChildren: locks, remove: locks });
+    expect(trips(7, 'raw', '1 name').byOp).toEqual({ create: 1, getChildren: 1, remove: 1 });
+    expect(trips(7, 'kazoo', 'as a group').byOp).toMatchObject({ create: locks, remove: locks });
+    expect(trips(7, 'kazoo', 'as a group').notifications).toBe(0);
+    expect(metric('multiLock.groupOverOne').median.ours).toBeGreaterThan(0);
+    expect(metric('multiLock.groupOverOne').median.raw).toBeGreaterThan(0);
+    expect(metric('multiLock.groupP50Us').ratio.kazoo).toBeGreaterThan(0);
+  });
+
+  it('8. leases: grants for both, never more holders than leases, and a cost per grant at each N', () => {
+    for (const impl of ['ours', 'kazoo'] as const) {
+      const [sample] = samples<LeasesSample>('leases', impl);
+      expect(sample.throughput.grants).toBeGreaterThan(0);
+      expect(sample.cost.map((r) => r.grants)).toEqual(QUICK_COUNTS.leases.costContenders.map(() => QUICK_COUNTS.leases.costGrants));
+      for (const run of [sample.throughput, ...sample.cost]) expect(run.maxHolding).toBeLessThanOrEqual(QUICK_COUNTS.leases.maxLeases);
+    }
+    expect(metric('leases.grantsPerSec').ratio.kazoo).toBeGreaterThan(0);
+    for (const n of QUICK_COUNTS.leases.costContenders) {
+      const row = metric(`leases.${n}.reqNotifPerGrant`);
+      expect(row.median.ours).toBeGreaterThan(1); // at least a create and a delete per grant
+      expect(row.median.kazoo).toBeGreaterThan(1);
+      expect(trips(8, 'kazoo', `N=${n})`).notifications).not.toBeNull(); // counted in this scenario
+    }
+  });
+
   it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
-    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5']);
+    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5', '7a', '7b', '8a', '8b']);
     for (const t of results.targets) if (t.id !== '4a') expect(typeof t.pass).toBe('boolean');
     expect(results.targets.find((t) => t.id === '4a')!.pass).toBeNull(); // an existing server: forceSync unknown
   });
@@ -161,7 +206,7 @@ describe('bench command line', () => {
   it('reads rounds, scenarios, quick and no-sync, and ZK_CONNECT', () => {
     const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], { ZK_CONNECT: '127.0.0.1:2181' });
     expect(options).toMatchObject({ rounds: 7, scenarios: [1, 3], forceSync: false, quick: false, warmupRounds: 1, connectionString: '127.0.0.1:2181' });
-    expect(parseBenchArgs([], {})).toMatchObject({ rounds: 9, scenarios: [1, 2, 3, 4, 5, 6], forceSync: true, connectionString: undefined });
+    expect(parseBenchArgs([], {})).toMatchObject({ rounds: 9, scenarios: [1, 2, 3, 4, 5, 6, 7, 8], forceSync: true, connectionString: undefined });
     expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({ quick: true, rounds: 2, warmupRounds: 0, scenarios: [2], counts: QUICK_COUNTS });
   });
 

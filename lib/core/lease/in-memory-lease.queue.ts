@@ -8,6 +8,8 @@ export interface LeaseEntry {
   readonly node: string;
   readonly sequence: number;
   readonly identity: string;
+  /** When it queued (a lease node's ctime). */
+  readonly since: Date;
   /** Called once, when the entry comes to hold a lease. */
   readonly onGrant: (entry: LeaseEntry) => void;
 }
@@ -31,7 +33,7 @@ export class InMemoryLeaseQueue {
 
   append(entry: NewLeaseEntry): LeaseEntry {
     const sequence = this.nextSequence++;
-    const queued: LeaseEntry = { ...entry, node: leaseNodePrefix(newAttemptGuid()) + String(sequence).padStart(10, '0'), sequence };
+    const queued: LeaseEntry = { ...entry, node: leaseNodePrefix(newAttemptGuid()) + String(sequence).padStart(10, '0'), sequence, since: new Date() };
     this.entries.push(queued);
     return queued;
   }
@@ -50,6 +52,11 @@ export class InMemoryLeaseQueue {
     const admitted = this.entries.slice(0, this.maxLeases).filter((entry) => !this.holders.has(entry));
     for (const entry of admitted) this.holders.add(entry);
     return admitted;
+  }
+
+  /** The line as `locks()` lists it: holders first, then waiters, each with since when it queued. */
+  listed(): Array<LeaseContender & { readonly since: Date }> {
+    return this.entries.map((entry) => ({ node: entry.node, sequence: entry.sequence, identity: entry.identity, holding: this.holders.has(entry), since: entry.since }));
   }
 
   contenders(): LeaseContender[] {

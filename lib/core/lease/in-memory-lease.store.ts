@@ -1,4 +1,5 @@
 import type { InMemoryLockStore } from '../memory/in-memory-lock.store.js';
+import type { LeaseListing } from '../listing/lock-listing.interface.js';
 import type { LeaseContender } from './lease-handle.interface.js';
 import { InMemoryLeaseQueue, type LeaseEntry, type NewLeaseEntry } from './in-memory-lease.queue.js';
 
@@ -38,6 +39,16 @@ export class InMemoryLeaseStore {
 
   contenders(name: string): LeaseContender[] {
     return this.queues.get(name)?.contenders() ?? [];
+  }
+
+  /** Every semaphore whose name starts with `prefix`, as `locks()` lists it. */
+  listings(prefix: string): LeaseListing[] {
+    return [...this.queues]
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([name, queue]) => {
+        const entries = queue.listed();
+        return { kind: 'lease' as const, name, maxLeases: queue.maxLeases, holders: entries.filter((e) => e.holding), waiters: entries.filter((e) => !e.holding) };
+      });
   }
 
   /** Finds every grant first, then tells the grantees, so none sees a half-done change. */

@@ -8,8 +8,9 @@ import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
 import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
-import type { LockListing } from '../listing/lock-listing.interface.js';
-import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
+import type { ListedLock } from '../listing/lock-listing.interface.js';
+import { byName, resolveListingPrefix } from '../listing/lock-listing.summary.js';
+import { leaseStoreOf } from '../lease/in-memory-lease.store.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockContender } from '../recipe/lock-backend.interface.js';
@@ -104,10 +105,10 @@ export class InMemoryLockBackend implements LockBackend {
   }
 
   /** Every lock of the store whose name starts with `prefix`, with holders and waiters, in name order. */
-  async locks(prefix?: string): Promise<LockListing[]> {
+  async locks(prefix?: string): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
     this.assertOpen();
-    return this.store.locks(start);
+    return [...this.store.locks(start), ...leaseStoreOf(this.store).listings(start)].sort(byName);
   }
 
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */

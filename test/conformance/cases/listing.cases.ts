@@ -1,4 +1,5 @@
 import { InvalidOptionError, LockClientClosedError, type ListedLock } from '../../../lib/index';
+import { waitUntil } from '../../support/wait-until';
 import { queued } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
 
@@ -38,6 +39,26 @@ export function listingCases(ctx: ConformanceContext): void {
     await Promise.all(held.map((lock) => lock.release()));
     await Promise.all((await Promise.all(waiting)).map((lock) => lock.release()));
     await expect(c.locks(`${base}/`)).resolves.toEqual([]);
+  });
+
+  it('lists a lease semaphore beside the locks: kind lease, maxLeases, holders then waiters in queue order', async () => {
+    const base = ctx.name('listing-leases');
+    const [a, b] = await ctx.world.backends(2);
+    const lock = await a.acquire(`${base}/lock`);
+    const leases = [await a.acquireLease!(`${base}/pool`, { maxLeases: 2 }), await b.acquireLease!(`${base}/pool`, { maxLeases: 2 })];
+    const waiting = a.acquireLease!(`${base}/pool`, { maxLeases: 2, timeoutMs: 10_000 });
+    await waitUntil(async () => (await b.leaseContenders!(`${base}/pool`)).length === 3, 'the third lease waits');
+    const listing = await b.locks(`${base}/`);
+    expect(shape(listing)).toEqual([
+      [`${base}/lock`, [['write', true]]],
+      [`${base}/pool`, [['lease', true], ['lease', true], ['lease', false]]],
+    ]);
+    expect(listing[1]).toMatchObject({ kind: 'lease', maxLeases: 2 });
+    const pool = listing[1];
+    expect([...pool.holders, ...pool.waiters].map(({ since: _since, ...rest }) => rest)).toEqual(await a.leaseContenders!(`${base}/pool`));
+    await Promise.all([lock.release(), ...leases.map((lease) => lease.release())]);
+    await (await waiting).release();
+    await expect(b.locks(`${base}/`)).resolves.toEqual([]);
   });
 
   it('a prefix matches the start of the name only, and an emptied lock is no longer listed', async () => {

@@ -8,6 +8,7 @@ import type { Client } from 'node-zookeeper-client';
  */
 interface ConnectionManagerInternals {
   state: number;
+  pendingBuffer?: Buffer | null;
   socket?: { destroy(): void };
   on(event: 'state', listener: (state: number) => void): void;
   removeListener(event: 'state', listener: (state: number) => void): void;
@@ -92,4 +93,18 @@ export function onSocketOutcome(client: Client, hooks: { accepted(): void; faile
     hooks.failed(args[0] as Error);
     return onSocketError.apply(this, args);
   };
+}
+
+/**
+ * node-zookeeper-client keeps the bytes left over from a socket (the rest of a chunk after
+ * a frame it gave up on, or half a frame when the connection dropped) in one buffer that
+ * no socket owns, and prefixes them to the next connection's first bytes: the next
+ * connect reply is then misread, and the client either hangs or throws out of its socket
+ * handler, which ends the process. Clears it whenever a connection attempt starts.
+ */
+export function dropStaleBytesOnConnect(client: Client): void {
+  const cm = manager(client);
+  cm.on('state', (state) => {
+    if (state === CM_CONNECTING) cm.pendingBuffer = null;
+  });
 }

@@ -5,7 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { dropConnection, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, whenClientClosed } from './zk-client.internals.js';
+import { dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -91,6 +91,7 @@ export class ZkSession extends EventEmitter {
     this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
+    dropStaleBytesOnConnect(this.client);
     onConnecting(this.client, () => this.onConnecting());
     onSocketOutcome(this.client, { accepted: () => this.emit('tcp-accepted'), failed: (error) => this.emit('tcp-failed', error) });
     this.client.connect();

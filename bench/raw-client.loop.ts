@@ -64,6 +64,22 @@ export class RawZk {
     this.client.remove(path, -1, (error) => done(error as Error | null));
   }
 
+  /** One ZooKeeper multi creating an ephemeral sequential node under each of `paths` (all or none): the created paths. */
+  multiCreate(paths: readonly string[], done: Done<string[]>): void {
+    this.count('multi');
+    const transaction = this.client.transaction();
+    for (const path of paths) transaction.create(path, EMPTY, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL);
+    transaction.commit((error, results: Array<{ path: string }>) => done(error as Error | null, results?.map((result) => result.path)));
+  }
+
+  /** One ZooKeeper multi deleting every path of `paths` (all or none). */
+  multiRemove(paths: readonly string[], done: Done): void {
+    this.count('multi');
+    const transaction = this.client.transaction();
+    for (const path of paths) transaction.remove(path, -1);
+    transaction.commit((error) => done(error as Error | null));
+  }
+
   /** Creates a persistent node and its parents; an existing one is fine. Not counted. */
   mkdirp(path: string): Promise<void> {
     return new Promise((resolve, reject) =>

@@ -7,8 +7,8 @@ import { range } from './bench-impl.js';
 
 /**
  * Scenario 7's floor: the requests `acquireAll` sends for free names, with plain
- * callbacks: every name's create and children read at once, then (all free) every delete
- * at once. `all` with `locks` names, `one` with a single name; directories made first.
+ * callbacks: one multi of creates with every children read behind it, then (all free)
+ * one multi of deletes. `all` with `locks` names, `one` with a single name; directories made first.
  */
 export async function rawMultiLock(zk: RawZk, base: string, { prefix, locks, cycles, warmup }: MultiLockParams): Promise<MultiLockResult> {
   const all = range(locks).map((i) => `${base}/${prefix}-all-${i}`);
@@ -19,12 +19,16 @@ export async function rawMultiLock(zk: RawZk, base: string, { prefix, locks, cyc
   return { variants: await runInTurns({ all: cycle(all), one: cycle(one) }, cycles, warmup, () => ({ ...zk.counts })) };
 }
 
-/** Creates and reads every directory's queue at once; once all replied and all are free, deletes every node at once. */
+/**
+ * acquireAll's wire shape for free names, with plain callbacks: one multi creating every
+ * name's node, every children read right behind it; once all replied and all are free, one
+ * multi deleting every node. A single name: a plain create, read and delete.
+ */
 function groupCycle(zk: RawZk, dirs: readonly string[], prefixes: ReadonlyMap<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const created: string[] = [];
+    let created: string[] = [];
     const listed: string[][] = [];
-    let pending = dirs.length * 2;
+    let pending = dirs.length + 1;
     let failed = false;
     const settle = (error: Error | null): void => {
       if (failed) return;
@@ -35,14 +39,22 @@ function groupCycle(zk: RawZk, dirs: readonly string[], prefixes: ReadonlyMap<st
       if (--pending > 0) return;
       const held = dirs.every((dir, i) => blockerOf(listed[i], created[i].slice(dir.length + 1)) === null);
       if (!held) return reject(new Error(`raw group: ${dirs.join(', ')} not all free`));
-      let removing = created.length;
-      for (const path of created) zk.remove(path, (e) => (e ? reject(e) : --removing === 0 && resolve()));
+      if (created.length === 1) zk.remove(created[0], (e) => (e ? reject(e) : resolve()));
+      else zk.multiRemove(created, (e) => (e ? reject(e) : resolve()));
     };
-    dirs.forEach((dir, i) => {
-      zk.create(`${dir}/${prefixes.get(dir)}`, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, (error, path) => {
-        created[i] = path!;
+    const paths = dirs.map((dir) => `${dir}/${prefixes.get(dir)}`);
+    if (paths.length === 1) {
+      zk.create(paths[0], zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, (error, path) => {
+        created = [path!];
         settle(error);
       });
+    } else {
+      zk.multiCreate(paths, (error, made) => {
+        created = made ?? [];
+        settle(error);
+      });
+    }
+    dirs.forEach((dir, i) => {
       zk.getChildren(dir, (error, children) => {
         listed[i] = children!;
         settle(error);

@@ -55,7 +55,7 @@ export function methodNotes(c: ScenarioCounts): string[] {
       "released as a group: *ours* with `acquireAll` (every name's requests sent together) and `release()`; *kazoo* with one",
       '`Lock` per name, acquired one after another and released in reverse order (Kazoo has no multi-lock; Curator\'s',
       'InterProcessMultiLock also takes them in turn); *raw* sends the requests `acquireAll` sends, with plain callbacks',
-      '(every create and children read at once, then every delete at once): the floor of a group. Also a single name',
+      '(one multi creating every node with every children read behind it, then one multi deleting them): the floor of a group. Also a single name',
       '(all three), and ours with the names acquired in turn. Each',
       `implementation runs its variants in turns, a fresh order every cycle, ${n(c.multiLock.cycles)} timed cycles after`,
       `${n(c.multiLock.warmup)} per slice, ${c.multiLock.slices} slice(s) per round taken in turns with the other implementation;`,

@@ -9,6 +9,9 @@ import { zkPort } from '../support/zk-test-env';
 const nodeCounts = (fx: LockFixture, names: string[]): Promise<number[]> =>
   Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
 
+/** ZooKeeper's op code of a `multi` transaction (its body starts with a header, not a path). */
+const MULTI_OP = 14;
+
 /** The ZooKeeper nodes a granted multi-lock holds, one per name. */
 const nodesOf = (group: MultiLockHandle): string[] => group.handles.map((handle) => nodeOf(handle as ZkLockHandle));
 
@@ -42,23 +45,26 @@ describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
     await proxy.stop();
   });
 
-  /** Requests on lock paths since `mark` (no pings, no liveness heartbeats). */
-  const lockRequests = (mark: number): ProxiedRequest[] => proxy.requests.slice(mark).filter((r) => r.path?.startsWith(`${fx.rootPath}/`));
+  /** Requests on lock paths since `mark` (no pings, no liveness heartbeats), and the multis (only ours use them). */
+  const lockRequests = (mark: number): ProxiedRequest[] =>
+    proxy.requests.slice(mark).filter((r) => r.op === MULTI_OP || r.path?.startsWith(`${fx.rootPath}/`));
 
-  it('5 free locks cost one round trip: every create and read is sent before any reply arrives', async () => {
+  it('5 free locks cost one round trip and one write: one multi create, every read sent before any reply arrives', async () => {
     const before = client.client.counter.snapshot();
     const mark = proxy.requests.length;
     proxy.holdReplies(); // nothing ZooKeeper answers reaches the client until released
     let settled = false;
     const acquiring = client.acquireAll(names, { timeoutMs: 20_000 }).finally(() => (settled = true));
     try {
-      await waitFor(() => lockRequests(mark).length === 10, {
+      await waitFor(() => lockRequests(mark).length === 6, {
         timeoutMs: 3000,
-        what: () => `10 requests sent while every reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
+        what: () => `6 requests sent while every reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
       });
       const sent = lockRequests(mark);
-      expect(sent.filter((r) => r.op === ZK_OP.create).map((r) => r.path!.split('/').at(-2)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
-      expect(sent.filter((r) => r.op === ZK_OP.getChildren2).map((r) => r.path!.split('/').at(-1)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+      // The creates of all five names are one transaction, and the reads go right behind it.
+      expect(sent[0].op).toBe(MULTI_OP);
+      expect(sent.filter((r) => r.op === ZK_OP.create)).toEqual([]);
+      expect(sent.slice(1).map((r) => [r.op, r.path!.split('/').at(-1)])).toEqual(['a', 'b', 'c', 'd', 'e'].map((name) => [ZK_OP.getChildren2, name]));
       await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer into the hold' });
       expect(settled).toBe(false);
     } finally {
@@ -66,25 +72,27 @@ describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
     }
     const group = await acquiring;
     // Granted from that one wave: nothing more was asked.
-    expect(lockRequests(mark)).toHaveLength(10);
-    expect(countsSince(client, before)).toEqual({ create: 5, getChildren: 5 });
+    expect(lockRequests(mark)).toHaveLength(6);
+    expect(countsSince(client, before)).toEqual({ multi: 1, getChildren: 5 });
     expect(group.names).toEqual(['a', 'b', 'c', 'd', 'e']);
     for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
 
-    // The release is one wave too: five deletes on the wire before any is answered.
+    // The release is one transaction too: the five deletes in one multi.
     const releaseMark = proxy.requests.length;
+    const releaseBefore = client.client.counter.snapshot();
     proxy.holdReplies();
     const releasing = group.release();
     try {
-      await waitFor(() => lockRequests(releaseMark).filter((r) => r.op === ZK_OP.delete).length === 5, {
+      await waitFor(() => lockRequests(releaseMark).length === 1, {
         timeoutMs: 3000,
-        what: () => `5 deletes sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
+        what: () => `the multi delete sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
       });
     } finally {
       proxy.releaseReplies();
     }
     await releasing;
-    expect(lockRequests(releaseMark)).toHaveLength(5);
+    expect(lockRequests(releaseMark).map((r) => r.op)).toEqual([MULTI_OP]);
+    expect(countsSince(client, releaseBefore)).toEqual({ multi: 1 });
     expect(await nodeCounts(fx, names)).toEqual([0, 0, 0, 0, 0]);
   });
 
@@ -169,5 +177,43 @@ describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
     expect(client.client.session.watcherCount()).toBe(0);
     await blocker.release();
     await waitUntil(async () => (await fx.tree()).length === 0, 'every directory to go');
+  });
+
+  it('directories not there yet: the multi create fails whole, and each name is created on its own', async () => {
+    const names = three();
+    const before = client.client.counter.snapshot();
+    const group = await client.acquireAll(names);
+    const sent = countsSince(client, before);
+    // One multi refused (NO_NODE, nothing created), then each name alone as a single
+    // acquire does it: its create refused, its directory made, its create again.
+    expect(sent).toMatchObject({ multi: 1, create: 9 });
+    expect(await nodeCounts(fx, names)).toEqual([1, 1, 1]);
+    for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
+    await group.release();
+    expect(await fx.tree()).toEqual([]);
+  });
+
+  it('a release whose multi delete fails (a node deleted by hand) deletes the others one by one', async () => {
+    const names = three();
+    const keeping = await fx.backend({ emptyDirectoryGraceMs: 60_000 }); // only node deletes are counted
+    const group = await keeping.acquireAll(names);
+    const [gone] = group.handles as ZkLockHandle[];
+    await other.client.session.remove(gone.path);
+    const before = keeping.client.counter.snapshot();
+    await group.release();
+    expect(countsSince(keeping, before)).toEqual({ multi: 1, remove: 3 }); // refused whole, then each node alone
+    expect(await nodeCounts(fx, names)).toEqual([0, 0, 0]);
+    expect(keeping.client.session.isLost).toBe(false);
+  });
+
+  it('a multi names the op that failed and changes nothing', async () => {
+    const [a] = three();
+    const session = client.client.session;
+    const dir = `${fx.rootPath}/${a}`;
+    await session.create(dir, Buffer.alloc(0), 'persistent');
+    const ops = [`${dir}/x`, `${fx.rootPath}/missing/x`].map((path) => ({ op: 'create' as const, path, data: Buffer.alloc(0), mode: 'persistent' as const }));
+    await expect(session.multi(ops)).rejects.toMatchObject({ op: 'multi', path: `${fx.rootPath}/missing/x`, zkCode: 'NO_NODE' });
+    expect(await session.exists(`${dir}/x`)).toBe(false);
+    await session.remove(dir);
   });
 });

@@ -18,7 +18,7 @@ type When = 'before' | 'after';
 class StepCutProxy {
   private server: Server | undefined;
   private readonly links = new Set<{ client: Socket; server: Socket }>();
-  private armed: { step: number; when: When; seen: number; cut: (request: ProxiedRequest) => void } | undefined;
+  private armed: { step: number; when: When; seen: number; cut: (request: StepRequest) => void } | undefined;
   port = 0;
 
   constructor(private readonly root: string) {}
@@ -34,7 +34,7 @@ class StepCutProxy {
   }
 
   /** Resolves with the request cut, once the connection is cut. */
-  arm(step: number, when: When): Promise<ProxiedRequest> {
+  arm(step: number, when: When): Promise<StepRequest> {
     return new Promise((cut) => (this.armed = { step, when, seen: 0, cut }));
   }
 
@@ -100,20 +100,59 @@ function takeFrame(buffer: Buffer): Buffer | undefined {
   return buffer.length < 4 + size ? undefined : buffer.subarray(0, 4 + size);
 }
 
-/** A request frame's op and, for ops whose body starts with one, its path. */
-function requestOf(frame: Buffer): ProxiedRequest {
+/** A request: its op, the path of ops whose body starts with one, and a multi's ops (`create a`). */
+type StepRequest = ProxiedRequest & { readonly ops?: string[] };
+
+/** A request frame's op and, for ops whose body starts with one, its path; a multi's first path and its ops. */
+function requestOf(frame: Buffer): StepRequest {
   const op = frame.readInt32BE(8);
+  if (op === MULTI) return multiOf(frame);
   if (![1, 2, 3, 4, 12].includes(op) || frame.length < 16) return { op };
   return { op, path: frame.toString('utf8', 16, 16 + frame.readInt32BE(12)) };
 }
 
+/** A multi frame: after the request header, per op a header (type, done, err) and the op's body; creates and deletes only. */
+function multiOf(frame: Buffer): StepRequest {
+  const ops: Array<{ op: number; path: string }> = [];
+  let at = 12;
+  const string = (): string => {
+    const length = frame.readInt32BE(at);
+    at += 4 + Math.max(0, length);
+    return frame.toString('utf8', at - Math.max(0, length), at);
+  };
+  for (;;) {
+    const type = frame.readInt32BE(at);
+    const done = frame.readUInt8(at + 4) !== 0;
+    at += 9;
+    if (done) break;
+    const path = string();
+    if (type === 1) {
+      string(); // data
+      const acls = frame.readInt32BE(at);
+      at += 4;
+      for (let i = 0; i < acls; i++) {
+        at += 4; // perms
+        string(); // scheme
+        string(); // id
+      }
+      at += 4; // flags
+    } else at += 4; // a delete's version
+    ops.push({ op: type, path });
+  }
+  return { op: MULTI, path: ops[0]?.path, ops: ops.map(({ op, path }) => `${OPS[op]} ${path.split('/').at(-2)}`) };
+}
+
 // The lock requests of acquireAll([a, b, c]) while another client holds b, with every
-// directory in place: the first wave (create + read for a, b and c at once), the try on
-// b withdrawn, c given back, the wait for b (create, read, watch the holder's node); once
-// the holder goes, the read that sees it, the rest tried again (c); then the release. On
-// timeout instead, the node queued on b is deleted, then a's.
-const GRANTED = ['create a', 'read a', 'create b', 'read b', 'create c', 'read c', 'delete b', 'delete c', 'create b', 'read b', 'watch b', 'read b', 'create c', 'read c', 'delete a', 'delete b', 'delete c'];
-const TIMED_OUT = [...GRANTED.slice(0, 11), 'delete b', 'delete a'];
+// directory in place: the first wave (the creates of a, b and c as one multi, the reads
+// right behind it), the try on b withdrawn, c given back, the wait for b (create, read,
+// watch the holder's node); once the holder goes, the read that sees it, the rest tried
+// again (c alone: a plain create); then the release, one multi. On timeout instead, the
+// node queued on b is deleted, then a's.
+const GRANTED = ['multi create a, create b, create c', 'read a', 'read b', 'read c', 'delete b', 'delete c', 'create b', 'read b', 'watch b', 'read b', 'create c', 'read c', 'multi delete a, delete b, delete c'];
+/** The steps of the acquire; the last one is the release. */
+const ACQUIRING = GRANTED.length - 1;
+const TIMED_OUT = [...GRANTED.slice(0, 9), 'delete b', 'delete a'];
+const MULTI = 14;
 const OPS: Record<number, string> = { 1: 'create', 2: 'delete', 4: 'watch', 12: 'read' };
 /** `[step, request]` pairs, steps counted from 1. */
 const steps = (requests: string[]): Array<[number, string]> => requests.map((request, i) => [i + 1, request]);
@@ -145,7 +184,7 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
   async function startCut(step: number, when: When, timeoutMs: number) {
     const blocker = await direct.acquire(b);
     const sessionId = client.client.session.id;
-    let cutRequest: ProxiedRequest | undefined;
+    let cutRequest: StepRequest | undefined;
     void proxy.arm(step, when).then((request) => (cutRequest = request));
     const pending = client.acquireAll([c, b, a], { timeoutMs });
     pending.catch(() => undefined);
@@ -153,7 +192,8 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
   }
 
   /** `op name`, e.g. `create b`, of a request cut. */
-  const describeRequest = (request: ProxiedRequest): string => `${OPS[request.op] ?? request.op} ${request.path!.slice(fx.rootPath.length + 1).split('/')[0]}`;
+  const describeRequest = (request: StepRequest): string =>
+    request.ops ? `multi ${request.ops.join(', ')}` : `${OPS[request.op] ?? request.op} ${request.path!.slice(fx.rootPath.length + 1).split('/')[0]}`;
 
   /** After all: no node anywhere but the blocker's, the same session, no watch left. */
   async function expectNothingLeft(sessionId: string): Promise<void> {
@@ -169,7 +209,7 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
       await waitUntil(async () => client.client.session.watcherCount() === 1 && same(await counts(), [1, 2, 0]), 'the client to wait for b');
       await run.blocker.release();
       const group: MultiLockHandle = await run.pending;
-      if (step <= 14) expect(describeRequest(await run.cut())).toBe(GRANTED[step - 1]); // cut while acquiring
+      if (step <= ACQUIRING) expect(describeRequest(await run.cut())).toBe(GRANTED[step - 1]); // cut while acquiring
       expect(group.isHeld()).toBe(true);
       for (const [i, name] of [a, b, c].entries()) {
         expect(await fx.nodes(name, direct)).toEqual([nodeOf(group.handles[i] as ZkLockHandle)]);

@@ -1,5 +1,6 @@
 import type { LockBackend } from '../recipe/lock-backend.interface.js';
 import { LockGroupHandle } from './lock-group.handle.js';
+import type { LockGroupRequests } from './lock-group.requests.js';
 import { MultiLockAcquisition } from './multi-lock.acquisition.js';
 import type { MultiLockHandle } from './multi-lock.handle.js';
 import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from './multi-lock.options.js';
@@ -11,15 +12,21 @@ import { planLocks } from './multi-lock.plan.js';
  * `MultiLockHandle`, or rejects with `LockTimeoutError` / `LockAbortedError` (naming the
  * lock it was waiting for) or the backend's error, holding nothing. Checks the options,
  * then the list (`InvalidOptionError`, `InvalidLockListError`, `InvalidLockNameError`),
- * before anything is sent. `timeoutMs` defaults to `Infinity`.
+ * before anything is sent. `timeoutMs` defaults to `Infinity`. A backend that can send
+ * several locks' requests together passes `together` (`ZkLockGroupRequests`).
  *
  * ```ts
  * const locks = await acquireAll(backend, ['stock/7', { name: 'orders/42', mode: 'read' }], { timeoutMs: 5_000 });
  * try { await work(locks.signal); } finally { await locks.release(); }
  * ```
  */
-export async function acquireAll(backend: LockBackend, locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+export async function acquireAll(
+  backend: LockBackend,
+  locks: LockList,
+  options?: MultiAcquireOptions,
+  together?: LockGroupRequests,
+): Promise<MultiLockHandle> {
   const resolved = resolveMultiAcquireOptions(options, Infinity);
   const plan = planLocks(locks);
-  return new LockGroupHandle(await new MultiLockAcquisition(backend, plan, resolved).run());
+  return new LockGroupHandle(await new MultiLockAcquisition(backend, plan, resolved, together).run(), together);
 }

@@ -1,4 +1,5 @@
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
+import type { LockGroupRequests } from './lock-group.requests.js';
 import type { MultiLockHandle } from './multi-lock.handle.js';
 
 /** The `MultiLockHandle` of any backend: a frozen list of handles, held and released together. */
@@ -10,7 +11,11 @@ export class LockGroupHandle implements MultiLockHandle {
   private unsubscribe: (() => void) | undefined;
   private releasing: Promise<void> | undefined;
 
-  constructor(handles: readonly LockHandle[]) {
+  /** `together`: the backend's way to release the handles in one go (see `LockGroupRequests`). */
+  constructor(
+    handles: readonly LockHandle[],
+    private readonly together?: LockGroupRequests,
+  ) {
     this.handles = Object.freeze([...handles]);
     this.names = Object.freeze(handles.map((handle) => handle.name));
   }
@@ -55,7 +60,7 @@ export class LockGroupHandle implements MultiLockHandle {
   private async releaseAll(): Promise<void> {
     this.unsubscribe?.();
     // Every release starts before the first is awaited: the deletes travel together.
-    const results = await Promise.allSettled(this.handles.map((handle) => handle.release()));
+    const results = await (this.together?.releaseAll(this.handles) ?? Promise.allSettled(this.handles.map((handle) => handle.release())));
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }

@@ -2,6 +2,7 @@ import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
+import type { LockGroupRequests } from './lock-group.requests.js';
 import type { ResolvedMultiAcquireOptions } from './multi-lock.options.js';
 import type { PlannedLock } from './multi-lock.plan.js';
 
@@ -14,10 +15,10 @@ type Held = Array<LockHandle | undefined>;
  * One call to take several locks, all or nothing, over any `LockBackend`. Deadlock-free by
  * one rule: it waits for a lock only while it holds no lock that comes after it in the
  * canonical order (`planLocks`). Each round tries every lock not yet held at once (on
- * ZooKeeper the requests go out together: free locks cost one round trip, not one each);
- * at the first lock taken elsewhere it gives back the later ones it got, waits for that
- * one, and tries the rest again. Each wait ends with a longer run of locks held from the
- * first, so a call waits at most once per lock. On timeout, abort, cancellation or any
+ * ZooKeeper the requests go out together, the creates as one transaction: free locks cost
+ * one round trip and one commit, not one each); at the first lock taken elsewhere it gives
+ * back the later ones it got, waits for that one, and tries the rest again. Each wait ends
+ * with a longer run of locks held from the first, so a call waits at most once per lock. On timeout, abort, cancellation or any
  * error, every lock it holds is released before it rejects; if a lock it holds is lost
  * meanwhile (a session expired), it gives back the others and starts over, within the
  * same deadline.
@@ -32,6 +33,8 @@ export class MultiLockAcquisition {
     private readonly backend: LockBackend,
     private readonly plan: readonly PlannedLock[],
     private readonly options: ResolvedMultiAcquireOptions,
+    /** The backend's way to try several locks in one go; each on its own without it. */
+    private readonly together?: LockGroupRequests,
   ) {}
 
   async run(): Promise<LockHandle[]> {
@@ -102,8 +105,11 @@ export class MultiLockAcquisition {
    */
   private async tryFrom(from: number, held: Held, signal: AbortSignal, watch: LossWatch): Promise<number | undefined> {
     this.blocked = from;
-    const tries = this.plan.slice(from).map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, signal }));
-    const results = await Promise.allSettled(tries);
+    const locks = this.plan.slice(from);
+    const results =
+      this.together && locks.length > 1
+        ? await this.together.tryAll(locks, signal)
+        : await Promise.allSettled(locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, signal })));
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
     results.forEach((result, offset) => {

@@ -18,6 +18,6 @@ export interface MultiLockHandle extends AsyncDisposable {
   isHeld(): boolean;
   /** Throws the `LockLostError` of the first lock that is not held. Call it right before each step that needs the locks. */
   assertHeld(): void;
-  /** Releases every lock (all at once: one round trip on ZooKeeper); rejects with the first failure after trying all. */
+  /** Releases every lock (all at once: on ZooKeeper one transaction, one round trip); rejects with the first failure after trying all. */
   release(): Promise<void>;
 }

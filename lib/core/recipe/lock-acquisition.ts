@@ -29,6 +29,20 @@ export interface AcquisitionRequest {
   readonly mode: LockMode;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /** The first create, sent already by the caller (a multi-lock sends those of all names as one transaction). */
+  readonly sent?: SentCreate;
+}
+
+/**
+ * A create of this call's node sent by someone else on `session`, its name starting with
+ * `prefix`. `created` resolves with the node's path, or `undefined` when it certainly was
+ * not created (the call then creates it itself); it rejects like the create itself would
+ * (a connection loss: the guid lookup then tells whether it happened).
+ */
+export interface SentCreate {
+  readonly session: ZkSession;
+  readonly prefix: string;
+  readonly created: Promise<string | undefined>;
 }
 
 export interface Grant {
@@ -52,11 +66,15 @@ const EMPTY_LISTING: Listing = { children: [], stat: { pzxid: 0n, czxid: 0n } };
  */
 export class LockAcquisition {
   private readonly stop = new Stop();
+  /** The first attempt's create, if the caller sent it; used once, in its own session. */
+  private sent: SentCreate | undefined;
 
   constructor(
     private readonly ctx: AcquisitionContext,
     private readonly req: AcquisitionRequest,
-  ) {}
+  ) {
+    this.sent = req.sent;
+  }
 
   /** Stops the wait with `reason` (the client is closing). */
   cancel(reason: unknown): void {
@@ -89,12 +107,14 @@ export class LockAcquisition {
 
   /** One pass in one session; RESTART when that session died (our node died with it). */
   private async attempt(session: ZkSession): Promise<Grant | null | typeof RESTART> {
-    const prefix = lockNodePrefix(newAttemptGuid(), this.req.mode);
+    const sent = this.sent?.session === session ? this.sent : undefined;
+    this.sent = undefined;
+    const prefix = sent?.prefix ?? lockNodePrefix(newAttemptGuid(), this.req.mode);
     let node: string | undefined;
     let granted = false;
     try {
       let listing: Listing | undefined;
-      ({ node, listing } = await this.createNode(session, prefix));
+      ({ node, listing } = await this.createNode(session, prefix, sent?.created));
       let directoryChecked = false;
       for (;;) {
         listing ??= (await this.retrying(session, () => listChildren(session, this.req.dir))) ?? EMPTY_LISTING;
@@ -130,16 +150,19 @@ export class LockAcquisition {
    * per-session FIFO order makes the read see the create, so the common case costs one
    * round trip. A create whose reply is lost may still have happened: after reconnecting
    * (same session) we look for our guid before creating again, so there is never a
-   * second node. A vanished directory is re-created.
+   * second node. A vanished directory is re-created. `sent`: the first create, already
+   * sent by the caller (a multi-lock's one transaction); made here if it did not happen.
    */
-  private async createNode(session: ZkSession, prefix: string): Promise<{ node: string; listing?: Listing }> {
+  private async createNode(session: ZkSession, prefix: string, sent?: Promise<string | undefined>): Promise<{ node: string; listing?: Listing }> {
     const path = `${this.req.dir}/${prefix}`;
     this.ctx.sweeper.claim(this.req.dir);
     for (;;) {
-      const creating = session.create(path, this.ctx.identity, 'ephemeral-sequential');
+      const creating = sent ?? session.create(path, this.ctx.identity, 'ephemeral-sequential');
+      sent = undefined;
       const reading = listChildren(session, this.req.dir).catch(() => null);
       try {
         const created = await this.stop.race(creating);
+        if (created === undefined) continue; // the sender's create did not happen: create it here
         const node = created.slice(created.lastIndexOf('/') + 1);
         const listing = await this.stop.race(reading);
         return { node, listing: listing?.children.includes(node) ? listing : undefined };

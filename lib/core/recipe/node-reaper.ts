@@ -25,11 +25,27 @@ export interface ReapTarget {
  */
 export class NodeReaper {
   private readonly work = new PendingWork();
+  /** Set while `diverting` runs: takes the deletes of known nodes instead. */
+  private divert: ((session: ZkSession, dir: string, node: string) => Promise<void>) | undefined;
 
   constructor(private readonly sweeper: DirectorySweeper) {}
 
   remove(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
+    if (this.divert && target.node !== undefined) return this.work.track(this.divert(session, dir, target.node));
     return this.work.track(this.run(session, dir, target));
+  }
+
+  /**
+   * Runs `start`, handing every delete of a known node it asks for to `divert` (which must
+   * guarantee it, as `remove` does): a multi-lock's release sends them as one transaction.
+   */
+  diverting<T>(divert: (session: ZkSession, dir: string, node: string) => Promise<void>, start: () => T): T {
+    this.divert = divert;
+    try {
+      return start();
+    } finally {
+      this.divert = undefined;
+    }
   }
 
   /** Waits for every removal under way (they end at the latest when their session does). */

@@ -5,6 +5,7 @@ import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
 import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
+import { ZkLockGroupRequests } from '../multi/zk-lock-group.requests.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import type { ListedLock } from '../listing/lock-listing.interface.js';
 import { readLockListings } from '../listing/lock-listing.reader.js';
@@ -20,7 +21,7 @@ import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
 import { listChildren } from './lock-directory.js';
-import { LockAcquisition } from './lock-acquisition.js';
+import { LockAcquisition, type SentCreate } from './lock-acquisition.js';
 import { blockerAt, orderQueue } from './lock-queue.js';
 import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
@@ -44,6 +45,8 @@ export class ZkLockBackend implements LockBackend {
   private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
   private readonly leases: ZkLeaseRecipe;
   private readonly identity: Buffer;
+  /** Made on first `acquireAll`. */
+  private groupRequests: ZkLockGroupRequests | undefined;
 
   private constructor(
     readonly client: ZkClient,
@@ -101,10 +104,21 @@ export class ZkLockBackend implements LockBackend {
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
    * list them in. When they are free, the requests for all of them travel together: about
-   * the round trips of one lock. See `acquireAll` in core/multi.
+   * the round trips of one lock, and the creates (and later the deletes) are one
+   * transaction. See `acquireAll` and `ZkLockGroupRequests` in core/multi.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
-    return acquireAllThrough(this, locks, options);
+    const { client, reaper, sweeper, identity } = this;
+    this.groupRequests ??= new ZkLockGroupRequests({
+      client,
+      reaper,
+      sweeper,
+      identity,
+      pathOf: (name) => this.pathOf(name),
+      started: () => this.startedOnce(),
+      tryAcquire: (name, mode, signal, sent) => this.run(name, { ...resolveAcquireOptions({ mode, signal }, 0), timeoutMs: 0 }, sent),
+    });
+    return acquireAllThrough(this, locks, options, this.groupRequests);
   }
 
   async contenders(name: string): Promise<LockContender[]> {
@@ -202,12 +216,12 @@ export class ZkLockBackend implements LockBackend {
     if (!this.client.isStarted && !this.client.isClosed) await this.start();
   }
 
-  private async run(name: string, options: ResolvedAcquireOptions): Promise<ZkLockHandle | null> {
+  private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
     const dir = this.pathOf(name);
     await this.startedOnce();
     if (this.client.isClosed) throw new LockClientClosedError();
     const context = { client: this.client, reaper: this.reaper, sweeper: this.sweeper, identity: this.identity };
-    const acquisition = new LockAcquisition(context, { name, dir, ...options });
+    const acquisition = new LockAcquisition(context, { name, dir, ...options, sent });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {

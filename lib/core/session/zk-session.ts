@@ -36,6 +36,11 @@ export type ZkWatchListener = (event: { readonly type: string; readonly path: st
 
 export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
 
+/** One write of a `multi` transaction. */
+export type ZkMultiOp =
+  | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: ZkNodeMode }
+  | { readonly op: 'remove'; readonly path: string };
+
 /** Without credentials nodes are open to all, as with any ZooKeeper client's default. */
 const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
 
@@ -47,7 +52,7 @@ const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('
 const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
 /** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData']);
+const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData', 'multi']);
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
@@ -320,6 +325,34 @@ export class ZkSession extends EventEmitter {
 
   async remove(path: string): Promise<void> {
     await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
+  }
+
+  /**
+   * Several writes as one transaction (ZooKeeper's `multi`), one request and one commit:
+   * all of them happen, or none. Resolves with each op's created path (`undefined` for a
+   * delete), in order. A ZooKeeper error fails the whole transaction, nothing changed, as
+   * a `ZkOperationError` naming the first op that failed. As with any write, a connection
+   * loss leaves unknown whether it committed (all of it or nothing).
+   */
+  async multi(ops: readonly ZkMultiOp[]): Promise<Array<string | undefined>> {
+    const transaction = this.client.transaction();
+    for (const op of ops) {
+      if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
+      else transaction.remove(op.path, -1);
+    }
+    let failed = 0; // the index of the op that failed the transaction
+    try {
+      const [results] = await this.call<[Array<{ path?: string }>]>('multi', ops[0].path, (cb) =>
+        transaction.commit((error, results?: Array<{ err?: number }>) => {
+          failed = Math.max(0, results?.findIndex((result) => result.err !== undefined && result.err !== 0) ?? 0);
+          cb(error as Error | null, results);
+        }),
+      );
+      return results.map((result) => result.path);
+    } catch (error) {
+      if (!(error instanceof ZkOperationError) || failed === 0) throw error;
+      throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
+    }
   }
 
   /**

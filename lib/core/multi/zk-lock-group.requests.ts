@@ -1,0 +1,106 @@
+import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
+import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
+import type { SentCreate } from '../recipe/lock-acquisition.js';
+import type { LockHandle } from '../recipe/lock-backend.interface.js';
+import type { LockMode } from '../recipe/lock-mode.js';
+import type { NodeReaper } from '../recipe/node-reaper.js';
+import type { ZkClient } from '../session/zk-client.js';
+import type { ZkSession } from '../session/zk-session.js';
+import type { LockGroupRequests } from './lock-group.requests.js';
+import type { PlannedLock } from './multi-lock.plan.js';
+
+/** What the ZooKeeper backend lends its multi-locks. */
+export interface ZkLockGroupContext {
+  readonly client: ZkClient;
+  readonly reaper: NodeReaper;
+  readonly sweeper: DirectorySweeper;
+  readonly identity: Buffer;
+  pathOf(name: string): string;
+  /** Connects on first use. */
+  started(): Promise<void>;
+  /** `tryAcquire`, with its first create sent already when `sent` is given. */
+  tryAcquire(name: string, mode: LockMode, signal: AbortSignal, sent?: SentCreate): Promise<LockHandle | null>;
+}
+
+interface Removal {
+  readonly session: ZkSession;
+  readonly dir: string;
+  readonly node: string;
+  readonly done: (outcome: Promise<void>) => void;
+}
+
+/**
+ * A group's requests on ZooKeeper. ZooKeeper commits each write separately, and the
+ * commits, not the round trips, are what several locks cost: so the creates of a wave go
+ * as one `multi` (the children reads pipelined right behind it), and a group's deletes as
+ * another. Every other step is each lock's own (`LockAcquisition`, `NodeReaper`), which
+ * keeps every recovery: a multi creates all its nodes or none, so when its reply is lost
+ * each lock finds its node, or not, by its guid as after a single create; when it fails
+ * (a directory not there yet), each lock creates its node alone, making the directory;
+ * and a failed multi delete (a node already gone) falls back to one delete per node.
+ */
+export class ZkLockGroupRequests implements LockGroupRequests {
+  constructor(private readonly ctx: ZkLockGroupContext) {}
+
+  async tryAll(locks: readonly PlannedLock[], signal: AbortSignal): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
+    const sent = await this.sendCreates(locks, signal);
+    return Promise.allSettled(locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, mode, signal, sent?.[i])));
+  }
+
+  releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>> {
+    const removals: Removal[] = [];
+    // Each release sends its delete synchronously: collected here, then sent as one.
+    const releases = this.ctx.reaper.diverting(
+      (session, dir, node) => new Promise<void>((done) => removals.push({ session, dir, node, done })),
+      () => handles.map((handle) => handle.release()),
+    );
+    for (const session of new Set(removals.map((removal) => removal.session))) {
+      this.removeTogether(session, removals.filter((removal) => removal.session === session));
+    }
+    return Promise.allSettled(releases);
+  }
+
+  /** One multi creating a node per lock, each named with a guid of its own; `undefined` when none can be sent. */
+  private async sendCreates(locks: readonly PlannedLock[], signal: AbortSignal): Promise<SentCreate[] | undefined> {
+    await this.ctx.started();
+    if (this.ctx.client.isClosed || signal.aborted) return undefined; // each try says why
+    const session = this.ctx.client.liveSession();
+    const nodes = locks.map(({ name, mode }) => ({ dir: this.ctx.pathOf(name), prefix: lockNodePrefix(newAttemptGuid(), mode) }));
+    const { identity: data } = this.ctx;
+    const sending = session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' })));
+    return nodes.map(({ prefix }, i) => {
+      const created = sending.then(
+        (paths) => paths[i],
+        (error: unknown) => {
+          // ZooKeeper refused the transaction: nothing was created. A lost reply is the lock's to recover.
+          if (error instanceof ZkOperationError && error.zkCode !== 'CONNECTION_LOSS') return undefined;
+          throw error;
+        },
+      );
+      created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
+      return { session, prefix, created };
+    });
+  }
+
+  /** One multi deleting every node; on any failure, one guaranteed delete per node instead. */
+  private removeTogether(session: ZkSession, removals: readonly Removal[]): void {
+    const alone = (removal: Removal): Promise<void> => this.ctx.reaper.remove(removal.session, removal.dir, { node: removal.node, prefix: removal.node });
+    if (removals.length === 1 || session.isLost) {
+      for (const removal of removals) removal.done(alone(removal));
+      return;
+    }
+    const sending = session.multi(removals.map(({ dir, node }) => ({ op: 'remove', path: `${dir}/${node}` })));
+    // Per-session FIFO order: a directory delete sent from now on sees ours done.
+    const swept = [...new Set(removals.map(({ dir }) => dir))].map((dir) => this.ctx.sweeper.released(session, dir));
+    const outcome = sending.then(
+      async () => {
+        await Promise.all(swept);
+      },
+      // All or nothing: a node already gone fails the whole multi, and a lost reply leaves
+      // it unknown; single deletes finish either way (a node gone is fine for them).
+      () => Promise.all(removals.map(alone)).then(() => undefined),
+    );
+    for (const removal of removals) removal.done(outcome);
+  }
+}

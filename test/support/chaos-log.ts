@@ -1,25 +1,38 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 
 /**
- * The chaos test's shared log (written by test/workers/chaos.worker.ts and the test), and
- * the invariants checked on it. Lines: `<kind> <id> <token or -> <t> [details]`, where a
- * section's id is `<worker>.<incarnation>.<n>` and `t` is CLOCK_MONOTONIC in ns.
+ * The chaos test's shared log (written by test/workers/chaos*.ts and the test). Lines:
+ * `<kind> <id> <token or -> <t> [details]`, `t` being CLOCK_MONOTONIC in ns.
  *
- *   enter   <section> <token> <t> <value read> <writer read> [long=<ms>] [aborted-at-entry]
- *   aborted <section> <token> <t> <reason>      the lock's signal aborted
- *   done    <section> <token> <t> <value written>
- *   abandon <section> <token> <t>               aborted when about to write: no write
- *   exit    <section> <token> <t>               released
- *   killed  <worker>.<incarnation> - <t>        (by the test) SIGKILLed, exit seen
- *   # ...                                       (by the test) the fault schedule
+ * Each worker process `<worker>.<incarnation>` runs several loops on one session; each
+ * grant of a loop is a *group* `<process>.<n>` (the loop on the one lock `counter`) or
+ * `<process>.<loop>-<n>` (loops `multi`, `lease1`, `lease2`, ...). A group holds one
+ * *section* per resource it guards: the group itself on `counter`, `<group>@<name>` for
+ * a lock of a multi-lock or the lease of a semaphore.
+ *
+ *   enter   <section> <token or -> <t> <value or -> <writer or -> [long=<ms>] [aborted-at-entry] [list=<names asked for>]
+ *   aborted <group> <token or -> <t> <reason>   the grant's signal aborted
+ *   done    <section> <token or -> <t> [<value written>]
+ *   abandon <section> <token or -> <t>          aborted when about to write: no write
+ *   exit    <group> <token or -> <t>            released
+ *   timeout <process> - <t> loop=<loop>          (trouble) no grant within the acquire timeout
+ *   error   <process> - <t> <stack>              (trouble) the worker crashed
+ *   killed  <process> - <t>                      (by the test) SIGKILLed, exit seen
+ *   # ...                                        (by the test) the fault schedule
  */
 export interface Section {
   readonly id: string;
   /** `<worker>.<incarnation>`: one process. */
   readonly process: string;
-  readonly token: bigint;
+  /** `<worker>/<loop>`: one loop, across the worker's incarnations. */
+  readonly loop: string;
+  readonly group: string;
+  /** The lock or semaphore it guards. */
+  readonly resource: string;
+  readonly token: bigint | undefined;
   readonly enter: bigint;
   readonly abortedAtEntry: boolean;
+  /** The counter it read (resources with a counter file only). */
   readonly valueRead: number;
   readonly writerRead: string;
   /** When the signal aborted, if it did. */
@@ -37,11 +50,23 @@ export interface ChaosLog {
   readonly trouble: string[];
 }
 
+/** The resource of a section without `@`: the single lock's. */
+export const COUNTER_LOCK = 'counter';
 const INFINITY = 1n << 80n;
+
+/** What a group or section id says: `w2.1.multi-7@m3` is process w2.1, loop w2/multi, group w2.1.multi-7, resource m3. */
+export function idParts(id: string): { process: string; loop: string; group: string; resource: string } {
+  const at = id.indexOf('@');
+  const group = at < 0 ? id : id.slice(0, at);
+  const [worker, incarnation, step = ''] = group.split('.');
+  const dash = step.lastIndexOf('-');
+  return { process: `${worker}.${incarnation}`, loop: `${worker}/${dash < 0 ? 'lock' : step.slice(0, dash)}`, group, resource: at < 0 ? COUNTER_LOCK : id.slice(at + 1) };
+}
 
 export function parseChaosLog(text: string): ChaosLog {
   const lines = text.split('\n').filter((line) => line !== '');
   const byId = new Map<string, Section>();
+  const byGroup = new Map<string, Section[]>();
   const killedAt = new Map<string, bigint>();
   const trouble: string[] = [];
   for (const line of lines) {
@@ -49,27 +74,21 @@ export function parseChaosLog(text: string): ChaosLog {
     const [kind, id, token, t, ...details] = line.split(' ');
     const at = BigInt(t);
     if (kind === 'enter') {
-      byId.set(id, {
-        id,
-        process: id.slice(0, id.lastIndexOf('.')),
-        token: BigInt(token),
-        enter: at,
-        valueRead: Number(details[0]),
-        writerRead: details[1],
-        abortedAtEntry: details.includes('aborted-at-entry'),
-        end: { kind: 'open', t: INFINITY },
-        lines: [line],
-      });
+      const section = enterSection(id, token, at, details, line);
+      byId.set(id, section);
+      byGroup.set(section.group, [...(byGroup.get(section.group) ?? []), section]);
       continue;
     }
     if (kind === 'killed') killedAt.set(id, at);
     if (kind === 'timeout' || kind === 'error') trouble.push(line);
-    const section = byId.get(id);
-    if (!section) continue;
-    section.lines.push(line);
-    if (kind === 'aborted') section.aborted ??= at;
-    else if (kind === 'done') section.end = { kind: 'done', t: at, value: Number(details[0]) };
-    else if (kind === 'abandon') section.end = { kind: 'abandon', t: at };
+    // aborted and exit are said once per group: they apply to each of its sections.
+    const sections = byId.has(id) ? [byId.get(id)!] : (byGroup.get(id) ?? []);
+    for (const section of sections) {
+      section.lines.push(line);
+      if (kind === 'aborted') section.aborted ??= at;
+      else if (kind === 'done') section.end = { kind: 'done', t: at, value: details[0] === undefined ? undefined : Number(details[0]) };
+      else if (kind === 'abandon') section.end = { kind: 'abandon', t: at };
+    }
   }
   // A section cut short by a SIGKILL ends when its process did (at the latest when the
   // test saw the exit, which is what `killed` records).
@@ -84,98 +103,22 @@ export function parseChaosLog(text: string): ChaosLog {
   return { sections, lines, trouble };
 }
 
-export interface Violation {
-  readonly invariant: string;
-  readonly what: string;
-  readonly lines: string[];
-}
-
-/**
- * (a) Mutual exclusion. Section X, entered first, and Y overlap when Y entered before X
- * ended (its `done`/`abandon` line, or its process's death). That is allowed only if X's
- * signal had aborted before Y entered: X then knows, and writes nothing more. Also: no
- * section may write after its signal aborted, and every section ends.
- */
-export function checkExclusion(log: ChaosLog): Violation[] {
-  const violations: Violation[] = [];
-  const inside: Section[] = [];
-  for (const y of log.sections) {
-    for (const x of inside) {
-      if (x.end.t <= y.enter) continue;
-      if (x.aborted !== undefined && x.aborted <= y.enter) continue;
-      violations.push({ invariant: 'a', what: `${y.id} entered while ${x.id} was inside with a trusted lock`, lines: [...x.lines, ...y.lines] });
-    }
-    inside.push(y);
-    for (let i = inside.length - 1; i >= 0; i--) if (inside[i].end.t <= y.enter) inside.splice(i, 1);
-  }
-  for (const s of log.sections) {
-    if (s.end.kind === 'done' && s.aborted !== undefined && s.aborted < s.end.t) {
-      violations.push({ invariant: 'a', what: `${s.id} wrote after its lock's signal aborted`, lines: s.lines });
-    }
-    if (s.end.kind === 'open') violations.push({ invariant: 'a', what: `${s.id} never ended (and its process was not killed)`, lines: s.lines });
-  }
-  return violations;
-}
-
-/**
- * (b) No lost or invented update. Each section reads `<value> <writer>` and a writing
- * section writes `<value + 1> <itself>` (atomically: written aside, renamed over). A
- * section killed between its write and its `done` line wrote without saying so; its write
- * is known from the next reader (or the final file) naming it. So: the final value = done sections + such killed writers, every
- * `done` write was read by someone (or is the final one), and every value read is the one
- * its writer wrote.
- */
-export function checkCounter(log: ChaosLog, finalContent: string): Violation[] {
-  const violations: Violation[] = [];
-  const [finalValue, finalWriter] = finalContent.trim().split(' ');
-  const byId = new Map(log.sections.map((s) => [s.id, s]));
-  const seen = new Map<string, string[]>(); // writer -> lines that read its write
-  for (const s of log.sections) if (s.writerRead !== '-') seen.set(s.writerRead, [...(seen.get(s.writerRead) ?? []), s.lines[0]]);
-  if (finalWriter !== '-') seen.set(finalWriter, [...(seen.get(finalWriter) ?? []), `(final counter file) ${finalContent.trim()}`]);
-
-  const done = log.sections.filter((s) => s.end.kind === 'done');
-  const killedWriters = log.sections.filter((s) => s.end.kind === 'killed' && seen.has(s.id));
-  for (const [writer, readers] of seen) {
-    const w = byId.get(writer);
-    if (!w || (w.end.kind !== 'done' && w.end.kind !== 'killed')) {
-      violations.push({ invariant: 'b', what: `${writer} is named as a writer but did not write`, lines: [...(w?.lines ?? []), ...readers] });
-    }
-  }
-  for (const s of log.sections) {
-    const w = byId.get(s.writerRead);
-    if (w && s.valueRead !== w.valueRead + 1) {
-      violations.push({ invariant: 'b', what: `${s.id} read ${s.valueRead} from ${w.id}, which wrote ${w.valueRead + 1}`, lines: [...w.lines, s.lines[0]] });
-    }
-  }
-  for (const s of done) {
-    if (!seen.has(s.id)) violations.push({ invariant: 'b', what: `the write of ${s.id} was lost (overwritten before anyone read it)`, lines: s.lines });
-  }
-  if (Number(finalValue) !== done.length + killedWriters.length) {
-    violations.push({
-      invariant: 'b',
-      what: `counter is ${finalValue}, but ${done.length} sections are done and ${killedWriters.length} killed ones wrote`,
-      lines: [`(final counter file) ${finalContent.trim()}`, ...killedWriters.map((s) => s.lines[0])],
-    });
-  }
-  return violations;
-}
-
-/**
- * (c) Fencing tokens strictly increase in the order sections were entered. Sections whose
- * signal had already aborted when they entered are left out: their holder knows at once
- * that the lock is not trusted and never writes (a fenced resource would refuse them too).
- */
-export function checkTokens(log: ChaosLog): Violation[] {
-  const violations: Violation[] = [];
-  let previous: Section | undefined;
-  for (const s of log.sections) {
-    if (s.abortedAtEntry) continue;
-    if (previous && s.token <= previous.token) {
-      violations.push({ invariant: 'c', what: `${s.id} entered after ${previous.id} with token ${s.token} <= ${previous.token}`, lines: [previous.lines[0], s.lines[0]] });
-    }
-    previous = s;
-  }
-  return violations;
+function enterSection(id: string, token: string, at: bigint, details: string[], line: string): Section {
+  const { process, loop, group, resource } = idParts(id);
+  return {
+    id,
+    process,
+    loop,
+    group,
+    resource,
+    token: token === '-' ? undefined : BigInt(token),
+    enter: at,
+    valueRead: Number(details[0]),
+    writerRead: details[1],
+    abortedAtEntry: details.includes('aborted-at-entry'),
+    end: { kind: 'open', t: INFINITY },
+    lines: [line],
+  };
 }
 
 /** Reads a file that others keep appending to, a complete line at a time. */

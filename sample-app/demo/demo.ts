@@ -1,22 +1,24 @@
 // The README's demo: three sample-app instances, each its own process with its own
-// ZooKeeper session, sell the seats of one show to concurrent customers, through the
-// locked endpoint and through the unlocked control. Starts a throwaway ZooKeeper unless
-// ZK_CONNECT is set. `--short` (or DEMO_SHORT=1) is the quick run for CI.
+// ZooKeeper session, (1) sell the seats of one show, then, side by side, (2) move seats
+// between two shows in both directions at once and (3) charge customers through a payment
+// partner that admits 3 calls at a time; each through the guarded endpoint and through an
+// unguarded control.
+// Starts a throwaway ZooKeeper unless ZK_CONNECT is set. `--short` (or DEMO_SHORT=1) is
+// the quick run for CI.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ZkServer } from '../../test/support/zookeeper/zk-server.js';
-import type { Availability, Reservation } from '../src/shows/show.model.js';
-import { fencingCheck, summarize, summaryTable, type EndpointSummary } from './demo.summary.js';
-import { expectJson } from './json-http.client.js';
-import { progressLine } from './progress.line.js';
-import { runLoad } from './reservation.load.js';
+import type { DemoContext } from './demo.scenario.js';
+import { PaymentPartnerStub } from './payment-partner.stub.js';
+import { runPayments } from './payments.scenario.js';
+import { runSales } from './sales.scenario.js';
 import { buildIfNeeded } from './sample-app.build.js';
 import { SampleAppProcess } from './sample-app.process.js';
+import { runTransfers } from './transfers.scenario.js';
 
 const SHORT = process.argv.includes('--short') || process.env.DEMO_SHORT === '1';
-const SEATS = SHORT ? 60 : 300;
 const CONCURRENCY = 12;
 const INSTANCES = ['a', 'b', 'c'];
 
@@ -31,25 +33,21 @@ async function demo(cleanups: Cleanup[], signal: AbortSignal): Promise<boolean> 
   const zkConnect = process.env.ZK_CONNECT || (await startZooKeeper(cleanups));
   const storeDir = mkdtempSync(join(tmpdir(), 'zk-lock-demo-store-'));
   cleanups.push(() => rmSync(storeDir, { recursive: true, force: true }));
+  const partner = await PaymentPartnerStub.start();
+  cleanups.push(() => partner.close());
   log(`starting ${INSTANCES.length} sample-app instances…`);
-  const apps = await startInstances(zkConnect, storeDir, cleanups);
+  const apps = await startInstances(zkConnect, storeDir, partner.url, cleanups);
   say(`ZooKeeper ${zkConnect}; store ${storeDir}`);
   say(`instances ${apps.map((a) => `${a.instance} ${a.url}`).join(', ')}`);
-  say(`Each run: a show with ${SEATS} seats, ${SEATS} reservations round-robin over the instances, ${CONCURRENCY} at a time.\n`);
+  say(`payment partner ${partner.url}, refusing more than ${partner.maxConcurrent} charges at once`);
 
-  const locked = await runEndpoint(apps, 'locked', '', signal);
-  const unlocked = await runEndpoint(apps, 'unlocked', '/unlocked', signal);
-  const { tokens } = await recordedTokens(apps[0]);
-  const fencing = fencingCheck(tokens);
-
-  say(`\n${summaryTable([locked, unlocked])}\n`);
-  say(locked.lost === 0 ? `locked: ${locked.confirmed} reservations confirmed, ${locked.sold} seats sold, no update lost.` : `FAILED: the locked endpoint lost ${locked.lost} updates.`);
-  say(unlocked.lost > 0
-    ? `unlocked (control): ${unlocked.confirmed} confirmed but only ${unlocked.sold} seats sold: ${unlocked.lost} updates lost to concurrent read-modify-writes.`
-    : `unlocked (control): lost no update this time; concurrent requests did not happen to overlap (run without --short for more load).`);
-  say(`${fencing.ok ? 'fencing' : 'FAILED: fencing'}: ${fencing.text}.`);
-  if (locked.failed > 0) say(`FAILED: ${locked.failed} locked reservations were not confirmed, e.g. ${locked.failure}.`);
-  return locked.lost === 0 && locked.failed === 0 && fencing.ok;
+  const context: DemoContext = { apps, short: SHORT, concurrency: CONCURRENCY, signal };
+  const sales = await runSales(context);
+  // Transfers and payments share nothing (not a lock, not the partner): they run side by side.
+  const reports = [sales, ...(await Promise.all([runTransfers(context), runPayments(context, partner)]))];
+  for (const report of reports) say(`\n${report.title}\n\n${report.table}\n\n${report.lines.join('\n')}`);
+  say();
+  return reports.every((report) => report.ok);
 }
 
 async function startZooKeeper(cleanups: Cleanup[]): Promise<string> {
@@ -60,8 +58,9 @@ async function startZooKeeper(cleanups: Cleanup[]): Promise<string> {
   return server.connectionString;
 }
 
-async function startInstances(zkConnect: string, storeDir: string, cleanups: Cleanup[]): Promise<SampleAppProcess[]> {
-  const started = await Promise.allSettled(INSTANCES.map((instance) => SampleAppProcess.start({ zkConnect, storeDir, instance })));
+async function startInstances(zkConnect: string, storeDir: string, partnerUrl: string, cleanups: Cleanup[]): Promise<SampleAppProcess[]> {
+  const env = { PARTNER_URL: partnerUrl };
+  const started = await Promise.allSettled(INSTANCES.map((instance) => SampleAppProcess.start({ zkConnect, storeDir, instance, env })));
   const apps = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   cleanups.push(() => stopInstances(apps));
   const failed = started.find((s) => s.status === 'rejected');
@@ -77,29 +76,6 @@ async function stopInstances(apps: SampleAppProcess[]): Promise<boolean> {
   say(`instances stopped by SIGTERM: ${apps.map((app, i) => `${app.instance} exit ${exits[i].code ?? exits[i].signal}`).join(', ')}.`);
   if (!clean) apps.forEach((app, i) => exits[i].code !== 0 && log(`output of instance ${app.instance}:\n${app.output}`));
   return clean;
-}
-
-async function runEndpoint(apps: SampleAppProcess[], endpoint: string, path: string, signal: AbortSignal): Promise<EndpointSummary> {
-  const show = `demo-${endpoint}`;
-  await expectJson('PUT', `${apps[0].url}/shows/${show}`, 200, { seats: SEATS });
-  const progress = progressLine(endpoint.padEnd(8), SEATS);
-  const answers = await runLoad({
-    urls: apps.map((app) => app.url),
-    path: `/shows/${show}/reservations${path}`,
-    requests: SEATS,
-    concurrency: CONCURRENCY,
-    signal,
-    onProgress: progress.update,
-  });
-  progress.end();
-  if (signal.aborted) throw new Error('interrupted');
-  const { remaining } = await expectJson<Availability>('GET', `${apps[apps.length - 1].url}/shows/${show}`, 200);
-  return summarize({ endpoint: endpoint === 'locked' ? 'locked' : 'unlocked (control)', seats: SEATS, answers, remaining });
-}
-
-async function recordedTokens(app: SampleAppProcess): Promise<{ tokens: string[] }> {
-  const reservations = await expectJson<Reservation[]>('GET', `${app.url}/shows/demo-locked/reservations`, 200);
-  return { tokens: reservations.flatMap((r) => (r.fencingToken === null ? [] : [r.fencingToken])) };
 }
 
 async function main(): Promise<number> {

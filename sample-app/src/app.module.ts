@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { ZkLockModule } from '../../lib/index.js';
 import { APP_CONFIG, type AppConfig } from './config/app.config.js';
 import { AppConfigModule } from './config/app-config.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
 import { ShowsModule } from './shows/shows.module.js';
 
 /** The lock module, a constant so that unit tests can swap it: `overrideModule(locks).useModule(ZkLockModule.forTesting(…))`. */
@@ -19,6 +20,6 @@ export const locks = ZkLockModule.forRootAsync({
 });
 
 @Module({
-  imports: [AppConfigModule, locks, ShowsModule],
+  imports: [AppConfigModule, locks, ShowsModule, PaymentsModule],
 })
 export class AppModule {}

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Logger } from '@nestjs/common';
-import { Test, type TestingModule } from '@nestjs/testing';
+import type { TestingModule } from '@nestjs/testing';
 
 import {
   httpStatusOf,
@@ -16,17 +16,15 @@ import {
   LockLostError,
   LockService,
   ZK_LOCK_BACKEND,
-  ZkLockModule,
   type LockContender,
 } from '../../lib/index';
-import { APP_CONFIG, type AppConfig } from '../../sample-app/src/config/app.config';
-import { AppModule, locks as zkLocks } from '../../sample-app/src/app.module';
 import { ReservationsController } from '../../sample-app/src/shows/reservations.controller';
 import { ReservationsService } from '../../sample-app/src/shows/reservations.service';
 import { showLock } from '../../sample-app/src/shows/show.model';
 import { SoldOutError } from '../../sample-app/src/shows/show.errors';
 import { ShowStore } from '../../sample-app/src/shows/show.store';
 import { ShowsService } from '../../sample-app/src/shows/shows.service';
+import { rejectionOf, testingInstance as instance } from './sample-app.testing';
 
 /**
  * The sample app's reservations, unit-tested the way a user of the library would: the
@@ -36,35 +34,11 @@ import { ShowsService } from '../../sample-app/src/shows/shows.service';
  * "database") are two instances of the service.
  */
 
-/**
- * One instance: the app's own AppModule, with its lock module swapped for the one for
- * tests and the settings given here instead of read from the environment.
- */
-async function instance(name: string, locks: InMemoryLockStore, storeDir: string): Promise<TestingModule> {
-  const config: AppConfig = { zkConnect: 'never used: forTesting connects nowhere', port: 0, host: '127.0.0.1', storeDir, storeDelayMs: 5, instance: name };
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideModule(zkLocks)
-    .useModule(ZkLockModule.forTesting({ isGlobal: true, store: locks, identity: name }))
-    .overrideProvider(APP_CONFIG)
-    .useValue(config)
-    .compile();
-  return moduleRef.init();
-}
-
 /** Sockets and servers this process has open. */
 const openSockets = (): number =>
   (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().filter((h) => h instanceof Socket || h instanceof Server).length;
 
 const newShow = (): string => `show-${randomBytes(4).toString('hex')}`;
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
 
 describe('sample app reservations, unit-tested over ZkLockModule.forTesting()', () => {
   let storeDir: string;

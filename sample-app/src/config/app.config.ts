@@ -18,6 +18,8 @@ export interface AppConfig {
   readonly storeDelayMs: number;
   /** This instance's name, shown in lock identities and reservations (INSTANCE). */
   readonly instance: string;
+  /** The payment partner's base URL (PARTNER_URL); without it, payments answer 502. */
+  readonly partnerUrl: string | undefined;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -29,6 +31,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     storeDir: env.STORE_DIR || join(tmpdir(), 'zk-lock-sample-shows'),
     storeDelayMs: whole('STORE_DELAY_MS', env.STORE_DELAY_MS, 4),
     instance: env.INSTANCE || `${hostname()}:${process.pid}`,
+    partnerUrl: env.PARTNER_URL || undefined,
   };
 }
 

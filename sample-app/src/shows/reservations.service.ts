@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 
 import { LockService, WithLock } from '../../../lib/index.js';
+import { callTiming, type CallTiming } from '../common/call-timing.js';
 import { APP_CONFIG, type AppConfig } from '../config/app.config.js';
 import { showLock, type Reservation } from './show.model.js';
 import { ShowNotFoundError, SoldOutError } from './show.errors.js';
@@ -14,10 +15,8 @@ export interface ReservationResult extends Reservation {
 
 export interface LockedReservationResult extends ReservationResult {
   /** `waitMs`: from the request reaching the controller to holding the lock; `holdMs`: the locked work. */
-  readonly timing: { readonly waitMs: number; readonly holdMs: number };
+  readonly timing: CallTiming;
 }
-
-const ms = (value: number): number => Math.round(value * 100) / 100;
 
 @Injectable()
 export class ReservationsService {
@@ -37,7 +36,7 @@ export class ReservationsService {
     const lockedAt = performance.now();
     const fencingToken = this.locks.held(showLock(showId))?.fencingToken;
     const result = await this.sell(showId, customer, fencingToken);
-    return { ...result, timing: { waitMs: ms(lockedAt - enteredAt), holdMs: ms(performance.now() - lockedAt) } };
+    return { ...result, timing: callTiming(enteredAt, lockedAt) };
   }
 
   /** The same read-modify-write without the lock: the control, which loses updates under load. */

@@ -1,13 +1,15 @@
 import { Catch, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 
-import { ShowNotFoundError, SoldOutError } from './show.errors.js';
+import { NotEnoughSeatsError, ShowNotFoundError, SoldOutError } from './show.errors.js';
+
+type ShowError = SoldOutError | ShowNotFoundError | NotEnoughSeatsError;
 
 /** Maps the shows' domain errors to HTTP answers (the services know nothing of HTTP). */
-@Catch(SoldOutError, ShowNotFoundError)
+@Catch(SoldOutError, ShowNotFoundError, NotEnoughSeatsError)
 export class ShowErrorsFilter implements ExceptionFilter {
-  catch(error: SoldOutError | ShowNotFoundError, host: ArgumentsHost): void {
-    const status = error instanceof SoldOutError ? HttpStatus.CONFLICT : HttpStatus.NOT_FOUND;
+  catch(error: ShowError, host: ArgumentsHost): void {
+    const status = error instanceof ShowNotFoundError ? HttpStatus.NOT_FOUND : HttpStatus.CONFLICT;
     host.switchToHttp().getResponse<Response>().status(status).json({ statusCode: status, error: error.name, message: error.message });
   }
 }

@@ -13,3 +13,15 @@ export class ShowNotFoundError extends Error {
     this.name = 'ShowNotFoundError';
   }
 }
+
+/** A transfer asked for more seats than the show has free. Answered with 409 Conflict. */
+export class NotEnoughSeatsError extends Error {
+  constructor(
+    readonly showId: string,
+    readonly requested: number,
+    readonly remaining: number,
+  ) {
+    super(`Show ${showId} has ${remaining} free seats, fewer than the ${requested} asked to move.`);
+    this.name = 'NotEnoughSeatsError';
+  }
+}

@@ -33,3 +33,9 @@ export const availabilityOf = (show: Show): Availability => ({
 
 /** The one lock of a show, taken by every instance that reads or changes it. */
 export const showLock = (showId: string): string => `show:${showId}`;
+
+/**
+ * The locks of a transfer between two shows: both shows' locks, taken together (all or
+ * nothing, in one order whichever way the seats move), so opposite transfers never deadlock.
+ */
+export const transferLocks = (from: string, to: string): string[] => [showLock(from), showLock(to)];

@@ -7,9 +7,11 @@ import { ShowErrorsFilter } from './show-errors.filter.js';
 import { ShowStore } from './show.store.js';
 import { ShowsController } from './shows.controller.js';
 import { ShowsService } from './shows.service.js';
+import { TransfersController } from './transfers.controller.js';
+import { TransfersService } from './transfers.service.js';
 
 @Module({
-  controllers: [ShowsController, ReservationsController],
-  providers: [ShowStore, ShowsService, ReservationsService, { provide: APP_FILTER, useClass: ShowErrorsFilter }],
+  controllers: [ShowsController, ReservationsController, TransfersController],
+  providers: [ShowStore, ShowsService, ReservationsService, TransfersService, { provide: APP_FILTER, useClass: ShowErrorsFilter }],
 })
 export class ShowsModule {}

@@ -35,6 +35,9 @@ export class ReentrantLocker {
   private readonly deferred = new DeferredReleases();
   private readonly leases: LeaseRunner;
   private readonly policy: LockCallPolicy;
+  private readonly defaults: ResolvedWithLockOptions;
+  /** `scopeKeyOf(backend, name)` is this prefix and the name. */
+  private readonly scopePrefix: string;
 
   constructor(
     private readonly backend: LockBackend,
@@ -42,6 +45,8 @@ export class ReentrantLocker {
     events: LockerEvents = {},
   ) {
     this.policy = new LockCallPolicy(events);
+    this.defaults = resolveWithLockOptions(undefined, defaultTimeoutMs);
+    this.scopePrefix = scopeKeyOf(backend, '');
     this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) => this.policy.acquiring(name, pending));
   }
 
@@ -55,9 +60,10 @@ export class ReentrantLocker {
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
   async withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
-    const call = resolveWithLockOptions(options, this.defaultTimeoutMs);
+    // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
+    const call = options === undefined ? this.defaults : resolveWithLockOptions(options, this.defaultTimeoutMs);
     encodeLockName(name); // after the options, as the backends check them
-    const key = scopeKeyOf(this.backend, name);
+    const key = this.scopePrefix + name;
     const outer = heldInScope(key);
     if (outer) return this.runNested(this.nested(outer, call.mode, call.reentrant), fn);
     const handle = await this.grant(name, call);
@@ -86,7 +92,7 @@ export class ReentrantLocker {
   async runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
     const hold = new ChainHold(handle);
     try {
-      return await this.settle(handle, runInScope(scopeKeyOf(this.backend, handle.name), hold, async () => fn()), false);
+      return await this.settle(handle, runInScope(this.scopePrefix + handle.name, hold, async () => fn()), false);
     } finally {
       await hold.settle();
     }
@@ -98,7 +104,7 @@ export class ReentrantLocker {
    */
   async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     const { mode, timeoutMs, signal, revocable } = this.check(name, options);
-    const outer = heldInScope(scopeKeyOf(this.backend, name));
+    const outer = heldInScope(this.scopePrefix + name);
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
     return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable }));
   }
@@ -106,7 +112,7 @@ export class ReentrantLocker {
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
     const { mode, signal, revocable } = this.check(name, options);
-    const outer = heldInScope(scopeKeyOf(this.backend, name));
+    const outer = heldInScope(this.scopePrefix + name);
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
     return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable }));
   }
@@ -165,7 +171,7 @@ export class ReentrantLocker {
 
   /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */
   held(name: string): LockHandle | undefined {
-    return heldInScope(scopeKeyOf(this.backend, name))?.handle;
+    return heldInScope(this.scopePrefix + name)?.handle;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 
 import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
 import { LockClientNotStartedError } from '../errors/lock-client-not-started.error.js';
@@ -28,6 +28,7 @@ export class ZkClient extends EventEmitter {
   /** A client that has not connected yet: `start()` connects it. */
   constructor(options: ResolvedZkClientOptions) {
     super();
+    setMaxListeners(0, this.closedController.signal); // one listener per wait in flight, not a leak
     this.options = options;
   }
 

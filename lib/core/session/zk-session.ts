@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 
 import * as zookeeper from 'node-zookeeper-client';
 
@@ -87,6 +87,10 @@ export class ZkSession extends EventEmitter {
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
+    // One listener per request or wait in flight is how this session is used, not a leak:
+    // no MaxListenersExceededWarning at the eleventh concurrent acquire.
+    this.setMaxListeners(0);
+    setMaxListeners(0, this.lostController.signal);
     this.client = zookeeper.createClient(config.connectionString, {
       sessionTimeout: config.sessionTimeoutMs,
       spinDelay: config.spinDelayMs,

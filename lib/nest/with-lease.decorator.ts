@@ -1,8 +1,7 @@
-import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
-import { ZkLockError } from '../core/errors/zk-lock.error.js';
 import type { LeaseCallOptions } from '../core/context/lease-runner.js';
 import { resolveLeaseOptions } from '../core/lease/lease-options.validator.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
+import { keyFor } from './key-function.js';
 import { WITH_LEASE_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
@@ -60,14 +59,5 @@ function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined):
 }
 
 function leaseNameFor(source: string | ((...args: any[]) => string), args: unknown[], method: string): string {
-  if (typeof source === 'string') return source;
-  let name: unknown;
-  try {
-    name = source(...args);
-  } catch (error) {
-    if (error instanceof ZkLockError) throw error;
-    throw new InvalidLockNameError(undefined, `the key function of @WithLease on ${method} threw: ${(error as Error)?.message ?? String(error)}`);
-  }
-  if (typeof name !== 'string' || name === '') throw new InvalidLockNameError(name, `the key function of @WithLease on ${method} must return a non-empty string`);
-  return name;
+  return keyFor(source, args, { decorator: '@WithLease', method, expected: 'a non-empty string' }, (_key): _key is never => false);
 }

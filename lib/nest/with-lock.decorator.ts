@@ -1,8 +1,7 @@
-import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
-import { ZkLockError } from '../core/errors/zk-lock.error.js';
 import { resolveWithLockOptions, type WithLockCallOptions, type WithLocksCallOptions } from '../core/context/with-lock.options.js';
 import type { LockList } from '../core/multi/multi-lock.options.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
+import { keyFor } from './key-function.js';
 import { methodLabel } from './method-label.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
@@ -79,17 +78,7 @@ function runWithLocks(service: LockRunner, method: string, key: LockList, body: 
 }
 
 function lockNameFor(source: LockNameSource, args: unknown[], method: string): string | LockList {
-  if (typeof source === 'string') return source;
-  let name: unknown;
-  try {
-    name = source(...args);
-  } catch (error) {
-    if (error instanceof ZkLockError) throw error;
-    throw new InvalidLockNameError(undefined, `the key function of @WithLock on ${method} threw: ${(error as Error)?.message ?? String(error)}`);
-  }
-  if (Array.isArray(name)) return name as LockList; // checked by withLocks, before anything is sent
-  if (typeof name !== 'string' || name === '') {
-    throw new InvalidLockNameError(name, `the key function of @WithLock on ${method} must return a non-empty string (or an array of names)`);
-  }
-  return name;
+  // An array is checked by withLocks, before anything is sent.
+  const where = { decorator: '@WithLock', method, expected: 'a non-empty string (or an array of names)' };
+  return keyFor(source, args, where, (key): key is LockList => Array.isArray(key));
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockReentryError, LockRevocationRequestedError, LockService, WithLease, WithLock } from '../../lib/index';
+import { InvalidLockNameError, LockReentryError, LockRevocationRequestedError, LockService, WithLease, WithLock } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot } from '../support/zk-test-env';
 import { lockNodes, startApp } from './nest-fixture';
@@ -119,6 +119,11 @@ class PartnerApi {
     partnerCalls.inFlight--;
     return ms;
   }
+
+  @WithLease((partner: unknown) => partner as string, { maxLeases: 1 })
+  async quoteFrom(_partner: unknown): Promise<string> {
+    return 'quoted';
+  }
 }
 
 describe('leases through LockService and @WithLease', () => {
@@ -142,6 +147,15 @@ describe('leases through LockService and @WithLease', () => {
     const held = await locks.acquireLease('partner-api', { maxLeases: 2 });
     await expect(locks.acquireLease('partner-api', { maxLeases: 3 })).rejects.toMatchObject({ name: 'LeaseLimitMismatchError' });
     await held.release();
+  });
+
+  it("@WithLease's key function: a name per call; one that throws or returns no string fails naming the decorator, nothing sent", async () => {
+    const partner = apps[0].get(PartnerApi);
+    await expect(partner.quoteFrom('partner-x')).resolves.toBe('quoted');
+    const error = await partner.quoteFrom(42).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidLockNameError);
+    expect((error as Error).message).toMatch(/the key function of @WithLease on PartnerApi\.quoteFrom must return a non-empty string/);
+    expect(await apps[0].get(LockService).leaseContenders('partner-x')).toEqual([]);
   });
 
   it('@WithLease refuses a bad maxLeases when the class is defined', () => {

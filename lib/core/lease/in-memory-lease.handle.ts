@@ -1,5 +1,6 @@
 import type { LockLostError } from '../errors/lock-lost.error.js';
-import { assertLeaseHeld, type LeaseHandle } from './lease-handle.interface.js';
+import { assertHeld } from '../recipe/lock-backend.interface.js';
+import type { LeaseHandle } from './lease-handle.interface.js';
 
 export interface InMemoryLeaseHandleInit {
   readonly name: string;
@@ -36,7 +37,7 @@ export class InMemoryLeaseHandle implements LeaseHandle {
   }
 
   assertHeld(): void {
-    assertLeaseHeld(this);
+    assertHeld(this);
   }
 
   /** Leaves the queue at once; calling it again returns the first call's promise. */

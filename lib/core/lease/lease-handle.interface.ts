@@ -1,6 +1,3 @@
-import { LockLostError } from '../errors/lock-lost.error.js';
-import { lockMessages } from '../errors/lock.messages.js';
-
 /** Options of `acquireLease`. */
 export interface AcquireLeaseOptions {
   /**
@@ -45,11 +42,4 @@ export interface LeaseContender {
   readonly identity: string | null;
   /** `true` for the (at most `maxLeases`) holders, `false` for waiters. */
   readonly holding: boolean;
-}
-
-/** `LeaseHandle.assertHeld` for any lease handle. */
-export function assertLeaseHeld(handle: LeaseHandle): void {
-  const { signal } = handle;
-  if (signal.aborted) throw signal.reason;
-  if (handle.released) throw new LockLostError(handle.name, lockMessages.releasedHandle);
 }

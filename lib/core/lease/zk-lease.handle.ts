@@ -2,7 +2,8 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import type { NodeReaper } from '../recipe/node-reaper.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { assertLeaseHeld, type LeaseHandle } from './lease-handle.interface.js';
+import { assertHeld } from '../recipe/lock-backend.interface.js';
+import type { LeaseHandle } from './lease-handle.interface.js';
 import { leaseMessages } from './lease.messages.js';
 
 export interface ZkLeaseHandleInit {
@@ -53,7 +54,7 @@ export class ZkLeaseHandle implements LeaseHandle {
   }
 
   assertHeld(): void {
-    assertLeaseHeld(this);
+    assertHeld(this);
   }
 
   /** The lease node's full path in ZooKeeper. */

@@ -56,8 +56,8 @@ export interface LockHandle extends AsyncDisposable {
   release(): Promise<void>;
 }
 
-/** `LockHandle.assertHeld` for any handle. */
-export function assertHeld(handle: LockHandle): void {
+/** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
+export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;
   if (signal.aborted) throw signal.reason;
   if (handle.released) throw new LockLostError(handle.name, lockMessages.releasedHandle);

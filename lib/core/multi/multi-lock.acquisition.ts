@@ -81,6 +81,7 @@ export class MultiLockAcquisition {
         await giveBack(held, blocked + 1, watch);
         const { name, mode } = this.plan[blocked];
         if (this.options.timeoutMs === 0) throw new LockTimeoutError(name, mode, 0);
+        watch.arm(); // from now on a lock lost while this one is awaited ends the wait
         held[blocked] = watch.add(await this.backend.acquire(name, { mode, timeoutMs: Infinity, signal: round.signal }));
         from = blocked + 1;
       }
@@ -137,22 +138,25 @@ async function giveBack(held: Held, from: number, watch: LossWatch): Promise<voi
   await Promise.allSettled(handles.map((handle) => handle.release()));
 }
 
-/** Calls `onLost` when any handle it watches is lost. */
+/**
+ * Calls `onLost` when any handle it watches is lost, once armed: a round that waits for no
+ * holder never subscribes (the check of every handle at its end covers it).
+ */
 class LossWatch {
-  private readonly listeners = new Map<LockHandle, () => void>();
+  private readonly listeners = new Map<LockHandle, (() => void) | undefined>();
+  private armed = false;
 
   constructor(private readonly onLost: () => void) {}
 
   add(handle: LockHandle): LockHandle {
-    const { signal } = handle;
-    if (signal.aborted) {
-      this.onLost();
-      return handle;
-    }
-    const listener = (): void => this.onLost();
-    signal.addEventListener('abort', listener, { once: true });
-    this.listeners.set(handle, () => signal.removeEventListener('abort', listener));
+    this.listeners.set(handle, this.armed ? this.follow(handle) : undefined);
     return handle;
+  }
+
+  arm(): void {
+    if (this.armed) return;
+    this.armed = true;
+    for (const handle of this.listeners.keys()) this.listeners.set(handle, this.follow(handle));
   }
 
   remove(handle: LockHandle): void {
@@ -161,7 +165,19 @@ class LossWatch {
   }
 
   clear(): void {
-    for (const stop of this.listeners.values()) stop();
+    for (const stop of this.listeners.values()) stop?.();
     this.listeners.clear();
+  }
+
+  /** Subscribes to `handle`'s loss; returns the unsubscribe. */
+  private follow(handle: LockHandle): (() => void) | undefined {
+    const { signal } = handle;
+    if (signal.aborted) {
+      this.onLost();
+      return undefined;
+    }
+    const listener = (): void => this.onLost();
+    signal.addEventListener('abort', listener, { once: true });
+    return () => signal.removeEventListener('abort', listener);
   }
 }

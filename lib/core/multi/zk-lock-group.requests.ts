@@ -1,6 +1,7 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
 import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
+import { listChildren } from '../recipe/lock-directory.js';
 import type { SentCreate } from '../recipe/lock-acquisition.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
@@ -68,7 +69,11 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     const session = this.ctx.client.liveSession();
     const nodes = locks.map(({ name, mode }) => ({ dir: this.ctx.pathOf(name), prefix: lockNodePrefix(newAttemptGuid(), mode) }));
     const { identity: data } = this.ctx;
-    const sending = session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' })));
+    // The transaction, and each directory's children read right behind it, in one socket write.
+    const { sending, reads } = session.sendingTogether(() => ({
+      sending: session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' }))),
+      reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
+    }));
     return nodes.map(({ prefix }, i) => {
       const created = sending.then(
         (paths) => paths[i],
@@ -79,7 +84,7 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         },
       );
       created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
-      return { session, prefix, created };
+      return { session, prefix, created, listed: reads[i] };
     });
   }
 

@@ -43,6 +43,8 @@ export interface SentCreate {
   readonly session: ZkSession;
   readonly prefix: string;
   readonly created: Promise<string | undefined>;
+  /** The directory's children read, sent right behind the create (`null` if it failed). */
+  readonly listed: Promise<Listing | null>;
 }
 
 export interface Grant {
@@ -114,7 +116,7 @@ export class LockAcquisition {
     let granted = false;
     try {
       let listing: Listing | undefined;
-      ({ node, listing } = await this.createNode(session, prefix, sent?.created));
+      ({ node, listing } = await this.createNode(session, prefix, sent));
       let directoryChecked = false;
       for (;;) {
         listing ??= (await this.retrying(session, () => listChildren(session, this.req.dir))) ?? EMPTY_LISTING;
@@ -153,18 +155,17 @@ export class LockAcquisition {
    * second node. A vanished directory is re-created. `sent`: the first create, already
    * sent by the caller (a multi-lock's one transaction); made here if it did not happen.
    */
-  private async createNode(session: ZkSession, prefix: string, sent?: Promise<string | undefined>): Promise<{ node: string; listing?: Listing }> {
+  private async createNode(session: ZkSession, prefix: string, sent?: SentCreate): Promise<{ node: string; listing?: Listing }> {
     const path = `${this.req.dir}/${prefix}`;
     this.ctx.sweeper.claim(this.req.dir);
     for (;;) {
-      const creating = sent ?? session.create(path, this.ctx.identity, 'ephemeral-sequential');
+      const { created: creating, listed: reading } = sent ?? sendCreate(session, path, this.req.dir, this.ctx.identity);
       sent = undefined;
-      const reading = listChildren(session, this.req.dir).catch(() => null);
       try {
-        const created = await this.stop.race(creating);
+        // The read's reply comes right behind the create's: one wait for both.
+        const [created, listing] = await this.stop.race(Promise.all([creating, reading]));
         if (created === undefined) continue; // the sender's create did not happen: create it here
         const node = created.slice(created.lastIndexOf('/') + 1);
-        const listing = await this.stop.race(reading);
         return { node, listing: listing?.children.includes(node) ? listing : undefined };
       } catch (error) {
         if (isZkCode(error, 'NO_NODE')) {
@@ -249,4 +250,15 @@ export class LockAcquisition {
     if (session.isLost) return;
     await session.whileConnected(this.ctx.reaper.remove(session, this.req.dir, { node, prefix }));
   }
+}
+
+/**
+ * Sends the create of a lock node and, right behind it in one socket write, the read of
+ * its directory: per-session FIFO order makes the read see the create.
+ */
+export function sendCreate(session: ZkSession, path: string, dir: string, data: Buffer): Pick<SentCreate, 'created' | 'listed'> {
+  return session.sendingTogether(() => ({
+    created: session.create(path, data, 'ephemeral-sequential'),
+    listed: listChildren(session, dir).catch(() => null),
+  }));
 }

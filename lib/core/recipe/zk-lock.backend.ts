@@ -21,7 +21,7 @@ import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
 import { listChildren } from './lock-directory.js';
-import { LockAcquisition, type SentCreate } from './lock-acquisition.js';
+import { LockAcquisition, type AcquisitionContext, type SentCreate } from './lock-acquisition.js';
 import { blockerAt, orderQueue } from './lock-queue.js';
 import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
@@ -45,6 +45,8 @@ export class ZkLockBackend implements LockBackend {
   private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
   private readonly leases: ZkLeaseRecipe;
   private readonly identity: Buffer;
+  /** What every `LockAcquisition` of this backend shares. */
+  private readonly acquisitionContext: AcquisitionContext;
   /** Made on first `acquireAll`. */
   private groupRequests: ZkLockGroupRequests | undefined;
 
@@ -56,6 +58,7 @@ export class ZkLockBackend implements LockBackend {
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
+    this.acquisitionContext = { client, reaper, sweeper, identity };
     this.leases = new ZkLeaseRecipe({ client, reaper, sweeper, identity, waits, held, pathOf: (name) => this.pathOf(name), startedOnce: () => this.startedOnce() });
   }
 
@@ -116,7 +119,8 @@ export class ZkLockBackend implements LockBackend {
       identity,
       pathOf: (name) => this.pathOf(name),
       started: () => this.startedOnce(),
-      tryAcquire: (name, mode, signal, sent) => this.run(name, { ...resolveAcquireOptions({ mode, signal }, 0), timeoutMs: 0 }, sent),
+      // The plan checked the names and modes, and the signal is the call's own: nothing to validate.
+      tryAcquire: (name, mode, signal, sent) => this.run(name, { mode, signal, timeoutMs: 0 }, sent),
     });
     return acquireAllThrough(this, locks, options, this.groupRequests);
   }
@@ -218,10 +222,9 @@ export class ZkLockBackend implements LockBackend {
 
   private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
     const dir = this.pathOf(name);
-    await this.startedOnce();
+    if (!this.client.isStarted) await this.startedOnce(); // no extra turn of the event loop once started
     if (this.client.isClosed) throw new LockClientClosedError();
-    const context = { client: this.client, reaper: this.reaper, sweeper: this.sweeper, identity: this.identity };
-    const acquisition = new LockAcquisition(context, { name, dir, ...options, sent });
+    const acquisition = new LockAcquisition(this.acquisitionContext, { name, dir, ...options, sent });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {

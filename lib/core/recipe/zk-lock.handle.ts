@@ -63,8 +63,11 @@ export class ZkLockHandle implements LockHandle {
     return this.init.revocation?.signal ?? (this.neverRevoked ??= new AbortController()).signal;
   }
 
+  /** Checks the clock now, as `signal` does, without making the signal. */
   isHeld(): boolean {
-    return !this.released && !this.signal.aborted;
+    if (this.releasing) return false;
+    if (!this.lostReason) this.init.session.checkTrust();
+    return !this.lostReason;
   }
 
   assertHeld(): void {

@@ -9,7 +9,7 @@ import type { Client } from 'node-zookeeper-client';
 interface ConnectionManagerInternals {
   state: number;
   pendingBuffer?: Buffer | null;
-  socket?: { destroy(): void };
+  socket?: { destroy(): void; cork(): void; uncork(): void };
   on(event: 'state', listener: (state: number) => void): void;
   removeListener(event: 'state', listener: (state: number) => void): void;
   setState(state: number): void;
@@ -23,6 +23,22 @@ const CM_AUTH_FAILED = -4;
 
 function manager(client: Client): ConnectionManagerInternals {
   return (client as unknown as { connectionManager: ConnectionManagerInternals }).connectionManager;
+}
+
+/**
+ * Runs `send` with the client's socket corked: the client writes each request to its
+ * socket as it is made, one system call each; requests made together leave as one write
+ * (and reach the server as one segment). Nothing waits: the socket is uncorked before
+ * this returns. Without a socket (not connected) the requests queue as usual.
+ */
+export function sendingTogether<T>(client: Client, send: () => T): T {
+  const socket = manager(client).socket;
+  socket?.cork();
+  try {
+    return send();
+  } finally {
+    socket?.uncork();
+  }
 }
 
 /** True once the client will never send anything again. */

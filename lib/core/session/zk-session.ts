@@ -5,7 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, whenClientClosed } from './zk-client.internals.js';
+import { dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, sendingTogether, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -325,6 +325,11 @@ export class ZkSession extends EventEmitter {
     } catch (error) {
       if (!(error instanceof ZkOperationError) || error.zkCode === 'CONNECTION_LOSS') throw error;
     }
+  }
+
+  /** Runs `send`; the requests it makes synchronously leave in one socket write. */
+  sendingTogether<T>(send: () => T): T {
+    return sendingTogether(this.client, send);
   }
 
   async remove(path: string): Promise<void> {

@@ -9,6 +9,7 @@ export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './c
 export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/listing/lock-listing.interface.js';
 export { LockRevocationRequestedError } from './core/revocation/lock-revocation-requested.error.js';
 export type { LockMode } from './core/recipe/lock-mode.js';
+export type { NodeFormat } from './core/naming/node-format.js';
 export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
 
 // Errors: one base class, one class per failure.

@@ -4,7 +4,7 @@ import type { InMemoryLockStore } from '../core/memory/in-memory-lock.store.js';
 import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
 
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
-export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquireTimeoutMs' | 'httpErrors' | 'shutdownGraceMs'> {
+export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquireTimeoutMs' | 'httpErrors' | 'shutdownGraceMs' | 'nodeFormat'> {
   /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
   readonly identity?: string;
   /**
@@ -21,7 +21,7 @@ export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquire
   readonly isGlobal?: boolean;
 }
 
-const KNOWN = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'identity', 'store', 'backend', 'isGlobal'];
+const KNOWN = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'identity', 'store', 'nodeFormat', 'backend', 'isGlobal'];
 
 /** Checks the options like `forRoot` does; returns the service's options and the backend. */
 export function resolveTestingOptions(options: ZkLockTestingOptions): { service: LockServiceOptions; backend: InMemoryLockBackend } {
@@ -30,11 +30,12 @@ export function resolveTestingOptions(options: ZkLockTestingOptions): { service:
   if (unknown !== undefined) {
     throw new InvalidOptionError(unknown, (options as Record<string, unknown>)[unknown], `one of the options of ZkLockModule.forTesting: ${KNOWN.join(', ')}`);
   }
-  const { acquireTimeoutMs, httpErrors, shutdownGraceMs, identity, store, backend } = options;
+  const { acquireTimeoutMs, httpErrors, shutdownGraceMs, identity, store, nodeFormat, backend } = options;
   const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, shutdownGraceMs });
   if (backend !== undefined && !(backend instanceof InMemoryLockBackend)) throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
-  if (backend && (identity !== undefined || store !== undefined)) {
-    throw new InvalidOptionError(identity !== undefined ? 'identity' : 'store', identity ?? store, 'nothing when backend is given (set them on the backend)');
+  const own = Object.entries({ identity, store, nodeFormat }).filter(([, value]) => value !== undefined);
+  if (backend && own.length > 0) {
+    throw new InvalidOptionError(own[0][0], own[0][1], 'nothing when backend is given (set it on the backend)');
   }
-  return { service, backend: backend ?? new InMemoryLockBackend({ ...(identity !== undefined && { identity }), ...(store !== undefined && { store }) }) };
+  return { service, backend: backend ?? new InMemoryLockBackend(Object.fromEntries(own)) };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { LockBackend, LockContender, LockHandle, LockMode } from '../../lib/index';
+import type { LockBackend, LockContender, LockHandle, LockList, LockMode, MultiAcquireOptions, MultiLockHandle } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 
 /** An acquire under way, and whether it was granted yet. */
@@ -73,3 +73,9 @@ export class OverlapMeter {
 
 /** Kazoo's node name: 32 hex digits, the mode's marker, ten digits of sequence. */
 export const KAZOO_NODE = /^[0-9a-f]{32}(__lock__|__rlock__)\d{10}$/;
+
+/** `backend.acquireAll`, which every backend of this library has (the port makes it optional). */
+export function acquireAll(backend: LockBackend, locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  if (!backend.acquireAll) throw new Error('this backend has no acquireAll');
+  return backend.acquireAll(locks, options);
+}

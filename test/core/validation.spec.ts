@@ -82,6 +82,26 @@ describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
     expect(await fx.tree()).toEqual([]);
   });
 
+  it('with nodeFormat "curator-mutex" as the default, refuses readers (one lock or a group) with nothing sent', async () => {
+    const a = await fx.backend({ nodeFormat: 'curator-mutex' });
+    const before = a.client.counter.total();
+    for (const call of [
+      () => a.acquire('report', { mode: 'read' }),
+      () => a.tryAcquire('report', { mode: 'read' }),
+      () => a.acquireAll(['ledger', { name: 'report', mode: 'read' }]),
+    ]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toMatchObject({ option: 'mode', value: 'read' });
+      expect((error as Error).message).toMatch(/InterProcessMutex.*"curator-rw"/);
+    }
+    expect(a.client.counter.total()).toBe(before);
+    expect(await fx.tree()).toEqual([]);
+    const reader = await a.acquire('report', { mode: 'read', nodeFormat: 'curator-rw', timeoutMs: 0 }); // a call's own format wins
+    expect(reader.path).toMatch(/\/_c_[0-9a-f-]{36}-__READ__\d{10}$/);
+    await reader.release();
+  });
+
   it('rejects bad client options before connecting', async () => {
     await expect(ZkLockBackend.connect({ connectionString: 'not a host' })).rejects.toBeInstanceOf(ZkConnectionError);
     await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', rootPath: 'locks' })).rejects.toMatchObject({ option: 'rootPath' });

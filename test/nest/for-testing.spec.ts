@@ -148,6 +148,20 @@ describe('ZkLockModule.forTesting', () => {
     }
   });
 
+  it('takes nodeFormat as forRoot does: node names in contenders(), and a reader in "curator-mutex" refused', async () => {
+    const app = await context({ nodeFormat: 'curator-mutex' });
+    try {
+      const locks = app.get(LockService);
+      await locks.withLock('billing', async () => {
+        const [holder] = await locks.contenders('billing');
+        expect(holder).toMatchObject({ format: 'curator-mutex', node: expect.stringMatching(/^_c_[0-9a-f-]{36}-lock-\d{10}$/) });
+      });
+      await expect(locks.acquire('billing', { mode: 'read' })).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'mode' });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('the backend it was given is closed at shutdown', async () => {
     const backend = new InMemoryLockBackend();
     const app = await context({ backend });
@@ -161,6 +175,8 @@ describe('ZkLockModule.forTesting', () => {
     [{ connectionString: '127.0.0.1:2181' }, 'connectionString'],
     [{ backend: {} }, 'backend'],
     [{ backend: new InMemoryLockBackend(), identity: 'x' }, 'identity'],
+    [{ backend: new InMemoryLockBackend(), nodeFormat: 'curator-rw' }, 'nodeFormat'],
+    [{ nodeFormat: 'curator' }, 'nodeFormat'],
   ])('bad options %p: InvalidOptionError naming %s, when the module is declared', (options, option) => {
     const error = (() => {
       try {

@@ -103,18 +103,18 @@ export class ReentrantLocker {
    * `LockReentryError` then with `reentrant: false`.
    */
   async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
-    const { mode, timeoutMs, signal, revocable } = this.check(name, options);
+    const { mode, timeoutMs, signal, revocable, nodeFormat } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
-    return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable }));
+    return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
   }
 
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
-    const { mode, signal, revocable } = this.check(name, options);
+    const { mode, signal, revocable, nodeFormat } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
-    return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable }));
+    return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat }));
   }
 
   /**
@@ -200,8 +200,8 @@ export class ReentrantLocker {
 
   /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
   private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
-    const { mode, timeoutMs, signal, revocable } = call;
-    return this.policy.granted(name, call, () => this.backend.acquire(name, { mode, timeoutMs, signal, revocable }));
+    const { mode, timeoutMs, signal, revocable, nodeFormat } = call;
+    return this.policy.granted(name, call, () => this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
   }
 
   /** Ends the chain's hold; the grant goes once nested holds end, and not before `delayMs`. */

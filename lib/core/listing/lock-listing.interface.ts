@@ -22,7 +22,7 @@ export interface LockListing {
 }
 
 /** A lease node (`<guid>__lease__<seq>`) of a semaphore directory. */
-export type ListedLease = Omit<ListedContender, 'mode'>;
+export type ListedLease = Omit<ListedContender, 'mode' | 'format'>;
 
 /**
  * A semaphore's directory (lease nodes; its data holds the number of leases). Holders are

@@ -63,8 +63,8 @@ export function lockListingOf(name: string, queue: readonly ParsedLockNode[], fa
   const entries = queue.flatMap((entry, index): ListedContender[] => {
     const fact = facts.get(entry.node);
     if (!fact) return [];
-    const { node, mode, sequence } = entry;
-    return [{ node, mode, sequence, identity: fact.identity, holding: blockerAt(queue, index) === null, since: fact.since }];
+    const { node, mode, sequence, format } = entry;
+    return [{ node, mode, sequence, format, identity: fact.identity, holding: blockerAt(queue, index) === null, since: fact.since }];
   });
   return entries.length > 0 ? splitLockListing(name, entries) : null;
 }

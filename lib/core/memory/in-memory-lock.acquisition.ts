@@ -1,5 +1,6 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import type { NodeFormat } from '../naming/node-format.js';
 import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import { deadline } from '../util/deadline.js';
 import type { InMemoryLockHandle } from './in-memory-lock.handle.js';
@@ -9,12 +10,16 @@ import type { InMemoryLockStore } from './in-memory-lock.store.js';
 export interface MemoryAcquisitionContext {
   readonly store: InMemoryLockStore;
   readonly identity: string;
+  /** The backend's default node format (a call's own `nodeFormat` wins). */
+  readonly nodeFormat: NodeFormat;
   /** Makes the handle of a granted entry, at once, so the backend knows every holder. */
   readonly grant: (entry: QueueEntry, fencingToken: bigint, revocable: boolean) => InMemoryLockHandle;
 }
 
 export interface MemoryAcquisitionRequest extends ResolvedAcquireOptions {
   readonly name: string;
+  /** Resolved: the call's, else the backend's. */
+  readonly nodeFormat: NodeFormat;
 }
 
 /**
@@ -68,8 +73,8 @@ export class InMemoryLockAcquisition {
   }
 
   private queue(): void {
-    const { name, mode } = this.req;
-    this.entry = this.ctx.store.enqueue({ name, mode, identity: this.ctx.identity, onGrant: this.onGrant });
+    const { name, mode, nodeFormat: format } = this.req;
+    this.entry = this.ctx.store.enqueue({ name, mode, format, identity: this.ctx.identity, onGrant: this.onGrant });
   }
 
   private watch(name: string, mode: string, timeoutMs: number, signal: AbortSignal | undefined): void {

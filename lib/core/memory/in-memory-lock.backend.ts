@@ -13,6 +13,7 @@ import { byName, resolveListingPrefix } from '../listing/lock-listing.summary.js
 import { leaseStoreOf } from '../lease/in-memory-lease.store.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
+import { nodeFormatFor } from '../naming/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender } from '../recipe/lock-backend.interface.js';
 import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock.acquisition.js';
 import { InMemoryLockHandle } from './in-memory-lock.handle.js';
@@ -50,8 +51,9 @@ export class InMemoryLockBackend implements LockBackend {
 
   /** Validates the options: a wrong value or an unknown key throws `InvalidOptionError`. */
   constructor(options?: InMemoryLockBackendOptions) {
-    ({ store: this.store, identity: this.identity } = resolveInMemoryLockOptions(options));
-    this.context = { store: this.store, identity: this.identity, grant: this.grant };
+    const { store, identity, nodeFormat } = resolveInMemoryLockOptions(options);
+    [this.store, this.identity] = [store, identity];
+    this.context = { store, identity, nodeFormat, grant: this.grant };
     this.leases = new InMemoryLeaseRecipe(this.store, this.identity);
   }
 
@@ -184,7 +186,8 @@ export class InMemoryLockBackend implements LockBackend {
     encodeLockName(name);
     this.assertOpen();
     this.leases.assertNotLease(name);
-    const acquisition = new InMemoryLockAcquisition(this.context, { name, ...options });
+    const nodeFormat = nodeFormatFor(options.mode, options.nodeFormat, this.context.nodeFormat);
+    const acquisition = new InMemoryLockAcquisition(this.context, { name, ...options, nodeFormat });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {

@@ -4,7 +4,7 @@
  */
 export const inMemoryLockMessages = {
   unknownOption: (key: string, known: readonly string[]): string =>
-    `an option InMemoryLockBackend knows: ${known.join(' or ')} (it has no option ${JSON.stringify(key)}; check the spelling)`,
+    `an option InMemoryLockBackend knows: ${known.slice(0, -1).join(', ')} or ${known.at(-1)} (it has no option ${JSON.stringify(key)}; check the spelling)`,
   optionsObject: 'an object such as { identity: "worker-1", store } (or nothing)',
   identity: 'a non-empty string of at most 4096 bytes',
   store: 'an InMemoryLockStore (new InMemoryLockStore()), shared by the backends that should see each other\'s locks',

@@ -27,7 +27,9 @@ describe('InMemoryLockBackend options', () => {
 
   it('keeps the identity and store given; undefined means the default', () => {
     const store = new InMemoryLockStore();
-    expect(resolveInMemoryLockOptions({ identity: 'worker-1', store })).toEqual({ identity: 'worker-1', store });
+    expect(resolveInMemoryLockOptions({ identity: 'worker-1', store })).toEqual({ identity: 'worker-1', store, nodeFormat: 'kazoo' });
+    expect(resolveInMemoryLockOptions({ nodeFormat: 'curator-rw' }).nodeFormat).toBe('curator-rw');
+    expect(() => resolveInMemoryLockOptions({ nodeFormat: 'curator' as never })).toThrow(/nodeFormat.*"kazoo", "curator-mutex", "curator-rw"/);
     expect(resolveInMemoryLockOptions({ identity: undefined, store: undefined }).identity).toMatch(/:memory-\d+$/);
   });
 
@@ -48,7 +50,7 @@ describe('InMemoryLockBackend options', () => {
     const error = failure({ identty: 'worker-1' });
     expect(error).toMatchObject({ option: 'identty', value: 'worker-1' });
     expect(error.message).toBe(
-      'Invalid option identty="worker-1": expected an option InMemoryLockBackend knows: identity or store (it has no option "identty"; check the spelling).',
+      'Invalid option identty="worker-1": expected an option InMemoryLockBackend knows: identity, store or nodeFormat (it has no option "identty"; check the spelling).',
     );
   });
 

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import { inMemoryLockMessages as messages } from './in-memory-lock.messages.js';
 import { InMemoryLockStore } from './in-memory-lock.store.js';
 
@@ -12,14 +13,17 @@ export interface InMemoryLockBackendOptions {
    * other's locks, like application instances sharing one ZooKeeper. Default: a store of its own.
    */
   readonly store?: InMemoryLockStore;
+  /** Checked and applied as `ZkLockOptions.nodeFormat` is (node names in `contenders()`). Default `"kazoo"`. */
+  readonly nodeFormat?: NodeFormat;
 }
 
 export interface ResolvedInMemoryLockOptions {
   readonly identity: string;
   readonly store: InMemoryLockStore;
+  readonly nodeFormat: NodeFormat;
 }
 
-const KNOWN_OPTIONS: readonly string[] = ['identity', 'store'];
+const KNOWN_OPTIONS: readonly string[] = ['identity', 'store', 'nodeFormat'];
 const MAX_IDENTITY_BYTES = 4096;
 let instances = 0;
 
@@ -30,7 +34,7 @@ export function defaultMemoryIdentity(): string {
 
 /** Validates every option, unknown keys included, and merges the defaults in one place. */
 export function resolveInMemoryLockOptions(options: InMemoryLockBackendOptions | undefined): ResolvedInMemoryLockOptions {
-  if (options === undefined) return { identity: defaultMemoryIdentity(), store: new InMemoryLockStore() };
+  if (options === undefined) return { identity: defaultMemoryIdentity(), store: new InMemoryLockStore(), nodeFormat: DEFAULT_NODE_FORMAT };
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
   for (const key of Object.keys(options)) {
     if (!KNOWN_OPTIONS.includes(key)) {
@@ -42,5 +46,6 @@ export function resolveInMemoryLockOptions(options: InMemoryLockBackendOptions |
     throw new InvalidOptionError('identity', identity, messages.identity);
   }
   if (!(store instanceof InMemoryLockStore)) throw new InvalidOptionError('store', store, messages.store);
-  return { identity, store };
+  const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat) ?? DEFAULT_NODE_FORMAT;
+  return { identity, store, nodeFormat };
 }

@@ -1,4 +1,5 @@
-import { lockNodePrefix, newAttemptGuid, type ParsedLockNode } from '../naming/lock-node.naming.js';
+import type { ParsedLockNode } from '../naming/lock-node.naming.js';
+import { newLockNodePrefix } from '../naming/node-format.js';
 import type { ListedContender } from '../listing/lock-listing.interface.js';
 import type { LockContender } from '../recipe/lock-backend.interface.js';
 import { blockerAt } from '../recipe/lock-queue.js';
@@ -14,11 +15,11 @@ export interface QueueEntry extends ParsedLockNode {
   readonly queuedAt: number;
 }
 
-export type NewEntry = Pick<QueueEntry, 'name' | 'mode' | 'identity' | 'onGrant'>;
+export type NewEntry = Pick<QueueEntry, 'name' | 'mode' | 'format' | 'identity' | 'onGrant'>;
 
 /**
  * One lock name's line of contenders, in the order they queued. Entries are numbered and
- * named like ZooKeeper's sequential nodes in Kazoo's format; who holds follows the same
+ * named like ZooKeeper's sequential nodes in the call's format; who holds follows the same
  * rule as the ZooKeeper recipe (`blockerAt` in lock-queue.ts).
  */
 export class InMemoryLockQueue {
@@ -36,7 +37,7 @@ export class InMemoryLockQueue {
 
   append(entry: NewEntry): QueueEntry {
     const sequence = this.nextSequence++;
-    const node = lockNodePrefix(newAttemptGuid(), entry.mode) + String(sequence).padStart(10, '0');
+    const node = newLockNodePrefix(entry.mode, entry.format) + String(sequence).padStart(10, '0');
     const queued: QueueEntry = { ...entry, node, sequence, queuedAt: Date.now() };
     this.entries.push(queued);
     return queued;
@@ -67,9 +68,9 @@ export class InMemoryLockQueue {
 
   contenders(): LockContender[] {
     return this.entries.map((entry) => {
-      const { node, mode, sequence } = entry;
+      const { node, mode, sequence, format } = entry;
       const identity = this.revocationRequested.has(entry) ? REVOKE_REQUEST : entry.identity;
-      return { node, mode, sequence, identity, holding: this.holders.has(entry) };
+      return { node, mode, sequence, format, identity, holding: this.holders.has(entry) };
     });
   }
 

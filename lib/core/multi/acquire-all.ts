@@ -5,6 +5,7 @@ import { MultiLockAcquisition } from './multi-lock.acquisition.js';
 import type { MultiLockHandle } from './multi-lock.handle.js';
 import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from './multi-lock.options.js';
 import { planLocks } from './multi-lock.plan.js';
+import { nodeFormatFor } from '../naming/node-format.js';
 
 /**
  * Takes every lock of `locks` through `backend`, all or nothing, and never deadlocks
@@ -28,5 +29,7 @@ export async function acquireAll(
 ): Promise<MultiLockHandle> {
   const resolved = resolveMultiAcquireOptions(options, Infinity);
   const plan = planLocks(locks);
+  // A call's own format is checked against every mode before anything is sent; the client's default, by the backend.
+  for (const { mode } of plan) if (resolved.nodeFormat) nodeFormatFor(mode, resolved.nodeFormat, resolved.nodeFormat);
   return new LockGroupHandle(await new MultiLockAcquisition(backend, plan, resolved, together).run(), together);
 }

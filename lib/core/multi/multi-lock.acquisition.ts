@@ -82,7 +82,8 @@ export class MultiLockAcquisition {
         const { name, mode } = this.plan[blocked];
         if (this.options.timeoutMs === 0) throw new LockTimeoutError(name, mode, 0);
         watch.arm(); // from now on a lock lost while this one is awaited ends the wait
-        held[blocked] = watch.add(await this.backend.acquire(name, { mode, timeoutMs: Infinity, signal: round.signal }));
+        const { nodeFormat } = this.options;
+        held[blocked] = watch.add(await this.backend.acquire(name, { mode, nodeFormat, timeoutMs: Infinity, signal: round.signal }));
         from = blocked + 1;
       }
       if (this.stopError) throw this.stopError; // granted as the deadline passed: the deadline wins
@@ -107,10 +108,11 @@ export class MultiLockAcquisition {
   private async tryFrom(from: number, held: Held, signal: AbortSignal, watch: LossWatch): Promise<number | undefined> {
     this.blocked = from;
     const locks = this.plan.slice(from);
+    const { nodeFormat } = this.options;
     const results =
       this.together && locks.length > 1
-        ? await this.together.tryAll(locks, signal)
-        : await Promise.allSettled(locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, signal })));
+        ? await this.together.tryAll(locks, signal, nodeFormat)
+        : await Promise.allSettled(locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, nodeFormat, signal })));
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
     results.forEach((result, offset) => {

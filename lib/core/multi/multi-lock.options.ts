@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { resolveReentrant, type ReentrancyOption } from '../context/reentrancy.option.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
+import { validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 import { multiLockMessages as messages } from './multi-lock.messages.js';
 
@@ -23,17 +24,20 @@ export interface MultiAcquireOptions extends ReentrancyOption {
   readonly timeoutMs?: number;
   /** Cancels the wait; the call rejects with `LockAbortedError` and leaves no node. */
   readonly signal?: AbortSignal;
+  /** How every node of the call is named (see `AcquireOptions.nodeFormat`). Default: the client's. */
+  readonly nodeFormat?: NodeFormat;
 }
 
 export interface ResolvedMultiAcquireOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  readonly nodeFormat?: NodeFormat;
 }
 
 /** The most locks one call may take: each costs a node and a request, all sent at once. */
 export const MAX_LOCKS_PER_CALL = 1000;
 
-const KNOWN_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'reentrant'];
+const KNOWN_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat'];
 
 /** Checks the options, unknown keys included (a `mode` here is a common slip), before anything is sent. */
 export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefined, defaultTimeoutMs: number): ResolvedMultiAcquireOptions {
@@ -46,5 +50,6 @@ export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefi
   }
   const { timeoutMs, signal } = resolveAcquireOptions({ timeoutMs: options.timeoutMs, signal: options.signal }, defaultTimeoutMs);
   resolveReentrant(options);
-  return { timeoutMs, signal };
+  const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
+  return nodeFormat ? { timeoutMs, signal, nodeFormat } : { timeoutMs, signal };
 }

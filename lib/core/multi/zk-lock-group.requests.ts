@@ -1,10 +1,10 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
-import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
+import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../naming/node-format.js';
 import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
 import { listChildren } from '../recipe/lock-directory.js';
 import type { SentCreate } from '../recipe/lock-acquisition.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
-import type { LockMode } from '../recipe/lock-mode.js';
+import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { NodeReaper } from '../recipe/node-reaper.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
@@ -17,11 +17,13 @@ export interface ZkLockGroupContext {
   readonly reaper: NodeReaper;
   readonly sweeper: DirectorySweeper;
   readonly identity: Buffer;
+  /** The client's default node format. */
+  readonly nodeFormat: NodeFormat;
   pathOf(name: string): string;
   /** Connects on first use. */
   started(): Promise<void>;
   /** `tryAcquire`, with its first create sent already when `sent` is given. */
-  tryAcquire(name: string, mode: LockMode, signal: AbortSignal, sent?: SentCreate): Promise<LockHandle | null>;
+  tryAcquire(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<LockHandle | null>;
 }
 
 interface Removal {
@@ -44,9 +46,11 @@ interface Removal {
 export class ZkLockGroupRequests implements LockGroupRequests {
   constructor(private readonly ctx: ZkLockGroupContext) {}
 
-  async tryAll(locks: readonly PlannedLock[], signal: AbortSignal): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
-    const sent = await this.sendCreates(locks, signal);
-    return Promise.allSettled(locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, mode, signal, sent?.[i])));
+  async tryAll(locks: readonly PlannedLock[], signal: AbortSignal, nodeFormat: NodeFormat | undefined): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
+    // Every node's name first: a mode its format refuses fails the call before anything is sent.
+    const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
+    const sent = await this.sendCreates(locks, formats, signal);
+    return Promise.allSettled(locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, sent?.[i])));
   }
 
   releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>> {
@@ -63,11 +67,11 @@ export class ZkLockGroupRequests implements LockGroupRequests {
   }
 
   /** One multi creating a node per lock, each named with a guid of its own; `undefined` when none can be sent. */
-  private async sendCreates(locks: readonly PlannedLock[], signal: AbortSignal): Promise<SentCreate[] | undefined> {
+  private async sendCreates(locks: readonly PlannedLock[], formats: readonly NodeFormat[], signal: AbortSignal): Promise<SentCreate[] | undefined> {
     await this.ctx.started();
     if (this.ctx.client.isClosed || signal.aborted) return undefined; // each try says why
     const session = this.ctx.client.liveSession();
-    const nodes = locks.map(({ name, mode }) => ({ dir: this.ctx.pathOf(name), prefix: lockNodePrefix(newAttemptGuid(), mode) }));
+    const nodes = locks.map(({ name, mode }, i) => ({ dir: this.ctx.pathOf(name), prefix: newLockNodePrefix(mode, formats[i]) }));
     const { identity: data } = this.ctx;
     // The transaction, and each directory's children read right behind it, in one socket write.
     const { sending, reads } = session.sendingTogether(() => ({

@@ -1,7 +1,11 @@
+import { orderQueue } from '../recipe/lock-queue.js';
 import { lockNodePrefix, newAttemptGuid, parseLockNode, READ_MARKER, WRITE_MARKER } from './lock-node.naming.js';
+import { newLockNodePrefix } from './node-format.js';
 
 // A guid as Kazoo writes it (uuid4().hex): 32 lower-case hex characters.
 const GUID = '0123456789abcdef0123456789abcdef';
+// A uuid as Curator's protection writes it (UUID.randomUUID().toString()).
+const UUID = '2c5e0b7a-9d41-4f3e-8a6b-0c1d2e3f4a5b';
 
 describe('lock node naming (Kazoo format)', () => {
   describe('markers', () => {
@@ -45,6 +49,7 @@ describe('lock node naming (Kazoo format)', () => {
         node: `${GUID}__lock__0000000010`,
         mode: 'write',
         sequence: 10,
+        format: 'kazoo',
       });
     });
 
@@ -53,6 +58,7 @@ describe('lock node naming (Kazoo format)', () => {
         node: `${GUID}__rlock__0000000003`,
         mode: 'read',
         sequence: 3,
+        format: 'kazoo',
       });
     });
 
@@ -73,13 +79,13 @@ describe('lock node naming (Kazoo format)', () => {
     it('parses what lockNodePrefix plus a server sequence makes, in both modes', () => {
       for (const mode of ['read', 'write'] as const) {
         const node = `${lockNodePrefix(GUID, mode)}0000000042`;
-        expect(parseLockNode(node)).toEqual({ node, mode, sequence: 42 });
+        expect(parseLockNode(node)).toEqual({ node, mode, sequence: 42, format: 'kazoo' });
       }
     });
 
     it('parses a node written by Kazoo (uuid4().hex before the marker)', () => {
       const node = `${'0123456789abcdef'.repeat(2)}__rlock__0000000002`;
-      expect(parseLockNode(node)).toEqual({ node, mode: 'read', sequence: 2 });
+      expect(parseLockNode(node)).toEqual({ node, mode: 'read', sequence: 2, format: 'kazoo' });
     });
 
     it.each([
@@ -93,7 +99,12 @@ describe('lock node naming (Kazoo format)', () => {
       ['a lone minus sign', `${GUID}__lock__-`],
       ['another marker', `${GUID}__wlock__0000000001`],
       ['a single underscore marker', `${GUID}_lock_0000000001`],
-      ['a Curator-style node', '_c_8b1b6c9e-lock-0000000001'],
+      ['a Curator node with a short uuid', '_c_8b1b6c9e-lock-0000000001'],
+      ['a Curator node without its protection prefix', 'lock-0000000001'],
+      ['a Curator node with an upper-case uuid', `_c_${UUID.toUpperCase()}-lock-0000000001`],
+      ['a Curator leader latch node', `_c_${UUID}-latch-0000000001`],
+      ['a Curator semaphore lease node', `_c_${UUID}-lease-0000000001`],
+      ['a Curator marker of the wrong case', `_c_${UUID}-__writ__0000000001`],
       ['a foreign node without a guid, which would jump the queue', '__lock__0000000000'],
       ['a foreign node with a short prefix', 'x__lock__0000000000'],
       ['a suffix shorter than ten digits', `${GUID}__lock__0`],
@@ -102,6 +113,41 @@ describe('lock node naming (Kazoo format)', () => {
       ['text before a valid node', `x${GUID}__lock__0000000001`],
     ])('returns null for %s', (_label, node) => {
       expect(parseLockNode(node)).toBeNull();
+    });
+  });
+
+  describe('Curator formats', () => {
+    it.each([
+      [`_c_${UUID}-lock-0000000007`, 'write', 'curator-mutex'],
+      [`_c_${UUID}-__WRIT__0000000007`, 'write', 'curator-rw'],
+      [`_c_${UUID}-__READ__0000000007`, 'read', 'curator-rw'],
+    ])('parses %s as a %s node of %s', (node, mode, format) => {
+      expect(parseLockNode(node)).toEqual({ node, mode, sequence: 7, format });
+    });
+
+    it('orders every format by the one sequence counter', () => {
+      const queue = orderQueue([`_c_${UUID}-__READ__0000000003`, `${GUID}__lock__0000000002`, `_c_${UUID}-lock-0000000000`, `${GUID}__rlock__0000000001`]);
+      expect(queue.map((entry) => [entry.sequence, entry.format])).toEqual([
+        [0, 'curator-mutex'],
+        [1, 'kazoo'],
+        [2, 'kazoo'],
+        [3, 'curator-rw'],
+      ]);
+    });
+  });
+
+  describe('newLockNodePrefix', () => {
+    it.each([
+      ['kazoo', 'write', /^[0-9a-f]{32}__lock__$/],
+      ['kazoo', 'read', /^[0-9a-f]{32}__rlock__$/],
+      ['curator-mutex', 'write', /^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-$/],
+      ['curator-rw', 'write', /^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-__WRIT__$/],
+      ['curator-rw', 'read', /^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-__READ__$/],
+    ] as const)('names a %s %s node as the other client does, and parses it back', (format, mode, pattern) => {
+      const prefix = newLockNodePrefix(mode, format);
+      expect(prefix).toMatch(pattern);
+      expect(parseLockNode(`${prefix}0000000042`)).toEqual({ node: `${prefix}0000000042`, mode, sequence: 42, format });
+      expect(newLockNodePrefix(mode, format)).not.toBe(prefix); // a fresh guid each attempt
     });
   });
 });

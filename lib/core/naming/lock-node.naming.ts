@@ -1,21 +1,26 @@
-import { randomUUID } from 'node:crypto';
-
 import type { LockMode } from '../recipe/lock-mode.js';
+import { CURATOR_MUTEX_MARKER, CURATOR_READ_MARKER, CURATOR_WRITE_MARKER, READ_MARKER, WRITE_MARKER, type NodeFormat } from './node-format.js';
+
+export { lockNodePrefix, newAttemptGuid, READ_MARKER, WRITE_MARKER } from './node-format.js';
 
 /**
- * Lock node names use Kazoo's format, so that Python services using Kazoo's `Lock`,
- * `ReadLock` and `WriteLock` on the same path queue in the same line as we do:
- * `<32 hex guid>__lock__<seq>` (write) and `<32 hex guid>__rlock__<seq>` (read).
+ * The whole name, strictly, in one of the three formats this client reads (see
+ * `NodeFormat`): a guid, a marker, and ZooKeeper's `%010d` rendering of the sequence (ten
+ * digits; a wrapped, negative counter renders as `-` and nine or ten digits). Every
+ * format's sequence comes from the directory's one counter, so they order together.
+ * Anything else in the directory is not a lock node and never queues.
  */
-export const WRITE_MARKER = '__lock__';
-export const READ_MARKER = '__rlock__';
+const SEQUENCE = String.raw`(\d{10}|-\d{9,10})`;
+const KAZOO_PATTERN = new RegExp(String.raw`^[0-9a-f]{32}(__lock__|__rlock__)` + SEQUENCE + '$');
+const CURATOR_PATTERN = new RegExp(String.raw`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|__WRIT__|__READ__)` + SEQUENCE + '$');
 
-/**
- * The whole name, strictly: a 32-hex guid, the marker, and ZooKeeper's `%010d` rendering
- * of the sequence (ten digits; a wrapped, negative counter renders as `-` and nine or ten
- * digits). Anything else in the directory is not a lock node and never queues.
- */
-const NODE_PATTERN = /^[0-9a-f]{32}(__lock__|__rlock__)(\d{10}|-\d{9,10})$/;
+const KINDS: Readonly<Record<string, { mode: LockMode; format: NodeFormat }>> = {
+  [WRITE_MARKER]: { mode: 'write', format: 'kazoo' },
+  [READ_MARKER]: { mode: 'read', format: 'kazoo' },
+  [CURATOR_MUTEX_MARKER]: { mode: 'write', format: 'curator-mutex' },
+  [CURATOR_WRITE_MARKER]: { mode: 'write', format: 'curator-rw' },
+  [CURATOR_READ_MARKER]: { mode: 'read', format: 'curator-rw' },
+};
 
 /**
  * ZooKeeper's sequence counter (the parent's stored `cversion`, a signed 32-bit int
@@ -32,22 +37,14 @@ export interface ParsedLockNode {
   readonly mode: LockMode;
   /** ZooKeeper's sequence suffix, compared as a number. */
   readonly sequence: number;
+  /** Which client family's names it has (see `NodeFormat`). */
+  readonly format: NodeFormat;
 }
 
-/** A fresh guid for one acquire attempt; it lets a lost create reply be recovered. */
-export function newAttemptGuid(): string {
-  // randomUUID draws from a cached entropy pool: much cheaper than randomBytes per call.
-  return randomUUID().replace(/-/g, '');
-}
-
-/** The name passed to a sequential create; ZooKeeper appends the sequence number. */
-export function lockNodePrefix(guid: string, mode: LockMode): string {
-  return guid + (mode === 'write' ? WRITE_MARKER : READ_MARKER);
-}
-
-/** Parses a lock child, or returns `null` for a child that is not a lock node. */
+/** Parses a lock child of any format, or returns `null` for a child that is not a lock node. */
 export function parseLockNode(node: string): ParsedLockNode | null {
-  const match = NODE_PATTERN.exec(node);
+  const match = KAZOO_PATTERN.exec(node) ?? CURATOR_PATTERN.exec(node);
   if (!match) return null;
-  return { node, mode: match[1] === WRITE_MARKER ? 'write' : 'read', sequence: Number(match[2]) };
+  const { mode, format } = KINDS[match[1]];
+  return { node, mode, sequence: Number(match[2]), format };
 }

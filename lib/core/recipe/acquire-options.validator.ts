@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import type { AcquireOptions } from './lock-backend.interface.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';
+import { nodeFormatFor, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 
 export interface ResolvedAcquireOptions {
   readonly mode: LockMode;
@@ -8,6 +9,8 @@ export interface ResolvedAcquireOptions {
   readonly signal: AbortSignal | undefined;
   /** Present (and `true`) only for a revocable acquire: other calls resolve as before. */
   readonly revocable?: true;
+  /** Present only when the call names its own format (the client's default applies otherwise). */
+  readonly nodeFormat?: NodeFormat;
 }
 
 /** Checks per-call options before anything is sent to ZooKeeper. */
@@ -17,6 +20,7 @@ export function resolveAcquireOptions(options: AcquireOptions | undefined, defau
     throw new InvalidOptionError('options', options, 'an object such as { mode: "read", timeoutMs: 5000 }');
   }
   const { mode = 'write', timeoutMs = defaultTimeoutMs, signal, revocable = false } = options;
+  const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');
   if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
     throw new InvalidOptionError('timeoutMs', timeoutMs, 'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)');
@@ -25,5 +29,7 @@ export function resolveAcquireOptions(options: AcquireOptions | undefined, defau
     throw new InvalidOptionError('signal', signal, 'an AbortSignal');
   }
   if (typeof revocable !== 'boolean') throw new InvalidOptionError('revocable', revocable, 'true or false');
-  return revocable ? { mode, timeoutMs, signal, revocable } : { mode, timeoutMs, signal };
+  if (nodeFormat) nodeFormatFor(mode, nodeFormat, nodeFormat); // a reader in "curator-mutex" is refused here already
+  const resolved: ResolvedAcquireOptions = revocable ? { mode, timeoutMs, signal, revocable } : { mode, timeoutMs, signal };
+  return nodeFormat ? { ...resolved, nodeFormat } : resolved;
 }

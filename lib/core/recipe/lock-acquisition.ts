@@ -1,7 +1,7 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
-import { lockNodePrefix, newAttemptGuid } from '../naming/lock-node.naming.js';
+import { newLockNodePrefix, type NodeFormat } from '../naming/node-format.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
@@ -27,6 +27,8 @@ export interface AcquisitionRequest {
   /** The lock's directory: `<rootPath>/<encoded name>`. */
   readonly dir: string;
   readonly mode: LockMode;
+  /** How our node is named (resolved: the call's, else the client's). */
+  readonly nodeFormat: NodeFormat;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   /** The first create, sent already by the caller (a multi-lock sends those of all names as one transaction). */
@@ -111,7 +113,7 @@ export class LockAcquisition {
   private async attempt(session: ZkSession): Promise<Grant | null | typeof RESTART> {
     const sent = this.sent?.session === session ? this.sent : undefined;
     this.sent = undefined;
-    const prefix = sent?.prefix ?? lockNodePrefix(newAttemptGuid(), this.req.mode);
+    const prefix = sent?.prefix ?? newLockNodePrefix(this.req.mode, this.req.nodeFormat);
     let node: string | undefined;
     let granted = false;
     try {

@@ -2,6 +2,7 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import type { ListedLock } from '../listing/lock-listing.interface.js';
 import type { LockMode } from './lock-mode.js';
+import type { NodeFormat } from '../naming/node-format.js';
 import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
 import type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from '../lease/lease-handle.interface.js';
 import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
@@ -24,6 +25,12 @@ export interface AcquireOptions {
    * default `false` costs nothing.
    */
   readonly revocable?: boolean;
+  /**
+   * How this call names its lock node, for locks shared with another client family:
+   * `"kazoo"`, `"curator-mutex"` or `"curator-rw"` (see `NodeFormat`). Default: the
+   * client's `nodeFormat` option. The queue reads every format whatever this says.
+   */
+  readonly nodeFormat?: NodeFormat;
 }
 
 /** A granted lock. Release it exactly once; releasing again does nothing. */
@@ -65,11 +72,13 @@ export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'release
 
 /** One node in a lock's queue, as `contenders()` reports it. */
 export interface LockContender {
-  /** The child node's name (Kazoo format). */
+  /** The child node's name, in its client's format. */
   readonly node: string;
   readonly mode: LockMode;
   /** ZooKeeper's sequence number: the queue position. */
   readonly sequence: number;
+  /** Which client family named the node: `"kazoo"` (this library's default too), `"curator-mutex"` or `"curator-rw"`. */
+  readonly format: NodeFormat;
   /**
    * What the client wrote into its node (by default `host:pid:instance`), if readable.
    * `__REVOKE__` once `requestRevocation` (or Curator's `Revoker`) asked this holder to release.

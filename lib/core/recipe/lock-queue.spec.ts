@@ -70,8 +70,8 @@ describe('lock queue', () => {
       const reader = lockNode('read', 1);
       const queue = orderQueue([...NOISE, writer, 'x', reader]);
       expect(queue).toEqual([
-        { node: reader, mode: 'read', sequence: 1 },
-        { node: writer, mode: 'write', sequence: 2 },
+        { node: reader, mode: 'read', sequence: 1, format: 'kazoo' },
+        { node: writer, mode: 'write', sequence: 2, format: 'kazoo' },
       ]);
     });
 
@@ -159,7 +159,7 @@ describe('lock queue', () => {
     it('blocks a writer by its immediate predecessor even when that is a reader', () => {
       const children = build('W R W');
       const position = positionOf(children, children[2]);
-      expect(position).toEqual({ kind: 'waiting', blocker: { node: children[1], mode: 'read', sequence: 9 } });
+      expect(position).toEqual({ kind: 'waiting', blocker: { node: children[1], mode: 'read', sequence: 9, format: 'kazoo' } });
     });
 
     it('uses numeric order to find the blocker (9 blocks 10)', () => {
@@ -167,7 +167,7 @@ describe('lock queue', () => {
       const reader10 = lockNode('read', 10, guidOf('0'));
       expect(positionOf([reader10, writer9], reader10)).toEqual({
         kind: 'waiting',
-        blocker: { node: writer9, mode: 'write', sequence: 9 },
+        blocker: { node: writer9, mode: 'write', sequence: 9, format: 'kazoo' },
       });
       expect(positionOf([reader10, writer9], writer9)).toEqual({ kind: 'holding' });
     });
@@ -180,6 +180,30 @@ describe('lock queue', () => {
 
     it('reports a child that is not a lock node as missing', () => {
       expect(positionOf(['lease_holder', ...build('W')], 'lease_holder')).toEqual({ kind: 'missing' });
+    });
+  });
+
+  describe('Curator nodes', () => {
+    const uuid = '2c5e0b7a-9d41-4f3e-8a6b-0c1d2e3f4a5b';
+    const curator = (marker: string, sequence: number): string => `_c_${uuid}-${marker}${seqSuffix(sequence)}`;
+
+    it('queues our nodes behind a Curator mutex holder, whatever our format', () => {
+      const holder = curator('lock-', 4);
+      for (const ours of [lockNode('write', 5), lockNode('read', 5), curator('__READ__', 5)]) {
+        expect(positionOf([ours, holder], ours)).toMatchObject({ kind: 'waiting', blocker: { node: holder, mode: 'write', format: 'curator-mutex' } });
+      }
+    });
+
+    it("handles a downgrade read numbered as its writer's (later Curator releases): our writer waits for both, our reader only for the writer", () => {
+      const [write5, read5] = [curator('__WRIT__', 5), curator('__READ__', 5)];
+      const ourWriter = lockNode('write', 7);
+      const ourReader = lockNode('read', 8);
+      for (const children of [[write5, read5, ourWriter], [read5, write5, ourWriter]]) {
+        expect(positionOf(children, ourWriter).kind).toBe('waiting');
+      }
+      expect(positionOf([read5, ourWriter], ourWriter)).toMatchObject({ kind: 'waiting', blocker: { node: read5 } });
+      expect(positionOf([write5, read5, ourReader], ourReader)).toMatchObject({ kind: 'waiting', blocker: { node: write5 } });
+      expect(positionOf([read5, ourReader], ourReader)).toEqual({ kind: 'holding' });
     });
   });
 

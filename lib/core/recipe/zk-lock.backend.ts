@@ -19,6 +19,7 @@ import type { ZkLeaseHandle } from '../lease/zk-lease.handle.js';
 import { ZkLeaseRecipe } from '../lease/zk-lease.recipe.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
+import { nodeFormatFor } from '../naming/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
 import { listChildren } from './lock-directory.js';
 import { LockAcquisition, type AcquisitionContext, type SentCreate } from './lock-acquisition.js';
@@ -119,8 +120,9 @@ export class ZkLockBackend implements LockBackend {
       identity,
       pathOf: (name) => this.pathOf(name),
       started: () => this.startedOnce(),
+      nodeFormat: this.options.nodeFormat,
       // The plan checked the names and modes, and the signal is the call's own: nothing to validate.
-      tryAcquire: (name, mode, signal, sent) => this.run(name, { mode, signal, timeoutMs: 0 }, sent),
+      tryAcquire: (name, options, sent) => this.run(name, options, sent),
     });
     return acquireAllThrough(this, locks, options, this.groupRequests);
   }
@@ -146,7 +148,7 @@ export class ZkLockBackend implements LockBackend {
     return queue.flatMap((entry, i) => {
       const identity = identities[i];
       if (identity === undefined) return [];
-      return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, identity, holding: blockerAt(queue, i) === null }];
+      return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, format: entry.format, identity, holding: blockerAt(queue, i) === null }];
     });
   }
 
@@ -224,7 +226,8 @@ export class ZkLockBackend implements LockBackend {
     const dir = this.pathOf(name);
     if (!this.client.isStarted) await this.startedOnce(); // no extra turn of the event loop once started
     if (this.client.isClosed) throw new LockClientClosedError();
-    const acquisition = new LockAcquisition(this.acquisitionContext, { name, dir, ...options, sent });
+    const nodeFormat = nodeFormatFor(options.mode, options.nodeFormat, this.options.nodeFormat);
+    const acquisition = new LockAcquisition(this.acquisitionContext, { name, dir, ...options, nodeFormat, sent });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {

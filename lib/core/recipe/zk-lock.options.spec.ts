@@ -23,6 +23,7 @@ describe('resolveZkLockOptions', () => {
       identity: expect.stringMatching(IDENTITY),
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
+      nodeFormat: 'kazoo',
       credentials: undefined,
     });
   });
@@ -49,8 +50,14 @@ describe('resolveZkLockOptions', () => {
       identity: 'worker-7',
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
+      nodeFormat: 'kazoo',
       credentials: undefined,
     });
+  });
+
+  it('keeps a given nodeFormat, and refuses an unknown one naming the three', () => {
+    expect(resolveUntyped({ nodeFormat: 'curator-mutex' }).nodeFormat).toBe('curator-mutex');
+    expect(() => resolveUntyped({ nodeFormat: 'curator' })).toThrow(/nodeFormat="curator".*"kazoo", "curator-mutex", "curator-rw"/);
   });
 
   it('accepts an identity of exactly 4096 bytes', () => {

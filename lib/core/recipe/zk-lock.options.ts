@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import { validateRootPath } from '../naming/root-path.validator.js';
 import { resolveZkClientOptions, type ResolvedZkClientOptions, type ZkClientOptions } from '../session/zk-client.options.js';
 
@@ -22,6 +23,13 @@ export interface ZkLockOptions extends ZkClientOptions {
    * directory delete and re-create on every cycle; `0` removes it with the release.
    */
   readonly emptyDirectoryGraceMs?: number;
+  /**
+   * How lock nodes are named unless a call says otherwise: `"kazoo"` (default; Kazoo's
+   * `Lock`, `ReadLock`, `WriteLock`), `"curator-mutex"` (Curator's `InterProcessMutex`;
+   * write locks only) or `"curator-rw"` (Curator's `InterProcessReadWriteLock`). Every
+   * client reads all three; the format decides which other clients see ours.
+   */
+  readonly nodeFormat?: NodeFormat;
 }
 
 export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
@@ -29,6 +37,7 @@ export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
   readonly identity: string;
   readonly removeEmptyDirectories: boolean;
   readonly emptyDirectoryGraceMs: number;
+  readonly nodeFormat: NodeFormat;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -51,5 +60,6 @@ export function resolveZkLockOptions(options: ZkLockOptions): ResolvedZkLockOpti
   if (typeof emptyDirectoryGraceMs !== 'number' || !Number.isSafeInteger(emptyDirectoryGraceMs) || emptyDirectoryGraceMs < 0) {
     throw new InvalidOptionError('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 'a whole number of milliseconds >= 0');
   }
-  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories, emptyDirectoryGraceMs };
+  const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat) ?? DEFAULT_NODE_FORMAT;
+  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories, emptyDirectoryGraceMs, nodeFormat };
 }

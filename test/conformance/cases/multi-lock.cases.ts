@@ -12,19 +12,12 @@ import {
   type LockBackend,
   type LockList,
   type MultiAcquireOptions,
-  type MultiLockHandle,
 } from '../../../lib/index';
 import { thrownBy } from '../../support/thrown-by';
 import { waitUntil } from '../../support/wait-until';
-import { OverlapMeter, queueShape, rejectionOf, track } from '../conformance.helpers';
+import { acquireAll, OverlapMeter, queueShape, rejectionOf, track } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
 import { multiLockReentrantCases } from './multi-lock-reentrant.cases';
-
-/** `backend.acquireAll`, which every backend of this library has (the port makes it optional). */
-const acquireAll = (backend: LockBackend, locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> => {
-  if (!backend.acquireAll) throw new Error('this backend has no acquireAll');
-  return backend.acquireAll(locks, options);
-};
 
 /** Names sorted as the canonical order sorts them: these are plain ASCII, so as strings. */
 const sorted = (...names: string[]): string[] => [...names].sort();

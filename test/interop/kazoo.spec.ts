@@ -67,4 +67,24 @@ describe('interoperability with Kazoo', () => {
     await kazoo.send({ op: 'release', path });
     expect(await fx.nodes('report')).toEqual([]); // empty, and kept for Kazoo
   });
+
+  it.each(['curator-mutex', 'curator-rw'] as const)('ours in %s waits for a Kazoo holder, but Kazoo does not see ours (the README says: not safe)', async (nodeFormat) => {
+    const [ours] = await fx.many(1, options);
+    const name = `formats-${nodeFormat}`;
+    const path = ours.pathOf(name);
+    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
+    expect(await ours.tryAcquire(name, { nodeFormat })).toBeNull();
+    await kazoo.send({ op: 'release', path });
+
+    const lock = await ours.acquire(name, { nodeFormat, timeoutMs: 0 });
+    // Kazoo sorts names that are not its own last: its WriteLock holds beside our writer.
+    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
+    expect((await ours.contenders(name)).map((c) => [c.format, c.holding])).toEqual([
+      [nodeFormat, true],
+      ['kazoo', false],
+    ]);
+    await kazoo.send({ op: 'release', path });
+    await lock.release();
+    expect(await fx.nodes(name)).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../naming/node-format.js';
 import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
-import { listChildren } from '../recipe/lock-directory.js';
+import { listChildren, type Listing } from '../recipe/lock-directory.js';
 import type { SentCreate } from '../recipe/lock-acquisition.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
@@ -24,6 +24,12 @@ export interface ZkLockGroupContext {
   started(): Promise<void>;
   /** `tryAcquire`, with its first create sent already when `sent` is given. */
   tryAcquire(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<LockHandle | null>;
+}
+
+/** The group's creates and reads, once sent. */
+interface GroupCreates {
+  readonly sending: Promise<Array<string | undefined>>;
+  readonly reads: Array<Promise<Listing | null>>;
 }
 
 interface Removal {
@@ -49,8 +55,13 @@ export class ZkLockGroupRequests implements LockGroupRequests {
   async tryAll(locks: readonly PlannedLock[], signal: AbortSignal, nodeFormat: NodeFormat | undefined): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
     // Every node's name first: a mode its format refuses fails the call before anything is sent.
     const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
-    const sent = await this.sendCreates(locks, formats, signal);
-    return Promise.allSettled(locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, sent?.[i])));
+    await this.ctx.started();
+    const batch = this.ctx.client.isClosed || signal.aborted ? undefined : this.prepareCreates(locks, formats); // else each try says why
+    // Every try is set up (synchronously, up to its wait for the node) before the requests
+    // leave: the client is then idle while the server works, whose threads need the cores.
+    const tries = locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, batch?.sent[i]));
+    batch?.send();
+    return Promise.allSettled(tries);
   }
 
   releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>> {
@@ -66,19 +77,27 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     return Promise.allSettled(releases);
   }
 
-  /** One multi creating a node per lock, each named with a guid of its own; `undefined` when none can be sent. */
-  private async sendCreates(locks: readonly PlannedLock[], formats: readonly NodeFormat[], signal: AbortSignal): Promise<SentCreate[] | undefined> {
-    await this.ctx.started();
-    if (this.ctx.client.isClosed || signal.aborted) return undefined; // each try says why
+  /**
+   * One multi creating a node per lock, each named with a guid of its own, and each
+   * directory's children read right behind it: the creates as each try will see them
+   * (`sent`), and `send()`, which sends them all in one socket write.
+   */
+  private prepareCreates(locks: readonly PlannedLock[], formats: readonly NodeFormat[]): { sent: SentCreate[]; send(): void } {
     const session = this.ctx.client.liveSession();
     const nodes = locks.map(({ name, mode }, i) => ({ dir: this.ctx.pathOf(name), prefix: newLockNodePrefix(mode, formats[i]) }));
     const { identity: data } = this.ctx;
-    // The transaction, and each directory's children read right behind it, in one socket write.
-    const { sending, reads } = session.sendingTogether(() => ({
-      sending: session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' }))),
-      reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
-    }));
-    return nodes.map(({ prefix }, i) => {
+    let sendNow!: () => void;
+    const requests = new Promise<GroupCreates>((resolve) => {
+      sendNow = () =>
+        resolve(
+          session.sendingTogether(() => ({
+            sending: session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' }))),
+            reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
+          })),
+        );
+    });
+    const sending = requests.then((sent) => sent.sending);
+    const sent = nodes.map(({ prefix }, i): SentCreate => {
       const created = sending.then(
         (paths) => paths[i],
         (error: unknown) => {
@@ -88,8 +107,9 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         },
       );
       created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
-      return { session, prefix, created, listed: reads[i] };
+      return { session, prefix, created, listed: requests.then((sent) => sent.reads[i]) };
     });
+    return { sent, send: sendNow };
   }
 
   /** One multi deleting every node; on any failure, one guaranteed delete per node instead. */

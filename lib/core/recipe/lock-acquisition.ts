@@ -8,7 +8,7 @@ import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { assertLockDirectory } from '../lease/lease-directory.guard.js';
-import { ensurePath, listChildren, removeIfEmpty } from './lock-directory.js';
+import { ensurePath, listChildren, removeIfEmpty, type Listing } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
 import { nodesWithPrefix, positionOf } from './lock-queue.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
@@ -57,7 +57,6 @@ export interface Grant {
 
 const RESTART = Symbol('restart');
 
-type Listing = NonNullable<Awaited<ReturnType<typeof listChildren>>>;
 /** A directory that does not exist, as a listing: our node is missing from it. */
 const EMPTY_LISTING: Listing = { children: [], stat: { pzxid: 0n, czxid: 0n } };
 

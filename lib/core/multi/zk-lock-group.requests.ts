@@ -86,15 +86,20 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     const session = this.ctx.client.liveSession();
     const nodes = locks.map(({ name, mode }, i) => ({ dir: this.ctx.pathOf(name), prefix: newLockNodePrefix(mode, formats[i]) }));
     const { identity: data } = this.ctx;
+    const claimed = nodes.map(() => false);
     let sendNow!: () => void;
     const requests = new Promise<GroupCreates>((resolve) => {
-      sendNow = () =>
+      sendNow = () => {
+        // A try that stopped before taking its create would leave its node to nobody: then
+        // nothing is sent, and each try that did take one creates its node alone.
+        if (!claimed.every(Boolean)) return resolve({ sending: Promise.resolve(nodes.map(() => undefined)), reads: nodes.map(async () => null) });
         resolve(
           session.sendingTogether(() => ({
             sending: session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' }))),
             reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
           })),
         );
+      };
     });
     const sending = requests.then((sent) => sent.sending);
     const sent = nodes.map(({ prefix }, i): SentCreate => {
@@ -107,7 +112,7 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         },
       );
       created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
-      return { session, prefix, created, listed: requests.then((sent) => sent.reads[i]) };
+      return { session, prefix, created, listed: requests.then((sent) => sent.reads[i]), claim: () => (claimed[i] = true) };
     });
     return { sent, send: sendNow };
   }

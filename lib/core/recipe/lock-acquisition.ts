@@ -47,6 +47,8 @@ export interface SentCreate {
   readonly created: Promise<string | undefined>;
   /** The directory's children read, sent right behind the create (`null` if it failed). */
   readonly listed: Promise<Listing | null>;
+  /** Called by the attempt that takes this create as its own (a sender may send only what is taken). */
+  readonly claim?: () => void;
 }
 
 export interface Grant {
@@ -112,6 +114,7 @@ export class LockAcquisition {
   private async attempt(session: ZkSession): Promise<Grant | null | typeof RESTART> {
     const sent = this.sent?.session === session ? this.sent : undefined;
     this.sent = undefined;
+    sent?.claim?.();
     const prefix = sent?.prefix ?? newLockNodePrefix(this.req.mode, this.req.nodeFormat);
     let node: string | undefined;
     let granted = false;

@@ -34,8 +34,11 @@ const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpEr
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
-  return { ...resolveZkLockOptions(options), ...resolveServiceOptions(options) };
+  return { ...resolveZkLockOptions(options, 'ZkLockModule.forRoot', SERVICE_OPTION_KEYS), ...resolveServiceOptions(options) };
 }
+
+/** The module's own options, beside the core's (`isGlobal` is forRoot's, and reaches the options too). */
+const SERVICE_OPTION_KEYS: readonly string[] = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'isGlobal'];
 
 /** `LockService`'s options, with their defaults, for every variant of the module (`forTesting` too). */
 export function resolveServiceOptions(options: Partial<LockServiceOptions>): LockServiceOptions {

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
+import { assertKnownOptions } from '../core/errors/unknown-option.js';
 import { InMemoryLockBackend } from '../core/memory/in-memory-lock.backend.js';
 import type { InMemoryLockStore } from '../core/memory/in-memory-lock.store.js';
 import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
@@ -26,10 +27,7 @@ const KNOWN = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'identity', 
 /** Checks the options like `forRoot` does; returns the service's options and the backend. */
 export function resolveTestingOptions(options: ZkLockTestingOptions): { service: LockServiceOptions; backend: InMemoryLockBackend } {
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
-  const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
-  if (unknown !== undefined) {
-    throw new InvalidOptionError(unknown, (options as Record<string, unknown>)[unknown], `one of the options of ZkLockModule.forTesting: ${KNOWN.join(', ')}`);
-  }
+  assertKnownOptions(options, KNOWN, 'ZkLockModule.forTesting');
   const { acquireTimeoutMs, httpErrors, shutdownGraceMs, identity, store, nodeFormat, backend } = options;
   const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, shutdownGraceMs });
   if (backend !== undefined && !(backend instanceof InMemoryLockBackend)) throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');

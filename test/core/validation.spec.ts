@@ -107,6 +107,10 @@ describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
     await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', rootPath: 'locks' })).rejects.toMatchObject({ option: 'rootPath' });
     await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', sessionTimeoutMs: 0 })).rejects.toMatchObject({ option: 'sessionTimeoutMs' });
     await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', identity: '' })).rejects.toMatchObject({ option: 'identity' });
+    // A typo used to do nothing: now it is refused, naming the option meant.
+    const typo = ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', sessionTimeout: 3000 } as never);
+    await expect(typo).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(typo).rejects.toThrow(/an option ZkLockBackend knows: .*did you mean "sessionTimeoutMs"\?/);
   });
 
   it('fails to connect with a ZkConnectionError naming the connection string when no server answers', async () => {

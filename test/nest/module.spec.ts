@@ -73,6 +73,7 @@ describe('ZkLockModule', () => {
         acquireTimeoutMs: 10_000,
         httpErrors: true,
         removeEmptyDirectories: true,
+        nodeFormat: 'kazoo',
         emptyDirectoryGraceMs: 1000,
         shutdownGraceMs: 10_000,
         credentials: undefined,

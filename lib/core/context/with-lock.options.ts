@@ -53,6 +53,9 @@ export interface ResolvedWithLockOptions extends ResolvedAcquireOptions {
   readonly onLockLost: OnLockLost;
 }
 
+/** `withLock`'s options beside `acquire`'s. */
+const WITH_LOCK_OPTION_KEYS: readonly string[] = ['ifLocked', 'holdAtLeastMs', 'onLockLost'];
+
 /**
  * Checks `withLock` options before anything is sent. Without `timeoutMs`, `wait` waits
  * `defaultTimeoutMs`; `skip` and `throw` do not wait.
@@ -64,6 +67,6 @@ export function resolveWithLockOptions(options: WithLockCallOptions | undefined,
     throw new InvalidOptionError('holdAtLeastMs', holdAtLeastMs, 'a finite number of milliseconds >= 0');
   }
   if (!ON_LOCK_LOST.includes(onLockLost)) throw new InvalidOptionError('onLockLost', onLockLost, '"reject" or "ignore"');
-  const acquire = resolveAcquireOptions(options, ifLocked === 'wait' ? defaultTimeoutMs : 0);
+  const acquire = resolveAcquireOptions(options, ifLocked === 'wait' ? defaultTimeoutMs : 0, 'withLock/@WithLock', WITH_LOCK_OPTION_KEYS);
   return { ...acquire, reentrant: resolveReentrant(options), ifLocked, holdAtLeastMs, onLockLost };
 }

@@ -31,7 +31,7 @@ describe("acquireLease's options", () => {
   it.each([['mode', 'read'], ['maxLease', 3], ['revocable', true], ['timeout', 5]])('refuses the unknown option %s, naming it', (key, value) => {
     const error = thrown({ maxLeases: 2, [key]: value });
     expect(error.option).toBe(key);
-    expect(error.message).toContain('an option acquireLease knows: maxLeases, timeoutMs, signal');
+    expect(error.message).toContain('an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs or signal');
   });
 
   it('checks timeoutMs and signal as acquire does', () => {

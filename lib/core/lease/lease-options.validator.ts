@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireLeaseOptions } from './lease-handle.interface.js';
 import { leaseMessages } from './lease.messages.js';
@@ -22,11 +23,7 @@ export interface ResolvedLeaseOptions {
 /** Checks `acquireLease`'s options, unknown keys included, before anything is sent to ZooKeeper. */
 export function resolveLeaseOptions(options: AcquireLeaseOptions | undefined, defaultTimeoutMs: number): ResolvedLeaseOptions {
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, leaseMessages.optionsObject);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) {
-      throw new InvalidOptionError(key, (options as unknown as Record<string, unknown>)[key], leaseMessages.unknownOption(key, KNOWN_OPTIONS));
-    }
-  }
+  assertKnownOptions(options, KNOWN_OPTIONS, 'acquireLease/withLease/@WithLease');
   const { maxLeases } = options;
   if (typeof maxLeases !== 'number' || !Number.isInteger(maxLeases) || maxLeases < 1 || maxLeases > MAX_LEASES) {
     throw new InvalidOptionError('maxLeases', maxLeases, leaseMessages.maxLeases(MAX_LEASES));

@@ -7,8 +7,6 @@ import type { FoundKind, LockKind } from './lock-kind-mismatch.error.js';
 const ONE_KIND = 'A name is either a lock or a lease semaphore, never both';
 
 export const leaseMessages = {
-  unknownOption: (key: string, known: readonly string[]): string =>
-    `an option acquireLease knows: ${known.join(', ')} (it has no option ${JSON.stringify(key)}; check the spelling)`,
   optionsObject: 'an object with the number of leases, such as { maxLeases: 3, timeoutMs: 5000 }',
   maxLeases: (limit: number): string =>
     `a whole number of leases from 1 to ${limit}, the same in every client of this semaphore`,

@@ -3,8 +3,6 @@
  * `../errors/lock.messages.ts`: what happened, to which lock, and what to do.
  */
 export const inMemoryLockMessages = {
-  unknownOption: (key: string, known: readonly string[]): string =>
-    `an option InMemoryLockBackend knows: ${known.slice(0, -1).join(', ')} or ${known.at(-1)} (it has no option ${JSON.stringify(key)}; check the spelling)`,
   optionsObject: 'an object such as { identity: "worker-1", store } (or nothing)',
   identity: 'a non-empty string of at most 4096 bytes',
   store: 'an InMemoryLockStore (new InMemoryLockStore()), shared by the backends that should see each other\'s locks',

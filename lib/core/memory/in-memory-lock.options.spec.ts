@@ -50,7 +50,7 @@ describe('InMemoryLockBackend options', () => {
     const error = failure({ identty: 'worker-1' });
     expect(error).toMatchObject({ option: 'identty', value: 'worker-1' });
     expect(error.message).toBe(
-      'Invalid option identty="worker-1": expected an option InMemoryLockBackend knows: identity, store or nodeFormat (it has no option "identty"; check the spelling).',
+      'Invalid option identty="worker-1": expected an option InMemoryLockBackend knows: identity, store or nodeFormat (it has no option "identty"; did you mean "identity"?).',
     );
   });
 

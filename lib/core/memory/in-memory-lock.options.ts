@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
 import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import { inMemoryLockMessages as messages } from './in-memory-lock.messages.js';
 import { InMemoryLockStore } from './in-memory-lock.store.js';
@@ -36,11 +37,7 @@ export function defaultMemoryIdentity(): string {
 export function resolveInMemoryLockOptions(options: InMemoryLockBackendOptions | undefined): ResolvedInMemoryLockOptions {
   if (options === undefined) return { identity: defaultMemoryIdentity(), store: new InMemoryLockStore(), nodeFormat: DEFAULT_NODE_FORMAT };
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) {
-      throw new InvalidOptionError(key, (options as Record<string, unknown>)[key], messages.unknownOption(key, KNOWN_OPTIONS));
-    }
-  }
+  assertKnownOptions(options, KNOWN_OPTIONS, 'InMemoryLockBackend');
   const { identity = defaultMemoryIdentity(), store = new InMemoryLockStore() } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > MAX_IDENTITY_BYTES) {
     throw new InvalidOptionError('identity', identity, messages.identity);

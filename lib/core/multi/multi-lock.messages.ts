@@ -21,8 +21,5 @@ export const multiLockMessages = {
   unknownEntryKey: (index: number, key: string): string =>
     `entry ${index} has the key ${JSON.stringify(key)}; an entry takes only "name" and "mode" (check the spelling)`,
   optionsObject: 'an object such as { timeoutMs: 5000, signal } (or nothing)',
-  unknownOption: (key: string): string =>
-    key === 'mode'
-      ? 'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]'
-      : `an option of acquireAll/withLocks: timeoutMs, signal or reentrant (withLocks also ifLocked, holdAtLeastMs, onLockLost; there is no option ${JSON.stringify(key)}; check the spelling)`,
+  modeOnGroup: 'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]',
 } as const;

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
 import { resolveReentrant, type ReentrancyOption } from '../context/reentrancy.option.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import { validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
@@ -43,11 +44,7 @@ const KNOWN_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'n
 export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefined, defaultTimeoutMs: number): ResolvedMultiAcquireOptions {
   if (options === undefined) return { timeoutMs: defaultTimeoutMs, signal: undefined };
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) {
-      throw new InvalidOptionError(key, (options as Record<string, unknown>)[key], messages.unknownOption(key));
-    }
-  }
+  assertKnownOptions(options, KNOWN_OPTIONS, 'acquireAll/withLocks', (key) => (key === 'mode' ? messages.modeOnGroup : undefined));
   const { timeoutMs, signal } = resolveAcquireOptions({ timeoutMs: options.timeoutMs, signal: options.signal }, defaultTimeoutMs);
   resolveReentrant(options);
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
 import type { AcquireOptions } from './lock-backend.interface.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';
 import { nodeFormatFor, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
@@ -13,12 +14,24 @@ export interface ResolvedAcquireOptions {
   readonly nodeFormat?: NodeFormat;
 }
 
-/** Checks per-call options before anything is sent to ZooKeeper. */
-export function resolveAcquireOptions(options: AcquireOptions | undefined, defaultTimeoutMs: number): ResolvedAcquireOptions {
+/** The options of `acquire` and `tryAcquire` (`reentrant` is read by `ReentrantLocker`). */
+const ACQUIRE_OPTION_KEYS: readonly string[] = ['mode', 'timeoutMs', 'signal', 'revocable', 'nodeFormat', 'reentrant'];
+
+/**
+ * Checks per-call options, unknown keys included, before anything is sent to ZooKeeper.
+ * `owner` and `also`: the call that takes them and its own further options (`withLock`'s).
+ */
+export function resolveAcquireOptions(
+  options: AcquireOptions | undefined,
+  defaultTimeoutMs: number,
+  owner = 'acquire/tryAcquire',
+  also: readonly string[] = [],
+): ResolvedAcquireOptions {
   if (options === undefined) return { mode: 'write', timeoutMs: defaultTimeoutMs, signal: undefined };
   if (options === null || typeof options !== 'object') {
     throw new InvalidOptionError('options', options, 'an object such as { mode: "read", timeoutMs: 5000 }');
   }
+  assertKnownOptions(options, [...ACQUIRE_OPTION_KEYS, ...also], owner);
   const { mode = 'write', timeoutMs = defaultTimeoutMs, signal, revocable = false } = options;
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
 import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import { validateRootPath } from '../naming/root-path.validator.js';
 import { resolveZkClientOptions, type ResolvedZkClientOptions, type ZkClientOptions } from '../session/zk-client.options.js';
@@ -47,9 +48,27 @@ export function defaultIdentity(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
-/** Validates every option and merges the defaults, in one place, before any connection. */
-export function resolveZkLockOptions(options: ZkLockOptions): ResolvedZkLockOptions {
+/** Every option of `ZkLockOptions`. */
+export const ZK_LOCK_OPTION_KEYS: readonly string[] = [
+  'connectionString',
+  'sessionTimeoutMs',
+  'connectTimeoutMs',
+  'credentials',
+  'rootPath',
+  'identity',
+  'removeEmptyDirectories',
+  'emptyDirectoryGraceMs',
+  'nodeFormat',
+];
+
+/**
+ * Validates every option, unknown keys included, and merges the defaults, in one place,
+ * before any connection. `owner` and `also`: who takes the options and what else it knows
+ * (the Nest module's own options).
+ */
+export function resolveZkLockOptions(options: ZkLockOptions, owner = 'ZkLockBackend', also: readonly string[] = []): ResolvedZkLockOptions {
   const client = resolveZkClientOptions(options);
+  assertKnownOptions(options, [...ZK_LOCK_OPTION_KEYS, ...also], owner);
   const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity(), removeEmptyDirectories = true, emptyDirectoryGraceMs = 1000 } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > 4096) {
     throw new InvalidOptionError('identity', identity, 'a non-empty string of at most 4096 bytes');

@@ -11,6 +11,7 @@ import { WithLockExplorer } from './with-lock.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
+import { ZkSessionLog } from './session-log.listener.js';
 
 /** What every variant of the module provides over its backend (`ZK_LOCK_BACKEND`) and options. */
 export const LOCK_MODULE_PROVIDERS: Provider[] = [
@@ -35,4 +36,5 @@ export const ZOOKEEPER_PROVIDERS: Provider[] = [
     useFactory: (options: ResolvedZkLockModuleOptions) => ZkLockBackend.unconnected(options),
     inject: [ZK_LOCK_RESOLVED_OPTIONS],
   },
+  ZkSessionLog,
 ];

@@ -9,7 +9,7 @@ import type { Client } from 'node-zookeeper-client';
 interface ConnectionManagerInternals {
   state: number;
   pendingBuffer?: Buffer | null;
-  socket?: { destroy(): void; cork(): void; uncork(): void };
+  socket?: { destroy(): void; cork(): void; uncork(): void; remoteAddress?: string; remotePort?: number };
   on(event: 'state', listener: (state: number) => void): void;
   removeListener(event: 'state', listener: (state: number) => void): void;
   setState(state: number): void;
@@ -39,6 +39,14 @@ export function sendingTogether<T>(client: Client, send: () => T): T {
   } finally {
     socket?.uncork();
   }
+}
+
+/** The server the client's socket is connected to now (`host:port`), if any. */
+export function connectedServer(client: Client): string | undefined {
+  const socket = manager(client).socket;
+  if (!socket?.remoteAddress) return undefined;
+  const host = socket.remoteAddress.includes(':') ? `[${socket.remoteAddress}]` : socket.remoteAddress;
+  return `${host}:${socket.remotePort}`;
 }
 
 /** True once the client will never send anything again. */

@@ -15,7 +15,9 @@ import { ZkSession } from './zk-session.js';
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
  * (expired, or out of contact for its whole timeout) builds a fresh one, since
  * node-zookeeper-client never does. Events: `session` (new ZkSession), `session-lost`
- * (ZkSessionLostError), `disconnected`, `connected`.
+ * (ZkSessionLostError), `disconnected`, `connected`, `at-risk` (the session and how long
+ * it has gone unproven: held locks are lost), `recovered` (trusted again for new grants),
+ * `closed`. Each session event passes the session it is about.
  */
 export class ZkClient extends EventEmitter {
   readonly options: ResolvedZkClientOptions;
@@ -117,6 +119,8 @@ export class ZkClient extends EventEmitter {
     });
     session.on('connected', () => this.emit('connected', session));
     session.on('disconnected', () => this.emit('disconnected', session));
+    session.on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs));
+    session.on('recovered', () => this.emit('recovered', session));
     session.once('lost', (error: ZkSessionLostError) => this.onSessionLost(session, error));
     return session;
   }

@@ -5,7 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, sendingTogether, whenClientClosed } from './zk-client.internals.js';
+import { connectedServer, dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, sendingTogether, whenClientClosed } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -124,6 +124,11 @@ export class ZkSession extends EventEmitter {
   /** The session id in hex; empty until the first connect. */
   get id(): string {
     return this.sessionIdHex;
+  }
+
+  /** The server this session is connected to now (`host:port`), for logs and health checks. */
+  get server(): string | undefined {
+    return this.connected ? connectedServer(this.client) : undefined;
   }
 
   get isConnected(): boolean {
@@ -441,7 +446,10 @@ export class ZkSession extends EventEmitter {
       this.trust.distrust(new ZkSessionLostError(this.sessionIdHex, `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`));
       this.emit('at-risk', unprovenForMs);
     },
-    recovered: () => this.trust.restore(), // for grants from now on; earlier ones stay lost
+    recovered: () => {
+      this.trust.restore(); // for grants from now on; earlier ones stay lost
+      this.emit('recovered');
+    },
     gone: (unprovenForMs) => this.lose(`no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`),
   };
 

@@ -1,0 +1,44 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+
+import type { ZkSessionLostError } from '../core/errors/zk-session-lost.error.js';
+import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import type { ZkSession } from '../core/session/zk-session.js';
+import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
+
+const id = (session: ZkSession): string => `0x${session.id || '?'}`;
+
+/**
+ * The ZooKeeper session's life in the application's log (context `ZkLock`): connected
+ * (server, session id, negotiated timeout) at log; disconnected and at risk at warn; a
+ * lost session at error; trusted again at log. Nothing per lock call, and never a
+ * credential. Subscribed at module init, before the backend connects, and unsubscribed at
+ * shutdown.
+ */
+@Injectable()
+export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('ZkLock');
+  // Each event passes its own arguments.
+  private readonly listeners: Record<string, (...args: any[]) => void> = {
+    connected: (session: ZkSession) =>
+      this.logger.log(`Connected to ZooKeeper at ${session.server ?? 'an unknown server'} (session ${id(session)}, timeout ${session.timeoutMs} ms).`),
+    disconnected: (session: ZkSession) =>
+      this.logger.warn(`Disconnected from ZooKeeper (session ${id(session)}); reconnecting. Held locks stay valid until the session is at risk.`),
+    'at-risk': (session: ZkSession, unprovenForMs: number) =>
+      this.logger.warn(
+        `ZooKeeper session ${id(session)} at risk: no proof for ${unprovenForMs} ms that the leader heard from it. Its held locks are reported lost (their signals abort); new grants wait for a proof.`,
+      ),
+    recovered: (session: ZkSession) => this.logger.log(`ZooKeeper session ${id(session)} is trusted again: new grants go ahead.`),
+    'session-lost': (error: ZkSessionLostError) =>
+      this.logger.error(`ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; opening a new session.`),
+  };
+
+  constructor(@Inject(ZK_LOCK_BACKEND) private readonly backend: ZkLockBackend) {}
+
+  onModuleInit(): void {
+    for (const [event, listener] of Object.entries(this.listeners)) this.backend.client.on(event, listener);
+  }
+
+  onApplicationShutdown(): void {
+    for (const [event, listener] of Object.entries(this.listeners)) this.backend.client.off(event, listener);
+  }
+}

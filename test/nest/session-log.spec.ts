@@ -1,0 +1,95 @@
+import 'reflect-metadata';
+import type { INestApplication, LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+
+import { LockService, ZK_LOCK_BACKEND, ZkLockModule, type ZkLockBackend } from '../../lib/index';
+import { TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
+import { expireSession } from '../support/zookeeper/expire-session';
+
+type Line = [level: string, message: string];
+
+/** Nest's logger, replaced by one that keeps the ZkLock lines. */
+class CapturedLog implements LoggerService {
+  readonly lines: Line[] = [];
+  log = (message: string, context?: string): void => this.keep('log', message, context);
+  warn = (message: string, context?: string): void => this.keep('warn', message, context);
+  error = (message: string, _trace?: string, context?: string): void => this.keep('error', message, context);
+  debug = (message: string, context?: string): void => this.keep('debug', message, context);
+  verbose = (message: string, context?: string): void => this.keep('verbose', message, context);
+  private keep(level: string, message: string, context?: string): void {
+    if (context === 'ZkLock') this.lines.push([level, message]);
+  }
+  /** Waits for a line of `level` matching `pattern` after the first `from` lines. */
+  async next(level: string, pattern: RegExp, from: number): Promise<string> {
+    await waitUntil(() => this.lines.slice(from).some(([l, m]) => l === level && pattern.test(m)), `a ${level} line ${pattern}`);
+    return this.lines.slice(from).find(([l, m]) => l === level && pattern.test(m))![1];
+  }
+}
+
+/** The session's life in the application's log: connect, disconnect, at risk, loss, a new session; never a password. */
+describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
+  const credentials = { username: 'billing', password: 's3cret-Pa55' };
+  let proxy: TcpProxy;
+  let app: INestApplication;
+  const log = new CapturedLog();
+  beforeAll(async () => {
+    proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: proxy.connectionString, rootPath: uniqueRoot('session-log'), sessionTimeoutMs: 4000, credentials })],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: log });
+    await app.init();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await proxy?.stop();
+  });
+  const backend = (): ZkLockBackend => app.get(ZK_LOCK_BACKEND);
+  const sessionId = (): string => `0x${backend().client.session.id}`;
+
+  it('logs the connection with the server, session id and negotiated timeout', async () => {
+    const line = await log.next('log', /^Connected to ZooKeeper/, 0);
+    expect(line).toBe(`Connected to ZooKeeper at 127.0.0.1:${proxy.connectionString.split(':')[1]} (session ${sessionId()}, timeout 4000 ms).`);
+  });
+
+  it('a dropped connection: a warning, then connected again in the same session', async () => {
+    const from = log.lines.length;
+    const before = sessionId();
+    proxy.drop();
+    expect(await log.next('warn', /^Disconnected from ZooKeeper/, from)).toContain(`session ${before}`);
+    expect(await log.next('log', /^Connected to ZooKeeper/, from)).toContain(`session ${before}`);
+  });
+
+  it('a silent server: at risk (warn), then trusted again once a proof comes back', async () => {
+    const from = log.lines.length;
+    proxy.blackhole();
+    const atRisk = await log.next('warn', /at risk: no proof for \d+ ms/, from);
+    expect(atRisk).toContain(`session ${sessionId()}`);
+    proxy.heal();
+    await log.next('log', /is trusted again/, from);
+  });
+
+  it('an expired session: an error naming it, then a new session connected', async () => {
+    const from = log.lines.length;
+    const old = sessionId();
+    const ids = backend().client.session.credentials();
+    await proxy.stop(); // keeps the client from taking its session back meanwhile
+    await expireSession(zkConnect(), ids);
+    await proxy.start();
+    expect(await log.next('error', /lost .*opening a new session/, from)).toContain(`session ${old}`);
+    const connected = await log.next('log', /^Connected to ZooKeeper/, from);
+    expect(connected).not.toContain(old);
+  });
+
+  it('never writes a credential, and nothing above debug per lock call', async () => {
+    const from = log.lines.length;
+    const locks = app.get(LockService);
+    for (let i = 0; i < 5; i++) await locks.withLock('quiet', () => i);
+    await locks.withLock('quiet', () => locks.withLock('quiet', () => 0, { ifLocked: 'skip', reentrant: false }).catch(() => 0));
+    expect(log.lines.slice(from).filter(([level]) => level !== 'debug' && level !== 'verbose')).toEqual([]);
+    expect(log.lines.some(([, message]) => message.includes(credentials.password))).toBe(false);
+  });
+});

@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { packedLibrary } from '../support/fixture-app';
+
+/** What `npm pack` ships: the builds, their types and maps (with their sources inside), the licence, the README and what it links to. */
+describe('the package tarball', () => {
+  let dir: string;
+  let files: string[];
+  beforeAll(async () => {
+    const { tarball } = await packedLibrary();
+    dir = mkdtempSync(join(tmpdir(), 'zk-lock-pack-'));
+    execFileSync('tar', ['xzf', tarball, '-C', dir]);
+    files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((file) => file.replace(/^package\//, ''));
+  }, 240_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds both builds with their types, the licence and the README', () => {
+    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json']) {
+      expect(files).toContain(file);
+    }
+    expect(readFileSync(join(dir, 'package', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it('holds nothing of the repository beyond that: no sources, tests, specs, bench, sample app', () => {
+    const stray = files.filter((file) => !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md)$)/.test(file) || /\.spec\./.test(file));
+    expect(stray).toEqual([]);
+  });
+
+  it('ships every file the README links to', () => {
+    const readme = readFileSync(join(dir, 'package', 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((match) => match[1]);
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(files).toContain(link);
+  });
+
+  it('source maps carry their TypeScript sources, so stack traces resolve in users\' apps', () => {
+    const maps = files.filter((file) => file.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(50);
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(readFileSync(join(dir, 'package', map), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+      expect(sourcesContent?.length).toBe(sources.length);
+      expect(sourcesContent!.every((content) => content.length > 0)).toBe(true);
+    }
+  });
+});

@@ -10,6 +10,7 @@ export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListin
 export { LockRevocationRequestedError } from './core/revocation/lock-revocation-requested.error.js';
 export type { LockMode } from './core/recipe/lock-mode.js';
 export type { NodeFormat } from './core/naming/node-format.js';
+export type { ZkSessionState, ZkSessionStatus } from './core/session/session-status.js';
 export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
 
 // Errors: one base class, one class per failure.

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { ZkLockModule } from '../../lib/index.js';
 import { APP_CONFIG, type AppConfig } from './config/app.config.js';
 import { AppConfigModule } from './config/app-config.module.js';
+import { HealthModule } from './health/health.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { ShowsModule } from './shows/shows.module.js';
 
@@ -20,6 +21,6 @@ export const locks = ZkLockModule.forRootAsync({
 });
 
 @Module({
-  imports: [AppConfigModule, locks, ShowsModule, PaymentsModule],
+  imports: [AppConfigModule, locks, ShowsModule, PaymentsModule, HealthModule],
 })
 export class AppModule {}

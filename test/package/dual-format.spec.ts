@@ -40,4 +40,10 @@ describe('the published package, as CommonJS and as ESM', () => {
     expect(node(['--input-type=module', '-e', script('esm')])).toBe('bigint');
   });
 
+  it('nestjs-zk-lock/terminus resolves to each format and exports the health indicator', () => {
+    expect(node(['-p', "require.resolve('nestjs-zk-lock/terminus')"]).trim()).toBe(join(ROOT, 'dist/cjs/terminus/index.js'));
+    expect(node(['-p', "typeof require('nestjs-zk-lock/terminus').ZkLockHealthIndicator"]).trim()).toBe('function');
+    const esm = "import { ZkLockHealthIndicator } from 'nestjs-zk-lock/terminus'; process.stdout.write(import.meta.resolve('nestjs-zk-lock/terminus') + ' ' + typeof ZkLockHealthIndicator);";
+    expect(node(['--input-type=module', '-e', esm])).toBe(`file://${join(ROOT, 'dist/esm/terminus/index.js')} function`);
+  });
 });

@@ -44,6 +44,13 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
     rmSync(storeDir, { recursive: true, force: true });
   });
 
+  it('GET /health: each instance reports its ZooKeeper session up (terminus)', async () => {
+    for (const app of apps) {
+      const { body } = await request(app.url).get('/health').expect(200);
+      expect(body.info.zookeeper).toMatchObject({ status: 'up', state: 'connected', sessionId: expect.stringMatching(/^0x/) });
+    }
+  });
+
   it('sells exactly the seats when reservations race over both instances', async () => {
     const [one, two] = apps;
     const show = newShow();

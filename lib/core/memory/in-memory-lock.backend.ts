@@ -24,6 +24,7 @@ import type { InMemoryLockStore } from './in-memory-lock.store.js';
 import type { InMemoryLeaseHandle } from '../lease/in-memory-lease.handle.js';
 import { InMemoryLeaseRecipe } from '../lease/in-memory-lease.recipe.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
+import type { ZkSessionStatus } from '../session/session-status.js';
 
 /**
  * The `LockBackend` port in memory, with the ZooKeeper backend's semantics (FIFO queue
@@ -81,6 +82,11 @@ export class InMemoryLockBackend implements LockBackend {
     this.assertOpen();
     this.leases.assertNotLease(name);
     return this.store.contenders(name);
+  }
+
+  /** As `ZkLockBackend.status()`: `connected` until closed (a health check in unit tests reads it). */
+  status(): ZkSessionStatus {
+    return { state: this.closed ? 'closed' : 'connected' };
   }
 
   /** One of `maxLeases` leases on `name`, with `ZkLockBackend.acquireLease`'s semantics; the test controls cover leases too. */

@@ -28,6 +28,7 @@ import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
 import { ZkLockHandle } from './zk-lock.handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
+import { sessionStatus, type ZkSessionStatus } from '../session/session-status.js';
 
 /**
  * Read/write locks on ZooKeeper, usable without Nest:
@@ -189,6 +190,11 @@ export class ZkLockBackend implements LockBackend {
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
   leaseContenders(name: string): Promise<LeaseContender[]> {
     return this.leases.contenders(name);
+  }
+
+  /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */
+  status(): ZkSessionStatus {
+    return sessionStatus(this.client);
   }
 
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */

@@ -75,6 +75,11 @@ export class SessionLiveness {
     return Math.round((this.timeoutMs() * 3) / 10);
   }
 
+  /** When the leader last proved to have heard from the session (see `QuorumEvidence`). */
+  get provenAt(): number {
+    return this.evidence.provenAt;
+  }
+
   /** When locks stop being trusted, unless a new proof comes first. */
   get atRiskAt(): number {
     return this.evidence.provenAt + this.timeoutMs() - this.marginMs;

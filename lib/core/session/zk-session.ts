@@ -126,6 +126,11 @@ export class ZkSession extends EventEmitter {
     return this.sessionIdHex;
   }
 
+  /** When ZooKeeper's leader last proved to have heard from this session (`performance.now()` time). */
+  get provenAt(): number {
+    return this.liveness.provenAt;
+  }
+
   /** The server this session is connected to now (`host:port`), for logs and health checks. */
   get server(): string | undefined {
     return this.connected ? connectedServer(this.client) : undefined;

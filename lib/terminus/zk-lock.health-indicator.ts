@@ -1,0 +1,34 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+
+import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import type { ZkSessionStatus } from '../core/session/session-status.js';
+import { ZK_LOCK_BACKEND } from '../nest/zk-lock.constants.js';
+
+/**
+ * `@nestjs/terminus` health indicator for the lock client's ZooKeeper session: `up` while
+ * the session is connected and trusted (a lock granted now is safe), `down` otherwise
+ * (disconnected, at risk, lost, closed). Details: `state`, `sessionId`, `server`,
+ * `provenAgoMs` (since the leader last proved it heard from the session), `timeoutMs`.
+ *
+ * ```ts
+ * @Module({ imports: [TerminusModule, ZkLockModule.forRoot(…)], providers: [ZkLockHealthIndicator], controllers: [HealthController] })
+ * // in HealthController:
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.zk.isHealthy('zookeeper')]); }
+ * ```
+ */
+@Injectable()
+export class ZkLockHealthIndicator {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    @Inject(ZK_LOCK_BACKEND) private readonly backend: Pick<ZkLockBackend, 'status'>,
+  ) {}
+
+  isHealthy<const Key extends string>(key: Key): HealthIndicatorResult<Key> {
+    const indicator = this.indicators.check(key);
+    const status = this.backend.status();
+    const details: Omit<ZkSessionStatus, 'state'> & { state: string } = { ...status };
+    return status.state === 'connected' ? indicator.up(details) : indicator.down(details);
+  }
+}

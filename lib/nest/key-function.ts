@@ -1,4 +1,5 @@
 import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
+import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockError } from '../core/errors/zk-lock.error.js';
 
 /**
@@ -22,4 +23,17 @@ export function keyFor<K>(
   }
   if (accept(key) || (typeof key === 'string' && key !== '')) return key as string | K;
   throw new InvalidLockNameError(key, `the key function of ${where.decorator} on ${where.method} must return ${where.expected}`);
+}
+
+/**
+ * A generator method returns its iterator at once and runs its body later, step by step:
+ * a lock held "around the call" would not cover it. Refused when the class is defined.
+ */
+export function refuseGenerators(decorator: string, method: string, fn: Function): void {
+  const kind = fn.constructor?.name;
+  if (kind === 'AsyncGeneratorFunction' || kind === 'GeneratorFunction') {
+    throw new WithLockUsageError(
+      `${decorator} cannot cover ${method}: it is a generator, whose body runs after the call returns, one step at a time. Lock inside it instead (LockService.withLock around the work of each step, or around collecting the results).`,
+    );
+  }
 }

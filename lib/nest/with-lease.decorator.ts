@@ -1,7 +1,8 @@
 import type { LeaseCallOptions } from '../core/context/lease-runner.js';
 import { resolveLeaseOptions } from '../core/lease/lease-options.validator.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
-import { keyFor } from './key-function.js';
+import type { LockMethodDecorator } from './decorator.types.js';
+import { keyFor, refuseGenerators } from './key-function.js';
 import { WITH_LEASE_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
@@ -22,14 +23,15 @@ export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
  * async quote(order: Order) { … }
  * ```
  */
-export function WithLease(name: string | ((...args: any[]) => string), options: WithLeaseOptions): MethodDecorator {
+export function WithLease<const K extends string | ((...args: any[]) => string)>(name: K, options: WithLeaseOptions): LockMethodDecorator<K> {
   checkDeclaration(name, options);
-  return (target, key, descriptor) => {
+  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) => {
     const method = methodLabel(target, key);
     const original = descriptor?.value;
     if (typeof original !== 'function') {
       throw new WithLockUsageError(`@WithLease can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
     }
+    refuseGenerators('@WithLease', method, original);
     const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = lockServiceRegistry.find(this);
       if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service, '@WithLease');
@@ -39,8 +41,7 @@ export function WithLease(name: string | ((...args: any[]) => string), options: 
     };
     copyMethodMetadata(original, wrapped);
     Reflect.defineMetadata?.(WITH_LEASE_METADATA, { name, options }, wrapped);
-    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
-    return descriptor;
+    descriptor!.value = wrapped;
   };
 }
 

@@ -1,7 +1,8 @@
 import { resolveWithLockOptions, type WithLockCallOptions, type WithLocksCallOptions } from '../core/context/with-lock.options.js';
 import type { LockList } from '../core/multi/multi-lock.options.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';
-import { keyFor } from './key-function.js';
+import type { LockMethodDecorator } from './decorator.types.js';
+import { keyFor, refuseGenerators } from './key-function.js';
 import { methodLabel } from './method-label.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
@@ -32,14 +33,15 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
  * async reserve(showId: string) { … }
  * ```
  */
-export function WithLock(name: LockNameSource, options?: WithLockOptions): MethodDecorator {
+export function WithLock<const K extends LockNameSource>(name: K, options?: WithLockOptions): LockMethodDecorator<K> {
   checkDeclaration(name, options);
-  return (target, key, descriptor) => {
+  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) => {
     const method = methodLabel(target, key);
     const original = descriptor?.value;
     if (typeof original !== 'function') {
       throw new WithLockUsageError(`@WithLock can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
     }
+    refuseGenerators('@WithLock', method, original);
     const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
       const service = lockServiceRegistry.find(this);
       if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
@@ -50,8 +52,7 @@ export function WithLock(name: LockNameSource, options?: WithLockOptions): Metho
     };
     copyMethodMetadata(original, wrapped);
     Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);
-    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
-    return descriptor;
+    descriptor!.value = wrapped;
   };
 }
 

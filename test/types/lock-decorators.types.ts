@@ -1,0 +1,71 @@
+/**
+ * Compile-time checks of @WithLock and @WithLease, type-checked by `npm test` (tsc): each
+ * `@ts-expect-error` must meet an error, or the type check fails. Never run.
+ */
+import type { Observable } from 'rxjs';
+
+import { WithLease, WithLock } from '../../lib/index';
+
+export class Fits {
+  @WithLock((id: string) => `order:${id}`)
+  async byId(_id: string): Promise<void> {}
+
+  // A key function may use only the first parameters.
+  @WithLock((from: string) => `account:${from}`)
+  async transfer(_from: string, _to: string, _amount: number): Promise<void> {}
+
+  // Several names from one call.
+  @WithLock((from: string, to: string) => [`account:${from}`, `account:${to}`])
+  async move(from: string, to: string): Promise<number> {
+    return from.length + to.length;
+  }
+
+  // A fixed name: any async method.
+  @WithLock('nightly', { ifLocked: 'skip' })
+  async nightly(_date: Date): Promise<void> {}
+
+  @WithLease((partner: string) => `partner:${partner}`, { maxLeases: 5 })
+  async quote(partner: string, _amount: number): Promise<string> {
+    return partner;
+  }
+
+  @WithLock('static-job')
+  static async run(): Promise<void> {}
+}
+
+export class Refused {
+  // @ts-expect-error: the key function takes a number, the method a string
+  @WithLock((id: number) => `order:${id}`)
+  async byId(_id: string): Promise<void> {}
+
+  // @ts-expect-error: the key function takes two parameters, the method one (it would lock `x:a:undefined`)
+  @WithLock((a: string, b: string) => `x:${a}:${b}`)
+  async one(_a: string): Promise<void> {}
+
+  // @ts-expect-error: a synchronous method would return a Promise where its type says number
+  @WithLock('sync')
+  count(): number {
+    return 1;
+  }
+
+  // @ts-expect-error: an async generator's body runs after the call returns, unlocked
+  @WithLock('stream')
+  async *rows(): AsyncGenerator<number> {
+    yield 1;
+  }
+
+  // @ts-expect-error: an Observable runs when subscribed, after the lock would be released
+  @WithLock('events')
+  events(): Observable<number> {
+    throw new Error('never called');
+  }
+
+  // @ts-expect-error: a property is not a method
+  @WithLock('value') value = 1;
+
+  // @ts-expect-error: @WithLease checks its key function the same way
+  @WithLease((partner: number) => `partner:${partner}`, { maxLeases: 2 })
+  async quote(partner: string): Promise<string> {
+    return partner;
+  }
+}

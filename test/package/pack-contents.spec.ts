@@ -28,7 +28,7 @@ describe('the package tarball', () => {
   });
 
   it('holds nothing of the repository beyond that: no sources, tests, specs, bench, sample app', () => {
-    const stray = files.filter((file) => !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md)$)/.test(file) || /\.spec\./.test(file));
+    const stray = files.filter((file) => !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(file) || /\.spec\./.test(file));
     expect(stray).toEqual([]);
   });
 

@@ -11,6 +11,8 @@ export { LockRevocationRequestedError } from './core/revocation/lock-revocation-
 export type { LockMode } from './core/recipe/lock-mode.js';
 export type { NodeFormat } from './core/naming/node-format.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/session/session-status.js';
+export { LOCK_CHANNELS } from './core/diagnostics/lock.channels.js';
+export type { AcquireMessage, AcquireOutcome, EventLockKind, LostMessage, ReleaseMessage, SessionMessage } from './core/diagnostics/lock.channels.js';
 export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
 
 // Errors: one base class, one class per failure.

@@ -21,7 +21,7 @@ describe('the package tarball', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds both builds with their types, the licence and the README', () => {
-    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'dist/cjs/terminus/index.js', 'dist/esm/terminus/index.js', 'dist/esm/terminus/index.d.ts']) {
+    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'dist/cjs/terminus/index.js', 'dist/esm/terminus/index.js', 'dist/esm/terminus/index.d.ts', 'dist/cjs/otel/index.js', 'dist/esm/otel/index.js']) {
       expect(files).toContain(file);
     }
     expect(readFileSync(join(dir, 'package', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);

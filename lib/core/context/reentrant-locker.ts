@@ -19,6 +19,7 @@ import { watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
 import { resolveWithLockOptions, type ResolvedWithLockOptions, type RunAlwaysOptions, type WithLockCallOptions, type WithLocksCallOptions } from './with-lock.options.js';
+import { describeList } from '../multi/multi-lock.options.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
@@ -248,8 +249,3 @@ export class ReentrantLocker {
   }
 }
 
-/** The names of a lock list, for messages and events (the list is checked later, by the call). */
-function describeList(locks: LockList): string {
-  if (!Array.isArray(locks)) return String(locks);
-  return locks.map((entry) => (typeof entry === 'string' ? entry : String((entry as { name?: unknown })?.name))).join(', ');
-}

@@ -5,6 +5,7 @@ import type { ZkSession } from '../session/zk-session.js';
 import { assertHeld } from '../recipe/lock-backend.interface.js';
 import type { LeaseHandle } from './lease-handle.interface.js';
 import { leaseMessages } from './lease.messages.js';
+import { elapsedMs, publishLost, publishRelease } from '../diagnostics/lock.channels.js';
 
 export interface ZkLeaseHandleInit {
   readonly name: string;
@@ -29,6 +30,7 @@ export class ZkLeaseHandle implements LeaseHandle {
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
+  private readonly grantedAt = performance.now();
 
   constructor(private readonly init: ZkLeaseHandleInit) {
     ({ name: this.name, maxLeases: this.maxLeases } = init);
@@ -75,12 +77,14 @@ export class ZkLeaseHandle implements LeaseHandle {
   revoke(reason: LockLostError): void {
     if (this.lostReason || this.releasing) return;
     this.lostReason = reason;
+    publishLost(() => ({ kind: 'lease', name: this.name, mode: 'lease' as const, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
     this.lost?.abort(reason);
   }
 
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
     this.unsubscribe();
+    publishRelease(() => ({ kind: 'lease', name: this.name, mode: 'lease' as const, heldMs: elapsedMs(this.grantedAt) }));
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
     } finally {

@@ -50,3 +50,16 @@ export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefi
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   return nodeFormat ? { timeoutMs, signal, nodeFormat } : { timeoutMs, signal };
 }
+
+/** The names of a lock list, for messages and events (the list is checked later, by the call). */
+export function describeList(locks: LockList): string {
+  if (!Array.isArray(locks)) return String(locks);
+  return locks.map((entry) => (typeof entry === 'string' ? entry : String((entry as { name?: unknown })?.name))).join(', ');
+}
+
+/** The modes of a lock list, for events: `write` or `read` when all agree, else `mixed`. */
+export function describeModes(locks: LockList): 'read' | 'write' | 'mixed' {
+  if (!Array.isArray(locks)) return 'mixed';
+  const modes = new Set(locks.map((entry) => (typeof entry === 'string' ? 'write' : ((entry as { mode?: unknown })?.mode ?? 'write'))));
+  return modes.size === 1 && (modes.has('read') || modes.has('write')) ? ([...modes][0] as 'read' | 'write') : 'mixed';
+}

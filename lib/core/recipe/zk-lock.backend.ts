@@ -29,6 +29,8 @@ import { NodeReaper } from './node-reaper.js';
 import { ZkLockHandle } from './zk-lock.handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
 import { sessionStatus, type ZkSessionStatus } from '../session/session-status.js';
+import { tracedAcquire } from '../diagnostics/lock.channels.js';
+import { describeList, describeModes } from '../multi/multi-lock.options.js';
 
 /**
  * Read/write locks on ZooKeeper, usable without Nest:
@@ -97,13 +99,19 @@ export class ZkLockBackend implements LockBackend {
 
   async acquire(name: string, options?: AcquireOptions): Promise<ZkLockHandle> {
     const resolved = resolveAcquireOptions(options, Infinity);
-    const handle = await this.run(name, resolved);
-    if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
-    return handle;
+    return tracedAcquire(
+      () => ({ kind: 'lock', name, mode: resolved.mode }),
+      async () => {
+        const handle = await this.run(name, resolved);
+        if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
+        return handle;
+      },
+    );
   }
 
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<ZkLockHandle | null> {
-    return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
+    const resolved = { ...resolveAcquireOptions(options, 0), timeoutMs: 0 };
+    return tracedAcquire(() => ({ kind: 'lock', name, mode: resolved.mode }), () => this.run(name, resolved));
   }
 
   /**
@@ -125,7 +133,11 @@ export class ZkLockBackend implements LockBackend {
       // The plan checked the names and modes, and the signal is the call's own: nothing to validate.
       tryAcquire: (name, options, sent) => this.run(name, options, sent),
     });
-    return acquireAllThrough(this, locks, options, this.groupRequests);
+    const together = this.groupRequests;
+    return tracedAcquire(
+      () => ({ kind: 'group', name: describeList(locks), mode: describeModes(locks) }),
+      () => acquireAllThrough(this, locks, options, together),
+    );
   }
 
   async contenders(name: string): Promise<LockContender[]> {
@@ -184,7 +196,7 @@ export class ZkLockBackend implements LockBackend {
    * reentrant: each call takes one more lease. See lib/core/lease.
    */
   acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
-    return this.leases.acquire(name, options);
+    return tracedAcquire(() => ({ kind: 'lease', name, mode: 'lease' }), () => this.leases.acquire(name, options));
   }
 
   /** Holders and waiters of the lease semaphore `name`, in queue order. */

@@ -5,6 +5,7 @@ import type { RevocationWatch } from '../revocation/revocation.watch.js';
 import { assertHeld, type LockHandle } from './lock-backend.interface.js';
 import type { LockMode } from './lock-mode.js';
 import type { NodeReaper } from './node-reaper.js';
+import { elapsedMs, publishLost, publishRelease } from '../diagnostics/lock.channels.js';
 
 export interface ZkLockHandleInit {
   readonly name: string;
@@ -29,6 +30,7 @@ export class ZkLockHandle implements LockHandle {
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
+  private readonly grantedAt = performance.now();
   private neverRevoked: AbortController | undefined;
 
   constructor(private readonly init: ZkLockHandleInit) {
@@ -94,6 +96,7 @@ export class ZkLockHandle implements LockHandle {
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
     this.unsubscribe();
+    publishRelease(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt) }));
     this.init.revocation?.stop();
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
@@ -109,6 +112,7 @@ export class ZkLockHandle implements LockHandle {
   revoke(reason: LockLostError): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
     this.lostReason = reason;
+    publishLost(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
     this.lost?.abort(reason);
   }
 

@@ -6,6 +6,7 @@ import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { deadline } from '../util/deadline.js';
+import { publishSession, type SessionMessage } from '../diagnostics/lock.channels.js';
 import { refusedConnectWatch } from './refused-connect.watch.js';
 import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
 import { ZkRequestCounter } from './zk-request.counter.js';
@@ -107,6 +108,7 @@ export class ZkClient extends EventEmitter {
     await this.current?.close();
     await Promise.all(this.retiring);
     this.emit('closed');
+    publishSession(() => ({ state: 'closed' }));
   }
 
   private openSession(): ZkSession {
@@ -117,10 +119,11 @@ export class ZkClient extends EventEmitter {
       counter: this.counter,
       credentials: this.options.credentials,
     });
-    session.on('connected', () => this.emit('connected', session));
-    session.on('disconnected', () => this.emit('disconnected', session));
-    session.on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs));
-    session.on('recovered', () => this.emit('recovered', session));
+    const state = (name: SessionMessage['state']) => () => publishSession(() => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
+    session.on('connected', () => this.emit('connected', session)).on('connected', state('connected'));
+    session.on('disconnected', () => this.emit('disconnected', session)).on('disconnected', state('disconnected'));
+    session.on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs)).on('at-risk', state('at-risk'));
+    session.on('recovered', () => this.emit('recovered', session)).on('recovered', state('recovered'));
     session.once('lost', (error: ZkSessionLostError) => this.onSessionLost(session, error));
     return session;
   }
@@ -130,6 +133,7 @@ export class ZkClient extends EventEmitter {
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);
     if (this.isClosed || session !== this.current) return;
+    publishSession(() => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
     this.current = this.openSession();
     this.emit('session-lost', error);
     this.emit('session', this.current);

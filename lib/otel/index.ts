@@ -1,0 +1,3 @@
+// `nestjs-zk-lock/otel`: a separate entry point, so that applications without
+// @opentelemetry/api (an optional peer) load nothing of it.
+export { registerZkLockMetrics, ZK_LOCK_METRICS } from './zk-lock.metrics.js';

@@ -1,0 +1,69 @@
+import diagnostics from 'node:diagnostics_channel';
+import { metrics, type Attributes, type Meter } from '@opentelemetry/api';
+
+import { LOCK_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type SessionMessage } from '../core/diagnostics/lock.channels.js';
+
+/** The instruments, by name; attributes `zk_lock.kind`, `zk_lock.mode`, and `zk_lock.outcome` on acquires. */
+export const ZK_LOCK_METRICS = {
+  /** Histogram, ms: how long each acquire waited, by outcome (granted, taken, timeout, aborted, error). */
+  wait: 'zk_lock.acquire.duration',
+  /** Histogram, ms: how long each lock or lease was held until its release. */
+  hold: 'zk_lock.hold.duration',
+  /** Counter: locks and leases lost while held. */
+  lost: 'zk_lock.lost',
+  /** UpDownCounter, no attributes: locks and leases held now (granted, not yet released; a lost one until its release). */
+  held: 'zk_lock.held',
+  /** Gauge: 1 while the session is connected and trusted, else 0. */
+  session: 'zk_lock.session.up',
+} as const;
+
+/**
+ * Records OpenTelemetry metrics from the channels the ZooKeeper backend publishes (see
+ * `LOCK_CHANNELS`), on `meter` (default: the global meter provider's `nestjs-zk-lock`).
+ * Returns the function that stops recording. `@opentelemetry/api` is an optional peer:
+ * only this entry point (`nestjs-zk-lock/otel`) loads it.
+ */
+export function registerZkLockMetrics(meter: Meter = metrics.getMeter('nestjs-zk-lock')): () => void {
+  const wait = meter.createHistogram(ZK_LOCK_METRICS.wait, { unit: 'ms', description: 'Time an acquire waited, by outcome' });
+  const hold = meter.createHistogram(ZK_LOCK_METRICS.hold, { unit: 'ms', description: 'Time a lock or lease was held' });
+  const lost = meter.createCounter(ZK_LOCK_METRICS.lost, { description: 'Locks and leases lost while held' });
+  const held = meter.createUpDownCounter(ZK_LOCK_METRICS.held, { description: 'Locks and leases held now' });
+  let up = 0;
+  const gauge = meter.createObservableGauge(ZK_LOCK_METRICS.session, { description: '1 while the ZooKeeper session is connected and trusted' });
+  const observe = (result: { observe(value: number): void }): void => result.observe(up);
+  gauge.addCallback(observe);
+
+  const attributes = ({ kind, mode }: { kind: string; mode: string }): Attributes => ({ 'zk_lock.kind': kind, 'zk_lock.mode': mode });
+  const tracing = diagnostics.tracingChannel<unknown, AcquireMessage>(LOCK_CHANNELS.acquire);
+  const onSettled = (message: AcquireMessage): void => {
+    wait.record(message.waitedMs ?? 0, { ...attributes(message), 'zk_lock.outcome': message.outcome ?? 'error' });
+    if (message.outcome !== 'granted') return;
+    // A group's locks are released one by one: count each of its names (no attributes: a
+    // group's grant and its locks' releases would not share them).
+    held.add(message.kind === 'group' ? message.name.split(', ').length : 1);
+  };
+  const none = (): void => undefined;
+  const handlers = { start: none, end: none, asyncStart: none, asyncEnd: onSettled, error: none };
+  const onRelease = (message: unknown): void => {
+    const release = message as ReleaseMessage;
+    hold.record(release.heldMs, attributes(release));
+    held.add(-1);
+  };
+  const onLost = (message: unknown): void => lost.add(1, attributes(message as LostMessage));
+  const onSession = (message: unknown): void => {
+    const { state } = message as SessionMessage;
+    up = state === 'connected' || state === 'recovered' ? 1 : 0;
+  };
+
+  tracing.subscribe(handlers);
+  diagnostics.subscribe(LOCK_CHANNELS.release, onRelease);
+  diagnostics.subscribe(LOCK_CHANNELS.lost, onLost);
+  diagnostics.subscribe(LOCK_CHANNELS.session, onSession);
+  return () => {
+    tracing.unsubscribe(handlers);
+    diagnostics.unsubscribe(LOCK_CHANNELS.release, onRelease);
+    diagnostics.unsubscribe(LOCK_CHANNELS.lost, onLost);
+    diagnostics.unsubscribe(LOCK_CHANNELS.session, onSession);
+    gauge.removeCallback(observe);
+  };
+}

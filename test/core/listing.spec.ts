@@ -46,7 +46,8 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
       ['reports', [['read', 'app-a', true], ['read', 'app-c', true], ['write', 'app-d', false], ['read', 'app-b', false]]],
     ]);
     expect(listing.every((lock) => lock.kind === 'lock')).toBe(true);
-    // Every entry is the node ZooKeeper has: its name, sequence and creation time.
+    const owners = [a, b, c, d].map((backend) => `0x${backend.client.session.id}`);
+    // Every entry is the node ZooKeeper has: its name, sequence, creation time and owner session.
     for (const lock of listing) {
       const dir = b.pathOf(lock.name);
       const entries = [...lock.holders, ...lock.waiters];
@@ -55,9 +56,10 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
         expect(entry.sequence).toBe(Number(entry.node.slice(-10)));
         expect(entry.since).toBeInstanceOf(Date);
         expect(entry.since.getTime()).toBe(await ctimeOf(`${dir}/${entry.node}`));
+        expect(owners).toContain(entry.sessionId); // the node's ephemeral owner: one of the clients' sessions
       }
-      // The same queue as contenders() reports, plus `since`.
-      expect(entries.map(({ since: _since, ...rest }) => rest)).toEqual(await b.contenders(lock.name));
+      // The same queue as contenders() reports, plus `since` and `sessionId`.
+      expect(entries.map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(await b.contenders(lock.name));
     }
     expect(await fx.inspector.children(fx.rootPath)).toEqual(['%2E%2E', 'caf%C3%A9%2F%C3%BC', 'orders%2F42', 'reports']);
 
@@ -93,7 +95,7 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     await fx.inspector.create(`${root}/a b/${lockNode}`); // "a b" is not how we name "a b"
     await fx.inspector.create(`${root}/a%2fb/${lockNode}`); // nor lower-case escapes
     await fx.inspector.create(`${root}/bad%zz/${lockNode}`); // nor malformed ones
-    await fx.inspector.create(`${root}/curator/_c_0b1e2f30-0000-4000-8000-000000000000-lock-0000000001`);
+    await fx.inspector.create(`${root}/curator/_c_0b1e2f30-0000-4000-8000-000000000000-lock-0000000001`); // Curator's: a lock (not ephemeral here)
     await fx.inspector.create(`${root}/empty`);
     await fx.inspector.create(`${root}/notes`, 'a plain node with data');
     const mixed = await a.acquire('mixed');
@@ -101,6 +103,7 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     const ok = await a.acquire('ok');
 
     expect(shape(await b.locks())).toEqual([
+      ['curator', [['write', '', true]]],
       ['mixed', [['write', a.options.identity, true]]],
       ['ok', [['write', a.options.identity, true]]],
     ]);

@@ -8,6 +8,8 @@ export interface ListedContender extends LockContender {
    * it may have waited part of that time.
    */
   readonly since: Date;
+  /** The ZooKeeper session that owns the node, `0x…` as ZooKeeper's logs and four-letter words show it (ZooKeeper only). */
+  readonly sessionId?: string;
 }
 
 /** A lock with at least one node, as `locks()` lists it. */

@@ -55,8 +55,8 @@ async function readDirectory(session: ZkSession, { name, path }: Directory, shap
 
 async function readNode(session: ZkSession, path: string): Promise<NodeFacts | undefined> {
   try {
-    const { data, ctimeMs } = await session.getDataAndCtime(path);
-    return { identity: data?.toString('utf8') ?? null, since: new Date(ctimeMs) };
+    const { data, ctimeMs, owner } = await session.getDataAndCtime(path);
+    return { identity: data?.toString('utf8') ?? null, since: new Date(ctimeMs), ...(owner && { sessionId: owner }) };
   } catch (error) {
     return ignoreNoNode(error); // released between the reads
   }

@@ -16,6 +16,8 @@ import type { LeaseListing, ListedContender, ListedLease, ListedLock, LockListin
 export interface NodeFacts {
   readonly identity: string | null;
   readonly since: Date;
+  /** The ZooKeeper session that owns the node (ZooKeeper only). */
+  readonly sessionId?: string;
 }
 
 /** A directory's lock nodes or, failing those, its lease nodes. */
@@ -64,7 +66,8 @@ export function lockListingOf(name: string, queue: readonly ParsedLockNode[], fa
     const fact = facts.get(entry.node);
     if (!fact) return [];
     const { node, mode, sequence, format } = entry;
-    return [{ node, mode, sequence, format, identity: fact.identity, holding: blockerAt(queue, index) === null, since: fact.since }];
+    const owner = fact.sessionId ? { sessionId: fact.sessionId } : {};
+    return [{ node, mode, sequence, format, identity: fact.identity, holding: blockerAt(queue, index) === null, since: fact.since, ...owner }];
   });
   return entries.length > 0 ? splitLockListing(name, entries) : null;
 }
@@ -85,7 +88,8 @@ export function leaseListingOf(
     const fact = facts.get(lease.node);
     if (!fact) return [];
     const holding = maxLeases !== null && index < maxLeases;
-    return [{ node: lease.node, sequence: lease.sequence, identity: fact.identity, holding, since: fact.since }];
+    const owner = fact.sessionId ? { sessionId: fact.sessionId } : {};
+    return [{ node: lease.node, sequence: lease.sequence, identity: fact.identity, holding, since: fact.since, ...owner }];
   });
   if (entries.length === 0) return null;
   return { kind: 'lease', name, maxLeases, holders: entries.filter((e) => e.holding), waiters: entries.filter((e) => !e.holding) };

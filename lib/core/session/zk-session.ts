@@ -261,11 +261,13 @@ export class ZkSession extends EventEmitter {
    * `getData` with the node's creation time: its stat's `ctime`, in milliseconds since the
    * epoch by the clock of the ZooKeeper leader that committed the create.
    */
-  async getDataAndCtime(path: string): Promise<{ data: Buffer | undefined; ctimeMs: number }> {
-    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer }]>('getData', path, (cb) =>
+  /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
+  async getDataAndCtime(path: string): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
+    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer; ephemeralOwner: Buffer }]>('getData', path, (cb) =>
       this.client.getData(path, cb as never),
     );
-    return { data, ctimeMs: Number(stat.ctime.readBigInt64BE(0)) };
+    const owner = stat.ephemeralOwner.readBigUInt64BE(0);
+    return { data, ctimeMs: Number(stat.ctime.readBigInt64BE(0)), owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}` };
   }
 
   /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */

@@ -25,7 +25,8 @@ export function listingCases(ctx: ConformanceContext): void {
     for (const lock of listing) {
       expect(lock.kind).toBe('lock');
       const entries = [...lock.holders, ...lock.waiters];
-      expect(entries.map(({ since: _since, ...rest }) => rest)).toEqual(await a.contenders(lock.name));
+      // The same as contenders(), plus since (and, on ZooKeeper, the owner's sessionId).
+      expect(entries.map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(await a.contenders(lock.name));
       for (const { since } of entries) {
         expect(since).toBeInstanceOf(Date);
         expect(since.getTime()).toBeGreaterThanOrEqual(started);
@@ -55,7 +56,7 @@ export function listingCases(ctx: ConformanceContext): void {
     ]);
     expect(listing[1]).toMatchObject({ kind: 'lease', maxLeases: 2 });
     const pool = listing[1];
-    expect([...pool.holders, ...pool.waiters].map(({ since: _since, ...rest }) => rest)).toEqual(await a.leaseContenders!(`${base}/pool`));
+    expect([...pool.holders, ...pool.waiters].map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(await a.leaseContenders!(`${base}/pool`));
     await Promise.all([lock.release(), ...leases.map((lease) => lease.release())]);
     await (await waiting).release();
     await expect(b.locks(`${base}/`)).resolves.toEqual([]);

@@ -68,12 +68,17 @@ export interface BenchOptions {
   readonly forceSync: boolean;
   /** An existing server to use instead of starting one (ZK_CONNECT). */
   readonly connectionString?: string;
+  /**
+   * The pass on a 3-server loopback ensemble (scenarios 1 and 2 of those selected): `also`
+   * after the standalone pass, `only` instead of it, `no`. A full run does it by default.
+   */
+  readonly ensemble: 'no' | 'also' | 'only';
   readonly counts: ScenarioCounts;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
 }
 
-export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--quick] [--no-sync] [--warmup N]
+export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--quick] [--no-sync] [--warmup N] [--ensemble]
 
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
@@ -82,8 +87,16 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
   --quick          tiny counts: checks the harness, measures nothing
   --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes
   --warmup N       unmeasured rounds first (default 1; 0 with --quick), after 5 s of
-                   raw load to get the server's JIT hot (none with --quick or --warmup 0)
-  ZK_CONNECT=host:port  use that server instead of starting one`;
+                   raw load to get the server's JIT hot (none with --quick or --warmup 0);
+                   the Curator workers also run their recipes that long before round 1 (JIT)
+  --ensemble       also run scenarios 1 and 2 (of those selected) on a 3-server loopback
+                   ensemble; a full run (all scenarios, not --quick, no ZK_CONNECT) does so
+                   unless --no-ensemble
+  --ensemble-only  only that ensemble pass
+  ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)`;
+
+/** The scenarios the ensemble pass runs, of those selected. */
+export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
 
 export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions & { help: boolean } {
   let rounds: number | undefined;
@@ -91,6 +104,7 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   let quick = false;
   let forceSync = true;
   let help = false;
+  let ensemble: BenchOptions['ensemble'] | undefined;
   let scenarios: number[] = [...ALL_SCENARIOS];
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
@@ -105,6 +119,9 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     else if (flag === '--warmup') warmupRounds = count(flag, value(), 0);
     else if (flag === '--quick') quick = true;
     else if (flag === '--no-sync') forceSync = false;
+    else if (flag === '--ensemble') ensemble = 'also';
+    else if (flag === '--ensemble-only') ensemble = 'only';
+    else if (flag === '--no-ensemble') ensemble = 'no';
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
@@ -113,6 +130,12 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     } else if (flag === '--help' || flag === '-h') help = true;
     else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
   }
+  const connectionString = env.ZK_CONNECT || undefined;
+  const full = !quick && scenarios.length === ALL_SCENARIOS.length && !connectionString;
+  ensemble ??= full ? 'also' : 'no';
+  if (ensemble !== 'no' && !scenarios.some((s) => ENSEMBLE_SCENARIOS.includes(s))) {
+    throw new Error(`--ensemble runs scenarios ${ENSEMBLE_SCENARIOS.join(' and ')}: select one of them\n\n${USAGE}`);
+  }
   return {
     rounds: rounds ?? (quick ? 2 : 9),
     warmupRounds: warmupRounds ?? (quick ? 0 : 1),
@@ -120,7 +143,8 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     quick,
     forceSync,
     scenarios: [...new Set(scenarios)].sort(),
-    connectionString: env.ZK_CONNECT || undefined,
+    connectionString,
+    ensemble,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
   };

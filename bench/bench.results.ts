@@ -1,5 +1,5 @@
 import type { ScenarioCounts } from './bench.options.js';
-import type { Counts, ImplName } from './workers/impl.protocol.js';
+import type { Counts, ImplName, OtherImpl } from './workers/impl.protocol.js';
 
 /** One measured quantity across implementations and rounds. */
 export interface MetricRow {
@@ -16,9 +16,9 @@ export interface MetricRow {
    * ours ÷ other: the median over rounds of that round's ratio, each round's values having
    * been measured side by side, so a noisy stretch of time hits both alike.
    */
-  readonly ratio: Partial<Record<'raw' | 'kazoo', number>>;
+  readonly ratio: Partial<Record<OtherImpl, number>>;
   /** The lowest and highest per-round ratio: how much the machine's noise moved it. */
-  readonly ratioRange: Partial<Record<'raw' | 'kazoo', [number, number]>>;
+  readonly ratioRange: Partial<Record<OtherImpl, [number, number]>>;
 }
 
 /** Where round trips go: requests by op (and notifications) per unit of work. */
@@ -30,7 +30,7 @@ export interface RoundTripRow {
   /** Median over rounds, per unit, by op name; heartbeats left out. */
   readonly byOp: Counts;
   readonly requests: number;
-  /** null where the implementation cannot count them (Kazoo). */
+  /** null where the implementation cannot count them (Kazoo outside scenarios 7 and 8). */
   readonly notifications: number | null;
 }
 
@@ -52,6 +52,28 @@ export interface TargetRow {
   /** null: not evaluated in this run (the reason is in `note`). */
   readonly pass: boolean | null;
   readonly note?: string;
+  /**
+   * The two round-trip rows that say where the compared figures' time goes (ours and the
+   * other implementation's, per the same unit): a missed target is explained with them.
+   */
+  readonly basis?: TargetBasis;
+}
+
+/**
+ * One side of a compared figure: the metric and implementation whose median it is, and its
+ * round-trip row (its `scenario`, a part of its `per`: the first such row of `impl`).
+ */
+export interface RoundTripRef {
+  readonly metricId: string;
+  readonly impl: ImplName;
+  readonly scenario: number;
+  readonly per: string;
+}
+
+/** The numerator (ours) and the denominator of a target's ratio. */
+export interface TargetBasis {
+  readonly a: RoundTripRef;
+  readonly b: RoundTripRef;
 }
 
 export interface BenchMeta {
@@ -70,6 +92,8 @@ export interface BenchMeta {
     readonly tickTime: number | null;
     readonly jvmArgs: readonly string[] | null;
     readonly version: string;
+    /** "standalone", or the ensemble the sessions used and the server they were all pinned to. */
+    readonly topology?: string;
   };
   readonly versions: Partial<Record<ImplName, string>> & { readonly node: string };
   /** Which lib/ was measured: the commit, and how many files under lib/ differed from it (null: no git). */
@@ -94,4 +118,6 @@ export interface BenchResults {
   readonly targets: TargetRow[];
   readonly problems: string[];
   readonly notes: string[];
+  /** The pass on a 3-server ensemble (scenarios 1 and 2), when run (`--ensemble`, or a full run). */
+  readonly ensemble?: BenchResults;
 }

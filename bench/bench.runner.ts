@@ -1,38 +1,24 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import type { BenchOptions } from './bench.options.js';
+import { ENSEMBLE_SCENARIOS, type BenchOptions } from './bench.options.js';
 import type { BenchMeta, BenchResults } from './bench.results.js';
+import { ensembleTargets } from './report/curator-targets.report.js';
+import { missedTargetNotes } from './report/missed-targets.notes.js';
 import { evaluateTargets } from './report/targets.report.js';
 import { SCENARIOS } from './scenarios/all.scenarios.js';
 import type { ScenarioContext } from './scenarios/scenario.js';
 import { QueueProbe } from './support/queue.probe.js';
 import { shuffled } from './support/sample.stats.js';
 import { warmUpServer } from './support/server.warmup.js';
-import { WorkerChannel, type WorkerSpawn } from './support/worker.channel.js';
+import { WorkerChannel } from './support/worker.channel.js';
+import { WorkerSpawns } from './support/worker.spawn.js';
 import { openZkTarget } from './support/zookeeper.target.js';
 import type { ClockResult, ImplName } from './workers/impl.protocol.js';
 
 const ROOT = join(__dirname, '..');
-const PYTHON = '/usr/bin/python3';
-
-function workerSpawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
-  const label = `${impl}#${slot + 1}`;
-  if (impl === 'kazoo') {
-    if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: install Debian's python3 and python3-kazoo (apt-get install -y python3-kazoo)`);
-    return { label, command: PYTHON, args: [join(ROOT, 'bench', 'kazoo', 'kazoo_bench.worker.py'), connectionString, base], cwd: ROOT };
-  }
-  return {
-    label,
-    command: process.execPath,
-    // --expose-gc: scenario 4 measures the heap after full collections.
-    args: ['--expose-gc', '--no-flush-bytecode', '-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'bench', 'workers', 'impl.worker.ts'), impl, connectionString, base],
-    cwd: ROOT,
-  };
-}
 
 /**
  * Runs the selected scenarios for every implementation, interleaved: for each round, for
@@ -40,20 +26,25 @@ function workerSpawn(impl: ImplName, slot: number, connectionString: string, bas
  * any moment hits all of them alike. Returns every sample plus medians, side-by-side
  * ratios, round trips and targets. Starts (and stops) its own ZooKeeper unless
  * `connectionString` names one; all its znodes live under a fresh `/bench-…` root.
+ * `pass.ensemble`: on a 3-server ensemble it starts, scenarios 1 and 2 only, with the
+ * ensemble's targets.
  */
-export async function runBench(options: BenchOptions): Promise<BenchResults> {
+export async function runBench(options: BenchOptions, pass: { ensemble?: boolean } = {}): Promise<BenchResults> {
   const startedAt = new Date();
   const log = options.log ?? (() => undefined);
-  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id));
+  const ensemble = pass.ensemble === true;
+  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id) && (!ensemble || ENSEMBLE_SCENARIOS.includes(s.id)));
   const loadavgStart = loadavg();
-  const target = await openZkTarget({ connectionString: options.connectionString, forceSync: options.forceSync });
+  const target = await openZkTarget({ connectionString: ensemble ? undefined : options.connectionString, forceSync: options.forceSync, ensemble });
   const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
   const workers = new Map<string, WorkerChannel>();
+  // The Curator workers run their recipes before their ready line as long as the server warms up.
+  const spawns = new WorkerSpawns(options.serverWarmupMs);
   let probe: QueueProbe | undefined;
   try {
     probe = await QueueProbe.open(target.connectionString);
     const serverVersion = await probe.serverVersion();
-    log(`ZooKeeper ${serverVersion} at ${target.connectionString} (${target.external ? 'existing server' : `started, forceSync=${target.forceSync ? 'yes' : 'no'}`}); znodes under ${root}`);
+    log(`ZooKeeper ${serverVersion} at ${target.connectionString}: ${target.topology}${target.external ? '' : `, forceSync=${target.forceSync ? 'yes' : 'no'}`}; znodes under ${root}`);
 
     // Workers: one process per implementation, two where the handoff needs them.
     const slots = new Map<ImplName, number>();
@@ -63,7 +54,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     const started = await Promise.allSettled(
       [...slots].flatMap(([impl, count]) =>
         Array.from({ length: count }, async (_, slot) => {
-          const { channel, ready } = await WorkerChannel.start(workerSpawn(impl, slot, target.connectionString, `${root}/${impl}`));
+          const { channel, ready } = await WorkerChannel.start(spawns.spawn(impl, slot, target.connectionString, `${root}/${impl}`));
           workers.set(`${impl}#${slot}`, channel);
           versions[impl] = ready.version;
         }),
@@ -110,6 +101,8 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
 
     const summaries = scenarios.map((s) => s.summarize((samples[s.key] ?? {}) as never));
     const metrics = summaries.flatMap((s) => s.metrics);
+    const roundTrips = summaries.flatMap((s) => s.roundTrips);
+    const targets = ensemble ? ensembleTargets(metrics) : evaluateTargets(metrics, target);
     const finishedAt = new Date();
     const meta: BenchMeta = {
       startedAt: startedAt.toISOString(),
@@ -121,7 +114,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       serverWarmupMs: options.serverWarmupMs,
       quick: options.quick,
       scenarios: scenarios.map((s) => s.id),
-      server: { external: target.external, forceSync: target.forceSync, tickTime: target.tickTime, jvmArgs: target.jvmArgs, version: serverVersion },
+      server: { external: target.external, forceSync: target.forceSync, tickTime: target.tickTime, jvmArgs: target.jvmArgs, version: serverVersion, topology: target.topology },
       versions,
       source: sourceState(),
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgStart, loadavgEnd: loadavg() },
@@ -135,13 +128,14 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       counts: options.counts,
       samples,
       metrics,
-      roundTrips: summaries.flatMap((s) => s.roundTrips),
-      targets: evaluateTargets(metrics, target),
+      roundTrips,
+      targets,
       problems: summaries.flatMap((s) => s.problems),
-      notes: summaries.flatMap((s) => s.notes ?? []),
+      notes: [...summaries.flatMap((s) => s.notes ?? []), ...missedTargetNotes(targets, metrics, roundTrips)],
     };
   } finally {
     await Promise.allSettled([...workers.values()].map((w) => w.stop()));
+    spawns.dispose();
     if (probe) {
       if (target.external) await probe.zk.removeTree(root).catch(() => undefined); // an own server is deleted whole
       await probe.close();

@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: this library side by side with the raw node-zookeeper-client loop and
- * Kazoo 2.8, on a ZooKeeper it starts itself. See bench.options.ts for the flags.
+ * `npm run bench`: this library side by side with the raw node-zookeeper-client loop,
+ * Kazoo 2.8 and Curator 5, on a ZooKeeper it starts itself; then, in a full run or with
+ * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See bench.options.ts for the flags.
  */
 import { join } from 'node:path';
 
@@ -17,14 +18,19 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const results = await runBench({ ...options, log: (line) => console.error(line) });
+  const log = (line: string): void => console.error(line);
+  // The ensemble pass starts its own servers and workers once the standalone pass has stopped its own.
+  const standalone = options.ensemble === 'only' ? undefined : await runBench({ ...options, log });
+  if (options.ensemble !== 'no') log('ensemble pass: scenarios 1 and 2 on a 3-server loopback ensemble');
+  const ensemble = options.ensemble === 'no' ? undefined : await runBench({ ...options, log }, { ensemble: true });
+  const results = standalone ? { ...standalone, ensemble } : ensemble!;
   console.log(`\n${consoleReport(results)}\n`);
   // The committed copy (docs/bench) only from full runs on the benchmark's own server.
-  const full = !options.quick && options.scenarios.length === ALL_SCENARIOS.length && !results.meta.server.external;
+  const full = !options.quick && options.scenarios.length === ALL_SCENARIOS.length && !results.meta.server.external && standalone !== undefined;
   const written = writeReports(results, { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? join(ROOT, 'docs', 'bench') : undefined });
   console.log(`written: ${written.map((p) => p.slice(ROOT.length + 1)).join(', ')}`);
   if (!full) console.log('docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy');
-  if (results.problems.length) process.exitCode = 1;
+  if (results.problems.length || results.ensemble?.problems.length) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {

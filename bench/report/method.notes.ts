@@ -1,16 +1,28 @@
 import type { ScenarioCounts } from '../bench.options.js';
 
-/** How each scenario is measured, for the markdown page, with the counts of the run. */
-export function methodNotes(c: ScenarioCounts): string[] {
+/** How each scenario is measured, for the markdown page, with the counts of the run (and its warm-up, in ms). */
+export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
   const n = (value: number): string => value.toLocaleString('en-US');
   return [
     [
       '**Implementations.** *ours*: this library through its public API with default options (`ZkLockBackend`, `ReentrantLocker`).',
       '*raw*: node-zookeeper-client 1.1.3 with plain callbacks, the bare recipe (create EPHEMERAL_SEQUENTIAL, getChildren, delete;',
       'a waiter watches its blocker with getData), serial, no pipelining: the floor. *kazoo*: Kazoo 2.8 (Debian `python3-kazoo`),',
-      '`Lock`/`ReadLock`/`WriteLock` objects kept and reused, blocking `acquire()`/`release()`. Each runs in its own worker',
-      'process(es); the orchestrator only sends commands between timed sections.',
+      '`Lock`/`ReadLock`/`WriteLock` objects kept and reused, blocking `acquire()`/`release()`. *curator*: Apache Curator 5.4',
+      "(Debian `libcurator-recipes-java`, ZooKeeper client 3.8) on Java 17 with the JVM's default flags, one `CuratorFramework`",
+      'per session (`ExponentialBackoffRetry(1000, 3)`, default timeouts), `InterProcessMutex`, `InterProcessReadWriteLock`,',
+      '`InterProcessMultiLock` and `InterProcessSemaphoreV2` objects kept and reused, blocking `acquire()`/`release()`; its worker',
+      '(bench/curator) is compiled with javac when the run starts. Each runs in its own worker process(es); the orchestrator only',
+      'sends commands between timed sections.',
     ].join(' '),
+    warmupMs > 0
+      ? [
+          `**JIT warm-up.** Before round 1, ${n(warmupMs / 1e3)} s of pipelined raw cycles get the server's JIT hot; in the same`,
+          `${n(warmupMs / 1e3)} s, before it reports ready, each Curator worker runs its own recipes in a loop (uncontended cycles,`,
+          'a multi-lock, a lease semaphore, a read-write lock), so the JVM has compiled their code paths: a JVM starts interpreted,',
+          'which the Node and Python workers do not. Then the unmeasured warm-up round(s) run every scenario for every implementation.',
+        ].join(' ')
+      : '**JIT warm-up.** None in this run (`--quick` or `--warmup 0`): neither the server nor the Curator workers were warmed up first.',
     [
       '**Rounds.** Every round runs each scenario for each implementation, in a fresh random order, after unmeasured warm-up.',
       "Figures are medians over rounds; ratios are the median of each round's ours ÷ other, the two measured side by side.",
@@ -24,7 +36,8 @@ export function methodNotes(c: ScenarioCounts): string[] {
       `**2. Handoff.** Two processes pass one lock back and forth, ${n(c.handoff.handoffs)} measured handoffs after ${n(c.handoff.warmup)}.`,
       "Before each release the orchestrator waits until the waiter is queued (its node exists and its watch on the holder's node",
       "is in the server's `wchc` table). Latency: the waiter's clock right after its acquire returned minus the holder's clock",
-      'right before its release call. Both are CLOCK_MONOTONIC (Node `process.hrtime.bigint()`, Python `time.monotonic_ns()`),',
+      'right before its release call. Both are CLOCK_MONOTONIC (Node `process.hrtime.bigint()`, Python `time.monotonic_ns()`,',
+      'Java `System.nanoTime()` on Linux),',
       "one clock for every process on the machine; the run checks that each worker's reading falls between two of the orchestrator's.",
     ].join(' '),
     [
@@ -48,22 +61,25 @@ export function methodNotes(c: ScenarioCounts): string[] {
       `**6. Read-heavy.** ${c.readHeavy.readers} reader sessions loop read acquire + release on one name while a writer session`,
       `takes the write lock every ${c.readHeavy.writerPauseMs} ms, for ${n(c.readHeavy.durationMs)} ms. Every acquire gives up after`,
       `${c.readHeavy.stallTimeoutMs} ms (counted as a stall; the writer's wait then counts as that long), because Kazoo 2.8's`,
-      'ReadLock otherwise deadlocks with a writer queued after it (python-zk/kazoo#649).',
+      'ReadLock otherwise deadlocks with a writer queued after it (python-zk/kazoo#649). Curator: one `InterProcessReadWriteLock`',
+      'per session, its `readLock()` or `writeLock()` with `acquire(time, unit)`.',
     ].join(' '),
     [
       `**7. Multi-lock.** One session, ${c.multiLock.locks} free names (their directories made by warm-up cycles), acquired and`,
       "released as a group: *ours* with `acquireAll` (every name's requests sent together) and `release()`; *kazoo* with one",
-      '`Lock` per name, acquired one after another and released in reverse order (Kazoo has no multi-lock; Curator\'s',
-      'InterProcessMultiLock also takes them in turn); *raw* sends the requests `acquireAll` sends, with plain callbacks',
+      '`Lock` per name, acquired one after another and released in reverse order (Kazoo has no multi-lock); *curator* with one',
+      '`InterProcessMultiLock` over the names, which takes them one after another and releases them in reverse order (and the',
+      'same by hand, one `InterProcessMutex` per name, as *in turn*); *raw* sends the requests `acquireAll` sends, with plain callbacks',
       '(one multi creating every node with every children read behind it, then one multi deleting them): the floor of a group. Also a single name',
-      '(all three), and ours with the names acquired in turn. Each',
+      '(all four), and ours and Curator with the names acquired in turn. Each',
       `implementation runs its variants in turns, a fresh order every cycle, ${n(c.multiLock.cycles)} timed cycles after`,
-      `${n(c.multiLock.warmup)} per slice, ${c.multiLock.slices} slice(s) per round taken in turns with the other implementation;`,
+      `${n(c.multiLock.warmup)} per slice, ${c.multiLock.slices} slice(s) per round taken in turns with the other implementations;`,
       "figures are p50 latencies; *acquireAll ÷ 1 name* is each round's ratio of ours' two p50s, measured in the same cycles.",
     ].join(' '),
     [
       `**8. Leases.** A semaphore of ${c.leases.maxLeases} leases (*ours* \`acquireLease\`, *kazoo* \`Semaphore(max_leases=${c.leases.maxLeases})\`,`,
-      `one object per contender, kept and reused). ${c.leases.contenders} contenders, each its own session in one process, loop`,
+      `*curator* \`InterProcessSemaphoreV2(client, path, ${c.leases.maxLeases})\` with \`returnLease\`; one object per contender, kept and`,
+      `reused). ${c.leases.contenders} contenders, each its own session in one process, loop`,
       `acquire → hold ${c.leases.holdMs} ms → release; grants/s over ${n(c.leases.durationMs)} ms after ${c.leases.warmupGrants} warm-up grants.`,
       `Then, for N = ${c.leases.costContenders.join(' and ')} contenders, ${n(c.leases.costGrants)} grants after N warm-up grants: requests`,
       'sent plus watch notifications received over all N sessions, per grant (both counted at the window\'s two ends, so a',
@@ -72,7 +88,20 @@ export function methodNotes(c: ScenarioCounts): string[] {
     [
       "**Round trips.** Requests by op per unit of work: the library's `client.counter`, the raw loop's own count, Kazoo by",
       "wrapping `KazooClient._call`. Kazoo's watch notifications are counted only in scenarios 7 and 8 (by wrapping its",
-      "connection's `_read_watch_event`); elsewhere n/c.",
+      "connection's `_read_watch_event`); elsewhere n/c. Curator through `CuratorFrameworkFactory.builder().zookeeperFactory(…)`:",
+      'its ZooKeeper handle is a `ZooKeeperAdmin` (what Curator makes by default) that counts every request method it is called',
+      'through (create, getChildren, getData, exists, delete as remove, setData, multi, sync, removeWatches, getConfig; pings and',
+      "the session's close go around them), and its watch notifications in every scenario, by wrapping each watcher set through",
+      'it (one per node and session in these recipes, so one per event the server sends). Curator also reads /zookeeper/config',
+      'twice per session as it connects (its EnsembleTracker): counted before any window opens. Each missed ratio target is',
+      'explained in the notes from its two round-trip rows: the difference in time per unit split into what the difference in',
+      'requests (+ notifications) costs and what is time per message (unit time ÷ messages; requests that travel together share a wait).',
+    ].join(' '),
+    [
+      '**Ensemble.** Scenarios 1 and 2 again (a full run, or `--ensemble`), on three ZooKeeper servers on loopback with the',
+      "standalone server's flags and forceSync: every session of every implementation, and the orchestrator's probe, on the",
+      'same follower, so each write goes through the leader and waits for a quorum (a session per random server would add a',
+      'leader-or-not lottery to every per-round ratio). Fresh workers, the same warm-up and the same rounds as above.',
     ].join(' '),
   ];
 }

@@ -1,9 +1,9 @@
 import type { BenchResults, MetricRow } from '../bench.results.js';
-import { IMPLS, type ImplName } from '../workers/impl.protocol.js';
+import { IMPLS, type ImplName, type OtherImpl } from '../workers/impl.protocol.js';
 import { format } from './number.format.js';
 import { ratioCell } from './table.report.js';
 
-const COLORS: Record<ImplName, string> = { ours: '#2f6fb0', raw: '#8a8f98', kazoo: '#d9822b' };
+const COLORS: Record<ImplName, string> = { ours: '#2f6fb0', raw: '#8a8f98', kazoo: '#d9822b', curator: '#3a9a5b' };
 const WIDTH = 960;
 const LABEL_X = 16;
 const BAR_X = 90;
@@ -57,7 +57,7 @@ export function svgChart(results: BenchResults): string {
     for (const impl of impls) {
       const value = metric.median[impl]!;
       const width = Math.max(1, Math.round((value / max) * BAR_MAX));
-      const other = impl as 'raw' | 'kazoo';
+      const other = impl as OtherImpl;
       const ratio = impl !== 'ours' && metric.ratio[other] !== undefined ? `  (ours ÷ ${impl} = ${ratioCell(metric.ratio[other], metric.ratioRange[other])})` : '';
       out.push(
         `<text x="${LABEL_X}" y="${y + BAR_H - 4}" class="impl">${impl}</text>`,
@@ -82,7 +82,7 @@ export function svgChart(results: BenchResults): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
     '<style>.title{font-size:13px;font-weight:bold;fill:#222}.unit{font-weight:normal;fill:#666}.impl{font-size:12px;fill:#333}.value{font-size:12px;fill:#222}.head{font-size:16px;font-weight:bold;fill:#111}.sub{font-size:12px;fill:#555}.target{font-size:11px;fill:#c0392b}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${LABEL_X}" y="24" class="head">nestjs-zk-lock vs raw node-zookeeper-client vs Kazoo 2.8</text>`,
+    `<text x="${LABEL_X}" y="24" class="head">nestjs-zk-lock vs raw node-zookeeper-client vs Kazoo 2.8 vs Curator 5</text>`,
     `<text x="${LABEL_X}" y="42" class="sub">${escapeXml(subtitle)}</text>`,
     ...out,
     '</svg>',

@@ -1,11 +1,11 @@
 import type { BenchResults } from '../bench.results.js';
-import { IMPLS, type ImplName } from '../workers/impl.protocol.js';
+import { IMPLS, OTHER_IMPLS, type ImplName } from '../workers/impl.protocol.js';
 import { methodNotes } from './method.notes.js';
 import { format } from './number.format.js';
 
 type Style = 'text' | 'markdown';
 
-const IMPL_LABEL: Record<ImplName, string> = { ours: 'ours', raw: 'raw', kazoo: 'kazoo' };
+const IMPL_LABEL: Record<ImplName, string> = { ours: 'ours', raw: 'raw', kazoo: 'kazoo', curator: 'curator' };
 
 /** Rows as an aligned plain-text table or a GitHub markdown table. */
 export function table(headers: readonly string[], rows: readonly string[][], style: Style, rightAligned: readonly boolean[] = []): string {
@@ -27,12 +27,10 @@ export function metricsTable(results: BenchResults, style: Style): string {
     m.label,
     m.unit,
     ...IMPLS.map((impl) => format(m.median[impl])),
-    ratioCell(m.ratio.raw, m.ratioRange.raw),
-    ratioCell(m.ratio.kazoo, m.ratioRange.kazoo),
+    ...OTHER_IMPLS.map((other) => ratioCell(m.ratio[other], m.ratioRange[other])),
   ]);
-  return table(['#', 'metric (median of rounds)', 'unit', ...IMPLS.map((i) => IMPL_LABEL[i]), 'ours/raw [range]', 'ours/kazoo [range]'], rows, style, [
-    false, false, false, true, true, true, true, true,
-  ]);
+  const headers = ['#', 'metric (median of rounds)', 'unit', ...IMPLS.map((i) => IMPL_LABEL[i]), ...OTHER_IMPLS.map((i) => `ours/${IMPL_LABEL[i]} [range]`)];
+  return table(headers, rows, style, headers.map((_, i) => i >= 3));
 }
 
 /** The median per-round ratio, with the lowest and highest round's in brackets. */
@@ -47,7 +45,7 @@ export function targetsTable(results: BenchResults, style: Style): string {
     t.label,
     t.measured,
     t.threshold,
-    t.pass === null ? `n/a${t.note ? ` (${t.note})` : ''}` : t.pass ? 'PASS' : 'FAIL',
+    t.pass === null ? (t.note === 'no threshold' ? 'reported' : `n/a${t.note ? ` (${t.note})` : ''}`) : t.pass ? 'PASS' : 'FAIL',
   ]);
   return table(['target', 'what', 'measured', 'needed', 'result'], rows, style);
 }
@@ -73,7 +71,7 @@ export function runSummary(results: BenchResults): string[] {
   const { meta } = results;
   const server = meta.server.external
     ? `existing server (ZK_CONNECT), ZooKeeper ${meta.server.version}, forceSync unknown`
-    : `own standalone ZooKeeper ${meta.server.version}, forceSync=${meta.server.forceSync ? 'yes' : 'no'}, tickTime ${meta.server.tickTime} ms, JVM ${meta.server.jvmArgs?.join(' ')}`;
+    : `own ${meta.server.topology ?? 'standalone server'}: ZooKeeper ${meta.server.version}, forceSync=${meta.server.forceSync ? 'yes' : 'no'}, tickTime ${meta.server.tickTime} ms, JVM ${meta.server.jvmArgs?.join(' ')}`;
   const source = meta.source.commit
     ? `lib/ at commit ${meta.source.commit}${meta.source.libChangedFiles ? ` plus ${meta.source.libChangedFiles} uncommitted file(s)` : ''}`
     : 'lib/ as checked out';
@@ -101,7 +99,41 @@ export function consoleReport(results: BenchResults): string {
   ];
   if (results.notes.length) parts.push('', 'Notes', ...results.notes.map((n) => `- ${n}`));
   if (results.problems.length) parts.push('', 'PROBLEMS', ...results.problems.map((p) => `- ${p}`));
+  const ensemble = results.ensemble;
+  if (ensemble) {
+    parts.push('', `ON A ${ENSEMBLE_TITLE.toUpperCase()}`, ...runSummary(ensemble), '', metricsTable(ensemble, 'text'), '', 'Targets (ensemble)', targetsTable(ensemble, 'text'));
+    parts.push('', 'Where the round trips go (ensemble)', roundTripsTable(ensemble, 'text'));
+    if (ensemble.notes.length) parts.push('', 'Notes (ensemble)', ...ensemble.notes.map((n) => `- ${n}`));
+    if (ensemble.problems.length) parts.push('', 'PROBLEMS (ensemble)', ...ensemble.problems.map((p) => `- ${p}`));
+  }
   return parts.join('\n');
+}
+
+const ENSEMBLE_TITLE = '3-server ensemble';
+
+/** The ensemble pass as a section of the markdown page: bold labels, not headings (the README shifts headings down a level). */
+function ensembleSection(ensemble: BenchResults): string[] {
+  const parts = [
+    `## On a ${ENSEMBLE_TITLE}`,
+    '',
+    'Scenarios 1 and 2 again, on three ZooKeeper servers on loopback (same flags as the standalone server), every session of every implementation on the same follower.',
+    '',
+    ...runSummary(ensemble).map((line) => `- ${line}`),
+    '',
+    metricsTable(ensemble, 'markdown'),
+    '',
+    '**Targets on the ensemble**',
+    '',
+    targetsTable(ensemble, 'markdown'),
+    '',
+    '**Where the round trips go on the ensemble**',
+    '',
+    roundTripsTable(ensemble, 'markdown'),
+    '',
+  ];
+  if (ensemble.notes.length) parts.push('**Notes on the ensemble**', '', ...ensemble.notes.map((n) => `- ${n}`), '');
+  if (ensemble.problems.length) parts.push('**Problems on the ensemble**', '', ...ensemble.problems.map((p) => `- ${p}`), '');
+  return parts;
 }
 
 /** The markdown page the README includes (docs/bench/latest.md). */
@@ -124,13 +156,14 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
     '',
     '## Where the round trips go',
     '',
-    'Per unit of work, medians over rounds, heartbeats left out; n/c: not countable (Kazoo\'s notifications).',
+    "Per unit of work, medians over rounds, heartbeats left out; n/c: not countable (Kazoo's notifications outside scenarios 7 and 8).",
     '',
     roundTripsTable(results, 'markdown'),
     '',
   ];
   if (results.notes.length) parts.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');
   if (results.problems.length) parts.push('## Problems', '', ...results.problems.map((p) => `- ${p}`), '');
-  parts.push('## How each figure is measured', '', ...methodNotes(results.counts).map((n) => `- ${n}`), '');
+  if (results.ensemble) parts.push(...ensembleSection(results.ensemble));
+  parts.push('## How each figure is measured', '', ...methodNotes(results.counts, results.meta.serverWarmupMs).map((n) => `- ${n}`), '');
   return parts.join('\n');
 }

@@ -1,4 +1,6 @@
 import type { MetricRow, TargetRow } from '../bench.results.js';
+import type { OtherImpl } from '../workers/impl.protocol.js';
+import { curatorTargets } from './curator-targets.report.js';
 import { format } from './number.format.js';
 import { ratioTargetRow } from './ratio-target.row.js';
 import { recipeTargets } from './recipe-targets.report.js';
@@ -11,14 +13,16 @@ import { recipeTargets } from './recipe-targets.report.js';
 export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSync: boolean | null }): TargetRow[] {
   const metric = (id: string): MetricRow | undefined => metrics.find((m) => m.id === id);
   const rows: TargetRow[] = [];
-  const ratioTarget = (id: string, label: string, metricId: string, other: 'raw' | 'kazoo', op: '>=' | '<=', threshold: number): void => {
-    rows.push(ratioTargetRow(metrics, { id, label, metricId, other, op, threshold }));
+  const ratioTarget = (id: string, label: string, metricId: string, other: OtherImpl, op: '>=' | '<=', threshold: number, trips: { scenario: number; per: string }): void => {
+    rows.push(ratioTargetRow(metrics, { id, label, metricId, other, op, threshold, trips }));
   };
+  const cycle = { scenario: 1, per: 'uncontended cycle' };
+  const handoff = { scenario: 2, per: 'handoff' };
 
-  ratioTarget('1a', 'uncontended cycles/s: ours ÷ Kazoo', 'uncontended.cyclesPerSec', 'kazoo', '>=', 1.5);
-  ratioTarget('1b', 'uncontended cycles/s: ours ÷ raw', 'uncontended.cyclesPerSec', 'raw', '>=', 1.0);
-  ratioTarget('2a', 'handoff p50: ours ÷ raw', 'handoff.p50Us', 'raw', '<=', 1.3);
-  ratioTarget('2b', 'handoff p50: ours ÷ Kazoo', 'handoff.p50Us', 'kazoo', '<=', 0.7);
+  ratioTarget('1a', 'uncontended cycles/s: ours ÷ Kazoo', 'uncontended.cyclesPerSec', 'kazoo', '>=', 1.5, cycle);
+  ratioTarget('1b', 'uncontended cycles/s: ours ÷ raw', 'uncontended.cyclesPerSec', 'raw', '>=', 1.0, cycle);
+  ratioTarget('2a', 'handoff p50: ours ÷ raw', 'handoff.p50Us', 'raw', '<=', 1.3, handoff);
+  ratioTarget('2b', 'handoff p50: ours ÷ Kazoo', 'handoff.p50Us', 'kazoo', '<=', 0.7, handoff);
 
   // 3: requests + notifications per handoff flat in N (a herd grows them with N).
   const perHandoff = metrics
@@ -73,6 +77,6 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
           pass: reentrant < 5 && sentRounds.every((n) => n === 0),
         },
   );
-  rows.push(...recipeTargets(metrics));
+  rows.push(...recipeTargets(metrics), ...curatorTargets(metrics));
   return rows;
 }

@@ -29,7 +29,7 @@ export const drainScenario: Scenario<DrainSample> = {
   id: 3,
   key: 'drain',
   title: 'N waiters queued on one lock: drain',
-  impls: ['ours', 'raw', 'kazoo'],
+  impls: ['ours', 'raw', 'kazoo', 'curator'],
   slots: 1,
 
   async run(ctx, impl, slice) {

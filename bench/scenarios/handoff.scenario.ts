@@ -26,7 +26,7 @@ export const handoffScenario: Scenario<HandoffSample> = {
   id: 2,
   key: 'handoff',
   title: 'contended handoff between two processes',
-  impls: ['ours', 'raw', 'kazoo'],
+  impls: ['ours', 'raw', 'kazoo', 'curator'],
   slots: 2,
 
   async run(ctx, impl) {

@@ -25,16 +25,17 @@ export interface LeasesSample {
 /**
  * 8. A counting semaphore of `maxLeases`: C contenders, each its own session, loop acquire
  * a lease → hold `holdMs` → release. Grants per second over a fixed time (ours'
- * `acquireLease` against Kazoo's `Semaphore`), then, for each N of `costContenders`, the
- * requests sent and watch notifications received per grant over a fixed number of grants:
- * flat in N means no herd. Every window opens after warm-up grants (as many as contenders
- * for the cost runs), so it measures the steady state, not the first queueing.
+ * `acquireLease` against Kazoo's `Semaphore` and Curator's `InterProcessSemaphoreV2`),
+ * then, for each N of `costContenders`, the requests sent and watch notifications received
+ * per grant over a fixed number of grants: flat in N means no herd. Every window opens
+ * after warm-up grants (as many as contenders for the cost runs), so it measures the
+ * steady state, not the first queueing.
  */
 export const leasesScenario: Scenario<LeasesSample> = {
   id: 8,
   key: 'leases',
   title: 'lease semaphore: C contenders, maxLeases leases',
-  impls: ['ours', 'kazoo'],
+  impls: ['ours', 'kazoo', 'curator'],
   slots: 1,
 
   async run(ctx, impl) {

@@ -21,19 +21,19 @@ export interface MultiLockSample {
 /**
  * 7. `locks` free names from one session, acquired and released as a group: ours with
  * `acquireAll` (the requests for every name travel together), against each name taken one
- * after another (Kazoo's only way, and Curator's InterProcessMultiLock's; released in
- * reverse order), and against a single name. *raw* sends acquireAll's requests with plain
- * callbacks (every create and children read at once, then every delete): the floor of a
- * group, and of its ratio to one name. Ours runs all, one and in turn; raw all and one;
- * Kazoo in turn and one. Each implementation's variants run in turns, a fresh order each
- * cycle, so `group ÷ one name` is a same-moment ratio; implementations are interleaved by
- * slices, as in scenario 1.
+ * after another (Kazoo's only way; Curator's InterProcessMultiLock does the same; released
+ * in reverse order), and against a single name. *raw* sends acquireAll's requests with
+ * plain callbacks (every create and children read at once, then every delete): the floor of
+ * a group, and of its ratio to one name. Ours runs all, one and in turn; raw all and one;
+ * Kazoo in turn and one; Curator all (InterProcessMultiLock), in turn (by hand) and one.
+ * Each implementation's variants run in turns, a fresh order each cycle, so `group ÷ one
+ * name` is a same-moment ratio; implementations are interleaved by slices, as in scenario 1.
  */
 export const multiLockScenario: Scenario<MultiLockSample> = {
   id: 7,
   key: 'multiLock',
   title: 'several free locks as a group (multi-lock)',
-  impls: ['ours', 'raw', 'kazoo'],
+  impls: ['ours', 'raw', 'kazoo', 'curator'],
   slots: 1,
 
   async run(ctx, impl, slice) {
@@ -74,9 +74,9 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
       }
       return out;
     };
-    const group = of({ ours: 'all', raw: 'all', kazoo: 'seq' });
-    const one = of({ ours: 'one', raw: 'one', kazoo: 'one' });
-    const inTurn = of({ ours: 'seq', kazoo: 'seq' });
+    const group = of({ ours: 'all', raw: 'all', kazoo: 'seq', curator: 'all' });
+    const one = of({ ours: 'one', raw: 'one', kazoo: 'one', curator: 'one' });
+    const inTurn = of({ ours: 'seq', kazoo: 'seq', curator: 'seq' });
     const p50 = (s: MultiLockVariantSample): number => s.p50Us;
     const row = (id: string, label: string, rounds: SamplesByImpl<MultiLockVariantSample>): MetricRow =>
       metricRow({ id, scenario: 7, label, unit: 'µs', better: 'lower', rounds: byImpl(rounds, p50) });
@@ -93,16 +93,16 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
       roundTripRows(7, per, rounds, (s) => ({ counts: s.counts, units: s.cycles }), () => true);
     return {
       metrics: [
-        row('multiLock.groupP50Us', `${locks} free names as a group, p50 (ours acquireAll; raw its requests; Kazoo ${locks} Locks in turn)`, group),
+        row('multiLock.groupP50Us', `${locks} free names as a group, p50 (ours acquireAll; raw its requests; Kazoo ${locks} Locks in turn; Curator InterProcessMultiLock)`, group),
         row('multiLock.oneP50Us', '1 free name: acquire + release, p50', one),
         row('multiLock.inTurnP50Us', `${locks} free names, one acquire after another, p50`, inTurn),
         ...ownRatio('multiLock.groupOverOne', `group of ${locks} ÷ 1 name, same cycles (ours acquireAll; raw floor)`, 'one', ['ours', 'raw']),
         ...ownRatio('multiLock.groupOverInTurn', `acquireAll of ${locks} ÷ ${locks} in turn, same cycles (ours)`, 'seq', ['ours']),
       ],
       roundTrips: [
-        ...trips(`${locks} names as a group + release (ours acquireAll; Kazoo in turn)`, group),
+        ...trips(`${locks} names as a group + release (ours acquireAll; Kazoo in turn; Curator InterProcessMultiLock)`, group),
         ...trips('1 name: acquire + release', one),
-        ...trips(`${locks} names in turn + release in reverse`, of({ ours: 'seq' })),
+        ...trips(`${locks} names in turn + release in reverse`, of({ ours: 'seq', curator: 'seq' })),
       ],
       problems: [],
     };

@@ -26,7 +26,7 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
   id: 6,
   key: 'readHeavy',
   title: 'read-heavy: R readers and 1 writer on one name',
-  impls: ['ours', 'kazoo'],
+  impls: ['ours', 'kazoo', 'curator'],
   slots: 1,
 
   async run(ctx, impl) {

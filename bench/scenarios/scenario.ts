@@ -4,7 +4,7 @@ import { median } from '../support/sample.stats.js';
 import type { QueueProbe } from '../support/queue.probe.js';
 import { medianCounts, notificationsOf, perUnit, requestsOf } from '../support/request.counts.js';
 import type { WorkerChannel } from '../support/worker.channel.js';
-import type { Counts, ImplName } from '../workers/impl.protocol.js';
+import { OTHER_IMPLS, type Counts, type ImplName } from '../workers/impl.protocol.js';
 
 /** What a scenario run can use: its workers, the queue probe, and the counts. */
 export interface ScenarioContext {
@@ -53,7 +53,7 @@ export function metricRow(init: Omit<MetricRow, 'median' | 'ratio' | 'ratioRange
   const ratio: MetricRow['ratio'] = {};
   const ratioRange: MetricRow['ratioRange'] = {};
   const ours = init.rounds.ours;
-  for (const other of ['raw', 'kazoo'] as const) {
+  for (const other of OTHER_IMPLS) {
     const theirs = init.rounds[other];
     if (!ratios || !ours || !theirs) continue;
     const perRound = Array.from({ length: Math.min(ours.length, theirs.length) }, (_, i) => ours[i] / theirs[i]);
@@ -76,6 +76,7 @@ export function roundTripRows<S>(
   per: string,
   samples: SamplesByImpl<S>,
   countsOf: (sample: S) => { counts: Counts; units: number },
+  // Kazoo's are counted in scenarios 7 and 8 only (they pass () => true); Curator's always.
   canCountNotifications: (impl: ImplName) => boolean = (impl) => impl !== 'kazoo',
 ): RoundTripRow[] {
   return (Object.entries(samples) as Array<[ImplName, S[]]>).map(([impl, list]) => {

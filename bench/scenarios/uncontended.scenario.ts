@@ -18,7 +18,7 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
   id: 1,
   key: 'uncontended',
   title: 'uncontended acquire + release, one lock, serial',
-  impls: ['ours', 'raw', 'kazoo'],
+  impls: ['ours', 'raw', 'kazoo', 'curator'],
   slots: 1,
 
   async run(ctx, impl, slice) {

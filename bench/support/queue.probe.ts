@@ -9,8 +9,9 @@ import { RawZk } from '../raw-client.loop.js';
  * handoff: release, notification, re-read, grant. It uses its own session, outside every
  * implementation's counters, and only between measurements.
  *
- * Watches are read from the server's `wchc` table (four-letter word). When the server
- * refuses `wchc`, it falls back to a fixed pause once the nodes are there.
+ * Watches are read from the servers' `wchc` tables (four-letter word), summed over every
+ * server of the connection string (a watch lives on the server its session is connected
+ * to). When a server refuses `wchc`, it falls back to a fixed pause once the nodes are there.
  */
 export class QueueProbe {
   /** 'wchc' once a reply proved the server answers it; 'pause' after a refusal. */
@@ -18,13 +19,18 @@ export class QueueProbe {
 
   private constructor(
     readonly zk: RawZk,
-    private readonly host: string,
-    private readonly port: number,
+    private readonly servers: ReadonlyArray<{ host: string; port: number }>,
   ) {}
 
   static async open(connectionString: string): Promise<QueueProbe> {
-    const [host, port] = connectionString.split('/')[0].split(',')[0].split(':');
-    return new QueueProbe(await RawZk.connect(connectionString), host, Number(port));
+    const servers = connectionString
+      .split('/')[0]
+      .split(',')
+      .map((hostPort) => {
+        const [host, port] = hostPort.split(':');
+        return { host, port: Number(port) };
+      });
+    return new QueueProbe(await RawZk.connect(connectionString), servers);
   }
 
   /** Waits until `dir` has at least `nodes` children and `watches` watches on nodes under it. */
@@ -52,7 +58,8 @@ export class QueueProbe {
 
   /** "3.8.0-…" from `srvr`, or "unknown". */
   async serverVersion(): Promise<string> {
-    const reply = await fourLetter(this.host, this.port, 'srvr').catch(() => '');
+    const { host, port } = this.servers[0];
+    const reply = await fourLetter(host, port, 'srvr').catch(() => '');
     return /Zookeeper version: ([^,\n]+)/.exec(reply)?.[1]?.trim() ?? 'unknown';
   }
 
@@ -60,18 +67,18 @@ export class QueueProbe {
     return this.zk.close();
   }
 
-  /** Watches on `dir/...` in `wchc`, or undefined if the server will not say. */
+  /** Watches on `dir/...` in every server's `wchc`, or undefined if a server will not say. */
   private async watchesUnder(dir: string): Promise<number | undefined> {
     if (this.mode === 'pause') return undefined;
-    const reply = await fourLetter(this.host, this.port, 'wchc').catch(() => null);
-    if (reply === null || /not executed|whitelist/i.test(reply)) {
+    const replies = await Promise.all(this.servers.map(({ host, port }) => fourLetter(host, port, 'wchc').catch(() => null)));
+    if (replies.some((reply) => reply === null || /not executed|whitelist/i.test(reply))) {
       this.mode = 'pause'; // "wchc is not executed because it is not in the whitelist."
       return undefined;
     }
     this.mode = 'wchc';
     const prefix = `${dir}/`;
     let count = 0;
-    for (const line of reply.split('\n')) if (line.trim().startsWith(prefix)) count++;
+    for (const reply of replies) for (const line of reply!.split('\n')) if (line.trim().startsWith(prefix)) count++;
     return count;
   }
 }

@@ -1,6 +1,7 @@
+import { freePort } from '../../test/support/free-port.js';
 import { ZkServer } from '../../test/support/zookeeper/zk-server.js';
 
-/** The ZooKeeper the benchmark talks to: its own standalone server, or one given by ZK_CONNECT. */
+/** The ZooKeeper the benchmark talks to: its own standalone server or ensemble, or one given by ZK_CONNECT. */
 export interface ZkTarget {
   readonly connectionString: string;
   /** true/false for the server it started; null for an external server (unknown). */
@@ -8,6 +9,8 @@ export interface ZkTarget {
   readonly external: boolean;
   readonly tickTime: number | null;
   readonly jvmArgs: readonly string[] | null;
+  /** What the sessions talk to, for the report. */
+  readonly topology: string;
   stop(): Promise<void>;
 }
 
@@ -18,11 +21,12 @@ export interface ZkTarget {
  */
 const PRODUCTION_JVM_ARGS = ['-Xmx1000m'];
 
-export async function openZkTarget(options: { connectionString?: string; forceSync: boolean; tickTime?: number }): Promise<ZkTarget> {
+export async function openZkTarget(options: { connectionString?: string; forceSync: boolean; tickTime?: number; ensemble?: boolean }): Promise<ZkTarget> {
   if (options.connectionString) {
-    return { connectionString: options.connectionString, forceSync: null, external: true, tickTime: null, jvmArgs: null, stop: async () => undefined };
+    return { connectionString: options.connectionString, forceSync: null, external: true, tickTime: null, jvmArgs: null, topology: 'existing server (ZK_CONNECT)', stop: async () => undefined };
   }
   const tickTime = options.tickTime ?? 2000;
+  if (options.ensemble) return openEnsemble(options.forceSync, tickTime);
   const server = new ZkServer({ tickTime, forceSync: options.forceSync, jvmArgs: PRODUCTION_JVM_ARGS });
   await server.start();
   return {
@@ -31,6 +35,47 @@ export async function openZkTarget(options: { connectionString?: string; forceSy
     external: false,
     tickTime,
     jvmArgs: PRODUCTION_JVM_ARGS,
+    topology: 'standalone server',
     stop: () => server.destroy(),
   };
+}
+
+/**
+ * Three servers on loopback, with the standalone server's flags (test/support's ZkEnsemble
+ * uses the tests' quick-start flags). Every session, of every implementation, is pinned to
+ * the same follower: the case of two clients in three, where each write goes to the leader
+ * and waits for a quorum; a random server per session would add a leader-or-not lottery
+ * to every per-round ratio.
+ */
+async function openEnsemble(forceSync: boolean, tickTime: number, size = 3): Promise<ZkTarget> {
+  // Client, quorum and election port of each server, all distinct (a port is only reserved once a server binds it).
+  const ports = new Set<number>();
+  while (ports.size < size * 3) ports.add(await freePort());
+  const [client, quorum, election] = [0, 1, 2].map((k) => [...ports].slice(k * size, (k + 1) * size));
+  const peers = Array.from({ length: size }, (_, i) => `server.${i + 1}=127.0.0.1:${quorum[i]}:${election[i]}`);
+  const servers = Array.from(
+    { length: size },
+    (_, i) => new ZkServer({ tickTime, forceSync, myid: i + 1, peers, clientPort: client[i], jvmArgs: PRODUCTION_JVM_ARGS }),
+  );
+  const stop = async (): Promise<void> => {
+    await Promise.allSettled(servers.map((s) => s.destroy()));
+  };
+  try {
+    await Promise.all(servers.map((s) => s.start(false)));
+    const modes = await Promise.all(servers.map((s) => s.waitServing(60_000)));
+    const follower = modes.indexOf('follower');
+    if (follower < 0) throw new Error(`no follower in the ensemble (modes: ${modes.join(', ')})`);
+    return {
+      connectionString: servers[follower].connectionString,
+      forceSync,
+      external: false,
+      tickTime,
+      jvmArgs: PRODUCTION_JVM_ARGS,
+      topology: `${size}-server loopback ensemble (${modes.join(', ')}), every session on server ${follower + 1}, a follower`,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

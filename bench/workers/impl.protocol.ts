@@ -1,18 +1,23 @@
 /**
  * What the orchestrator (bench/bench.runner.ts) asks each implementation's worker process,
- * and what the worker answers. The Node workers (`ours`, `raw`) and the Kazoo worker
- * (bench/kazoo/kazoo_bench.worker.py) speak the same protocol: one JSON object per line,
- * `{ id, op, params }` in, `{ id, result }` or `{ id, error }` out, after a first
+ * and what the worker answers. The Node workers (`ours`, `raw`), the Kazoo worker
+ * (bench/kazoo/kazoo_bench.worker.py) and the Curator worker
+ * (bench/curator/CuratorBenchWorker.java) speak the same protocol: one JSON object per
+ * line, `{ id, op, params }` in, `{ id, result }` or `{ id, error }` out, after a first
  * `{ ready: true, ... }` line.
  *
  * Times are CLOCK_MONOTONIC nanoseconds, as decimal strings (they can exceed 2^53):
- * Node's `process.hrtime.bigint()` and Python's `time.monotonic_ns()` both read
- * CLOCK_MONOTONIC, one clock for the whole machine, so a timestamp taken in one process
- * can be subtracted from one taken in another (the runner checks this at start-up).
+ * Node's `process.hrtime.bigint()`, Python's `time.monotonic_ns()` and Java's
+ * `System.nanoTime()` (on Linux) all read CLOCK_MONOTONIC, one clock for the whole
+ * machine, so a timestamp taken in one process can be subtracted from one taken in another
+ * (the runner checks this at start-up).
  */
 
-export type ImplName = 'ours' | 'raw' | 'kazoo';
-export const IMPLS: readonly ImplName[] = ['ours', 'raw', 'kazoo'];
+export type ImplName = 'ours' | 'raw' | 'kazoo' | 'curator';
+export const IMPLS: readonly ImplName[] = ['ours', 'raw', 'kazoo', 'curator'];
+/** What ours is compared with: every ratio is ours ÷ one of these. */
+export type OtherImpl = Exclude<ImplName, 'ours'>;
+export const OTHER_IMPLS: readonly OtherImpl[] = ['raw', 'kazoo', 'curator'];
 
 /**
  * Requests sent by operation (`create`, `getChildren`, `getData`, `remove`, `exists`, …),
@@ -25,7 +30,7 @@ export interface ReadyLine {
   readonly ready: true;
   readonly impl: ImplName;
   readonly pid: number;
-  /** The client library's version, e.g. "node-zookeeper-client 1.1.3" or "kazoo 2.8.0". */
+  /** The client library's version, e.g. "node-zookeeper-client 1.1.3", "kazoo 2.8.0" or "curator 5.4.0 (…)". */
   readonly version: string;
 }
 

@@ -1,13 +1,13 @@
 /**
- * The worker ops of the multi-lock and lease scenarios (7 and 8), for the Node workers and
- * the Kazoo worker alike; the framing and the clock are impl.protocol.ts's.
+ * The worker ops of the multi-lock and lease scenarios (7 and 8), for the Node workers, the
+ * Kazoo worker and the Curator worker alike; the framing and the clock are impl.protocol.ts's.
  */
 import type { Counts } from './impl.protocol.js';
 
 /**
  * Scenario 7: several free locks from one session, as variants taken in turns, a fresh
- * order each cycle: `all` (ours: `acquireAll`), `seq` (one lock after another, then
- * released in reverse order), `one` (a single name).
+ * order each cycle: `all` (ours: `acquireAll`; Curator: one `InterProcessMultiLock`), `seq`
+ * (one lock after another, then released in reverse order), `one` (a single name).
  */
 export type MultiLockVariant = 'all' | 'seq' | 'one';
 

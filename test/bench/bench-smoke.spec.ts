@@ -18,7 +18,7 @@ import { zkConnect } from '../support/zk-test-env';
 
 /**
  * `npm run bench -- --quick` in miniature, against the test server: every scenario for
- * every implementation (this library, the raw loop, Kazoo), so the harness cannot rot.
+ * every implementation (this library, the raw loop, Kazoo, Curator), so the harness cannot rot.
  * It checks shapes and sane values, not speed.
  */
 describe('benchmark harness, --quick against the test ZooKeeper', () => {
@@ -44,9 +44,10 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
   it('used the given server, one measured round, every scenario, and checked the shared clock', () => {
     expect(results.meta.server).toMatchObject({ external: true, forceSync: null });
     expect(results.meta).toMatchObject({ rounds: 1, warmupRounds: 0, quick: true, scenarios: [...ALL_SCENARIOS] });
-    expect(results.meta.clockChecks.length).toBeGreaterThanOrEqual(6); // ours, raw, kazoo: two processes each
+    expect(results.meta.clockChecks.length).toBeGreaterThanOrEqual(8); // ours, raw, kazoo, curator: two processes each
     expect(results.meta.clockChecks.every((c) => c.ok)).toBe(true);
     expect(results.meta.versions.kazoo).toMatch(/^kazoo 2\.\d/);
+    expect(results.meta.versions.curator).toMatch(/^curator 5\.\d/i);
     expect(results.meta.versions.raw).toMatch(/^node-zookeeper-client /);
     expect(results.meta.order).toHaveLength(ALL_SCENARIOS.length);
     expect(results.problems).toEqual([]);
@@ -54,14 +55,14 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
 
   it('ran each scenario for the implementations it compares', () => {
     const implsOf = (key: string) => Object.keys(results.samples[key] ?? {}).sort();
-    expect(implsOf('uncontended')).toEqual(['kazoo', 'ours', 'raw']);
-    expect(implsOf('handoff')).toEqual(['kazoo', 'ours', 'raw']);
-    expect(implsOf('drain')).toEqual(['kazoo', 'ours', 'raw']);
+    expect(implsOf('uncontended')).toEqual(['curator', 'kazoo', 'ours', 'raw']);
+    expect(implsOf('handoff')).toEqual(['curator', 'kazoo', 'ours', 'raw']);
+    expect(implsOf('drain')).toEqual(['curator', 'kazoo', 'ours', 'raw']);
     expect(implsOf('manyLocks')).toEqual(['ours', 'raw']);
     expect(implsOf('reentrant')).toEqual(['ours']);
-    expect(implsOf('readHeavy')).toEqual(['kazoo', 'ours']);
-    expect(implsOf('multiLock')).toEqual(['kazoo', 'ours', 'raw']);
-    expect(implsOf('leases')).toEqual(['kazoo', 'ours']);
+    expect(implsOf('readHeavy')).toEqual(['curator', 'kazoo', 'ours']);
+    expect(implsOf('multiLock')).toEqual(['curator', 'kazoo', 'ours', 'raw']);
+    expect(implsOf('leases')).toEqual(['curator', 'kazoo', 'ours']);
   });
 
   it('1. uncontended: positive rates, and every cycle sends requests (raw: exactly create, getChildren, delete)', () => {
@@ -172,8 +173,11 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
   });
 
   it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
-    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5', '7a', '7b', '8a', '8b']);
-    for (const t of results.targets) if (t.id !== '4a') expect(typeof t.pass).toBe('boolean');
+    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5', '7a', '7b', '8a', '8b', '1c', '2c', '3b', '6', '7c', '8c']);
+    // 7c and 8c (ours against Curator's multi-lock and semaphore) are reported, with no threshold.
+    const reported = ['4a', '7c', '8c'];
+    for (const t of results.targets) if (!reported.includes(t.id)) expect(typeof t.pass).toBe('boolean');
+    for (const id of ['7c', '8c']) expect(results.targets.find((t) => t.id === id)!.pass).toBeNull();
     expect(results.targets.find((t) => t.id === '4a')!.pass).toBeNull(); // an existing server: forceSync unknown
   });
 

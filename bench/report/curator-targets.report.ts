@@ -1,0 +1,67 @@
+import type { MetricRow, TargetRow } from '../bench.results.js';
+import { notMeasured, ratioTargetRow } from './ratio-target.row.js';
+
+const CYCLE = { scenario: 1, per: 'uncontended cycle' };
+const HANDOFF = { scenario: 2, per: 'handoff' };
+
+/** The targets against Apache Curator 5, each ratio measured side by side in one run. */
+export function curatorTargets(metrics: readonly MetricRow[]): TargetRow[] {
+  return [
+    ratioTargetRow(metrics, { id: '1c', label: 'uncontended cycles/s: ours ÷ Curator', metricId: 'uncontended.cyclesPerSec', other: 'curator', op: '>=', threshold: 1.3, trips: CYCLE }),
+    ratioTargetRow(metrics, { id: '2c', label: 'handoff p50: ours ÷ Curator', metricId: 'handoff.p50Us', other: 'curator', op: '<=', threshold: 1.0, trips: HANDOFF }),
+    largestDrain(metrics),
+    ratioTargetRow(metrics, {
+      id: '6',
+      label: 'read-heavy reader throughput: ours ÷ Curator InterProcessReadWriteLock',
+      metricId: 'readHeavy.readerCyclesPerSec',
+      other: 'curator',
+      op: '>=',
+      threshold: 2,
+      trips: { scenario: 6, per: 'read or write cycle' },
+    }),
+    ratioTargetRow(metrics, {
+      id: '7c',
+      label: 'multi-lock, 5 free names, p50: ours acquireAll ÷ Curator InterProcessMultiLock',
+      metricId: 'multiLock.groupP50Us',
+      other: 'curator',
+      trips: { scenario: 7, per: 'names as a group' },
+    }),
+    ratioTargetRow(metrics, {
+      id: '8c',
+      label: 'leases, grants/s: ours ÷ Curator InterProcessSemaphoreV2',
+      metricId: 'leases.grantsPerSec',
+      other: 'curator',
+      trips: { scenario: 8, per: 'grant (C=' },
+    }),
+  ];
+}
+
+/** 3b: the drain of the most waiters this run measured (50 in a full run), ours ÷ Curator. */
+function largestDrain(metrics: readonly MetricRow[]): TargetRow {
+  const sizes = metrics
+    .filter((m) => /^drain\.\d+\.drainMs$/.test(m.id))
+    .map((m) => Number(m.id.split('.')[1]))
+    .sort((a, b) => a - b);
+  const n = sizes[sizes.length - 1];
+  if (n === undefined) return notMeasured('3b', 'drain of 50 waiters: ours ÷ Curator', '<= 1×');
+  return ratioTargetRow(metrics, {
+    id: '3b',
+    label: `drain of ${n} waiters: ours ÷ Curator`,
+    metricId: `drain.${n}.drainMs`,
+    other: 'curator',
+    op: '<=',
+    threshold: 1.0,
+    trips: { scenario: 3, per: `N=${n})` },
+  });
+}
+
+/**
+ * The ensemble pass's targets (scenarios 1 and 2 on three servers, every session on one
+ * follower): Curator's uncontended target is higher there, and the handoff's is the same.
+ */
+export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
+  return [
+    ratioTargetRow(metrics, { id: 'E1', label: 'ensemble: uncontended cycles/s: ours ÷ Curator', metricId: 'uncontended.cyclesPerSec', other: 'curator', op: '>=', threshold: 1.4, trips: CYCLE }),
+    ratioTargetRow(metrics, { id: 'E2', label: 'ensemble: handoff p50: ours ÷ Curator', metricId: 'handoff.p50Us', other: 'curator', op: '<=', threshold: 1.0, trips: HANDOFF }),
+  ];
+}

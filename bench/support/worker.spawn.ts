@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { ImplName } from '../workers/impl.protocol.js';
+import { buildCuratorWorker, type CuratorBuild } from './curator.build.js';
+import type { WorkerSpawn } from './worker.channel.js';
+
+const ROOT = join(__dirname, '..', '..');
+const PYTHON = '/usr/bin/python3';
+
+/**
+ * How to start each implementation's worker process. The Curator worker is compiled on
+ * first use (once per run) and its classes deleted by `dispose`.
+ */
+export class WorkerSpawns {
+  private curator: CuratorBuild | undefined;
+
+  /** `curatorWarmupMs`: how long the Curator worker runs its recipes before its ready line (JIT). */
+  constructor(private readonly curatorWarmupMs: number) {}
+
+  spawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
+    const label = `${impl}#${slot + 1}`;
+    if (impl === 'kazoo') {
+      if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: install Debian's python3 and python3-kazoo (apt-get install -y python3-kazoo)`);
+      return { label, command: PYTHON, args: [join(ROOT, 'bench', 'kazoo', 'kazoo_bench.worker.py'), connectionString, base], cwd: ROOT };
+    }
+    if (impl === 'curator') {
+      this.curator ??= buildCuratorWorker();
+      const { classpath, mainClass } = this.curator;
+      // The JVM's defaults (JIT, collector, heap), as a Curator application gets them.
+      const args = ['-cp', classpath, mainClass, connectionString, base, String(this.curatorWarmupMs)];
+      return { label, command: 'java', args, cwd: ROOT, readyTimeoutMs: 60_000 + 3 * this.curatorWarmupMs };
+    }
+    return {
+      label,
+      command: process.execPath,
+      // --expose-gc: scenario 4 measures the heap after full collections.
+      args: ['--expose-gc', '--no-flush-bytecode', '-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'bench', 'workers', 'impl.worker.ts'), impl, connectionString, base],
+      cwd: ROOT,
+    };
+  }
+
+  dispose(): void {
+    this.curator?.dispose();
+    this.curator = undefined;
+  }
+}

@@ -27,6 +27,13 @@ describe('the package tarball', () => {
     expect(readFileSync(join(dir, 'package', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
   });
 
+  it('holds the CLI that package.json\'s bin names, runnable as a script', () => {
+    const { bin } = JSON.parse(readFileSync(join(dir, 'package', 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const script = bin['nestjs-zk-lock'].replace(/^\.\//, '');
+    expect(files).toContain(script);
+    expect(readFileSync(join(dir, 'package', script), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+  });
+
   it('holds nothing of the repository beyond that: no sources, tests, specs, bench, sample app', () => {
     const stray = files.filter((file) => !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(file) || /\.spec\./.test(file));
     expect(stray).toEqual([]);

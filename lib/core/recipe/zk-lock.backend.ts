@@ -178,6 +178,31 @@ export class ZkLockBackend implements LockBackend {
   }
 
   /**
+   * An operator's last resort (the CLI's `release --force`): deletes the nodes of `name`'s
+   * current holders, so the next waiter gets the lock at once. **The holders are not told**:
+   * one still alive keeps running beside the next holder. Ask with `requestRevocation`
+   * first. Resolves with the deleted nodes' names; a node gone meanwhile is skipped. With
+   * ACLs on, it needs the credentials that created the nodes (`ZkOperationError` NO_AUTH).
+   */
+  async forceRelease(name: string): Promise<string[]> {
+    const dir = this.pathOf(name);
+    const holders = (await this.contenders(name)).filter((contender) => contender.holding);
+    const session = this.client.liveSession();
+    const deleted = await Promise.all(
+      holders.map(({ node }) =>
+        session.remove(`${dir}/${node}`).then(
+          () => node,
+          (error: unknown) => {
+            if (isZkCode(error, 'NO_NODE')) return undefined;
+            throw error;
+          },
+        ),
+      ),
+    );
+    return deleted.filter((node): node is string => node !== undefined);
+  }
+
+  /**
    * Every lock under the root path whose name starts with `prefix`, with holders and
    * waiters, in name order: three round trips however many locks (see `readLockListings`).
    */

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `npx nestjs-zk-lock …`: see USAGE in cli.args.ts.
+import { ZkConnectionError } from '../core/errors/zk-connection.error.js';
+import { ZkLockError } from '../core/errors/zk-lock.error.js';
+import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './cli.args.js';
+import { askOnTerminal, runCommand } from './cli.commands.js';
+
+async function main(argv: readonly string[]): Promise<number> {
+  let request: CliRequest;
+  try {
+    request = parseCliArgs(argv, process.env);
+  } catch (error) {
+    if (!(error instanceof CliUsageError)) throw error;
+    process.stderr.write(`nestjs-zk-lock: ${error.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (request.command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let backend: ZkLockBackend;
+  try {
+    backend = await ZkLockBackend.connect({
+      connectionString: request.connect,
+      rootPath: request.root,
+      connectTimeoutMs: request.timeoutMs,
+      identity: 'nestjs-zk-lock-cli',
+      ...(request.credentials && { credentials: request.credentials }),
+    });
+  } catch (error) {
+    process.stderr.write(`nestjs-zk-lock: ${(error as Error).message}\n`);
+    return error instanceof ZkConnectionError ? 3 : 2;
+  }
+  try {
+    const { out, code } = await runCommand(backend, request, askOnTerminal);
+    if (out) process.stdout.write(`${out}\n`);
+    return code;
+  } catch (error) {
+    const hint = error instanceof ZkLockError && (error as { zkCode?: string }).zkCode === 'NO_AUTH' ? ' (the nodes have ACLs: set ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD)' : '';
+    process.stderr.write(`nestjs-zk-lock: ${(error as Error).message}${hint}\n`);
+    return 1;
+  } finally {
+    await backend.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    process.stderr.write(`nestjs-zk-lock: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,32 @@
+import type { ListedContender, ListedLease, ListedLock } from '../core/listing/lock-listing.interface.js';
+
+/** `12 s`, `3 min`, `2 h`: how long ago `since` was, for a human. */
+export function age(since: Date, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - since.getTime()) / 1000));
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
+}
+
+const row = (entry: ListedContender | ListedLease, now: number): string[] => [
+  entry.holding ? 'holds' : 'waits',
+  'mode' in entry ? entry.mode : 'lease',
+  entry.identity ?? '?',
+  age(entry.since, now),
+  entry.sessionId ?? '',
+  entry.node,
+];
+
+/** One lock's (or semaphore's) queue as aligned text: holders first, then waiters, in order. */
+export function queueText(listing: ListedLock, now = Date.now()): string {
+  const title = listing.kind === 'lease' ? `${listing.name} (lease semaphore, ${listing.maxLeases ?? '?'} leases)` : listing.name;
+  const rows = [['', 'mode', 'identity', 'age', 'session', 'node'], ...[...listing.holders, ...listing.waiters].map((entry) => row(entry, now))];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((cells) => cells[column].length)));
+  const lines = rows.map((cells) => '  ' + cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  return [title, ...lines].join('\n');
+}
+
+/** JSON output: dates as ISO strings, as every other tool reads them. */
+export function json(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+}

@@ -13,17 +13,13 @@ import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
 import { requestRevocation } from '../revocation/revocation.request.js';
 import { RevocationWatch } from '../revocation/revocation.watch.js';
 import { ZkClient } from '../session/zk-client.js';
-import { assertLockDirectory } from '../lease/lease-directory.guard.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
 import type { ZkLeaseHandle } from '../lease/zk-lease.handle.js';
 import { ZkLeaseRecipe } from '../lease/zk-lease.recipe.js';
-import { isZkCode } from '../util/zk-error-code.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
 import { nodeFormatFor } from '../naming/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
-import { listChildren } from './lock-directory.js';
 import { LockAcquisition, type AcquisitionContext, type SentCreate } from './lock-acquisition.js';
-import { blockerAt, orderQueue } from './lock-queue.js';
 import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
 import { ZkLockHandle } from './zk-lock.handle.js';
@@ -31,6 +27,7 @@ import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } 
 import { sessionStatus, type ZkSessionStatus } from '../session/session-status.js';
 import { tracedAcquire } from '../diagnostics/lock.channels.js';
 import { describeList, describeModes } from '../multi/multi-lock.options.js';
+import { deleteHolders, readContenders } from './lock-queue.reader.js';
 
 /**
  * Read/write locks on ZooKeeper, usable without Nest:
@@ -143,26 +140,7 @@ export class ZkLockBackend implements LockBackend {
   async contenders(name: string): Promise<LockContender[]> {
     const dir = this.pathOf(name);
     await this.startedOnce();
-    const session = this.client.liveSession();
-    const listing = await listChildren(session, dir);
-    await assertLockDirectory(session, dir, name, listing?.stat); // a lease semaphore's directory is refused
-    const queue = orderQueue(listing?.children ?? []);
-    const identities = await Promise.all(
-      queue.map((entry) =>
-        session.getData(`${dir}/${entry.node}`).then(
-          (data) => data?.toString('utf8') ?? null,
-          (error: unknown) => {
-            if (isZkCode(error, 'NO_NODE')) return undefined; // released meanwhile
-            throw error;
-          },
-        ),
-      ),
-    );
-    return queue.flatMap((entry, i) => {
-      const identity = identities[i];
-      if (identity === undefined) return [];
-      return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, format: entry.format, identity, holding: blockerAt(queue, i) === null }];
-    });
+    return readContenders(this.client.liveSession(), dir, name);
   }
 
   /**
@@ -186,20 +164,8 @@ export class ZkLockBackend implements LockBackend {
    */
   async forceRelease(name: string): Promise<string[]> {
     const dir = this.pathOf(name);
-    const holders = (await this.contenders(name)).filter((contender) => contender.holding);
-    const session = this.client.liveSession();
-    const deleted = await Promise.all(
-      holders.map(({ node }) =>
-        session.remove(`${dir}/${node}`).then(
-          () => node,
-          (error: unknown) => {
-            if (isZkCode(error, 'NO_NODE')) return undefined;
-            throw error;
-          },
-        ),
-      ),
-    );
-    return deleted.filter((node): node is string => node !== undefined);
+    await this.startedOnce();
+    return deleteHolders(this.client.liveSession(), dir, name);
   }
 
   /**

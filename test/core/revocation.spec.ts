@@ -249,10 +249,11 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     expect(await fx.nodes('bad')).toBeNull();
   });
 
-  it('holders of another recipe in the directory are left alone (only our lock nodes are holders)', async () => {
+  it('nodes of another recipe in the directory are left alone (a Curator leader latch is not a lock holder)', async () => {
     const [a, b] = await fx.many(2);
     const lock = await a.acquire('mixed');
-    const foreign = `${a.pathOf('mixed')}/_c_0b1e2f30-0000-4000-8000-000000000000-lock-0000000000`;
+    // Curator's lock nodes are holders like ours (test/interop/curator.spec.ts); a latch node is not a lock at all.
+    const foreign = `${a.pathOf('mixed')}/_c_0b1e2f30-0000-4000-8000-000000000000-latch-0000000000`;
     await fx.inspector.create(foreign, 'curator');
     await expect(b.requestRevocation('mixed')).resolves.toBe(1);
     expect(await fx.inspector.data(foreign)).toBe('curator');

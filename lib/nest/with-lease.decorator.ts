@@ -1,13 +1,11 @@
 import type { LeaseCallOptions } from '../core/context/lease-runner.js';
 import { resolveLeaseOptions } from '../core/lease/lease-options.validator.js';
-import { copyMethodMetadata } from './copy-method-metadata.js';
 import type { LockMethodDecorator } from './decorator.types.js';
-import { keyFor, refuseGenerators } from './key-function.js';
+import { keyFor } from './key-function.js';
+import { lockMethod } from './locked-method.js';
 import { WITH_LEASE_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
-import { lockServiceRegistry } from './lock-service.registry.js';
-import { methodLabel } from './method-label.js';
 
 /** Options of `@WithLease`: `maxLeases` (required, the same for every client) and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
 export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
@@ -25,24 +23,11 @@ export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
  */
 export function WithLease<const K extends string | ((...args: any[]) => string)>(name: K, options: WithLeaseOptions): LockMethodDecorator<K> {
   checkDeclaration(name, options);
-  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) => {
-    const method = methodLabel(target, key);
-    const original = descriptor?.value;
-    if (typeof original !== 'function') {
-      throw new WithLockUsageError(`@WithLease can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
-    }
-    refuseGenerators('@WithLease', method, original);
-    const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const service = lockServiceRegistry.find(this);
-      if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service, '@WithLease');
+  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
+    lockMethod('@WithLease', target, key, descriptor, { key: WITH_LEASE_METADATA, value: { name, options } }, (service, args, body, method) => {
       if (!service.withLease) throw new ZkLockModuleMissingError(method, 'the LockService it found (a mock?) has no withLease', '@WithLease');
-      const body = () => lockServiceRegistry.runFor(service, () => original.apply(this, args));
       return service.withLease(leaseNameFor(name, args, method), body, options);
-    };
-    copyMethodMetadata(original, wrapped);
-    Reflect.defineMetadata?.(WITH_LEASE_METADATA, { name, options }, wrapped);
-    descriptor!.value = wrapped;
-  };
+    });
 }
 
 function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined): void {

@@ -1,13 +1,12 @@
 import { resolveWithLockOptions, type WithLockCallOptions, type WithLocksCallOptions } from '../core/context/with-lock.options.js';
 import type { LockList } from '../core/multi/multi-lock.options.js';
-import { copyMethodMetadata } from './copy-method-metadata.js';
 import type { LockMethodDecorator } from './decorator.types.js';
-import { keyFor, refuseGenerators } from './key-function.js';
-import { methodLabel } from './method-label.js';
+import { keyFor } from './key-function.js';
+import { lockMethod } from './locked-method.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
-import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
+import type { LockRunner } from './lock-service.registry.js';
 
 export { WITH_LOCK_METADATA };
 
@@ -35,25 +34,12 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
  */
 export function WithLock<const K extends LockNameSource>(name: K, options?: WithLockOptions): LockMethodDecorator<K> {
   checkDeclaration(name, options);
-  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) => {
-    const method = methodLabel(target, key);
-    const original = descriptor?.value;
-    if (typeof original !== 'function') {
-      throw new WithLockUsageError(`@WithLock can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
-    }
-    refuseGenerators('@WithLock', method, original);
-    const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const service = lockServiceRegistry.find(this);
-      if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service);
-      const body = () => lockServiceRegistry.runFor(service, () => original.apply(this, args));
-      const key = lockNameFor(name, args, method);
-      if (typeof key === 'string') return service.withLock(key, body, options ?? {});
-      return runWithLocks(service, method, key, body, options);
-    };
-    copyMethodMetadata(original, wrapped);
-    Reflect.defineMetadata?.(WITH_LOCK_METADATA, { name, options }, wrapped);
-    descriptor!.value = wrapped;
-  };
+  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
+    lockMethod('@WithLock', target, key, descriptor, { key: WITH_LOCK_METADATA, value: { name, options } }, (service, args, body, method) => {
+      const lockKey = lockNameFor(name, args, method);
+      if (typeof lockKey === 'string') return service.withLock(lockKey, body, options ?? {});
+      return runWithLocks(service, method, lockKey, body, options);
+    });
 }
 
 function checkDeclaration(name: LockNameSource, options: WithLockOptions | undefined): void {

@@ -38,9 +38,10 @@ export function registerZkLockMetrics(meter: Meter = metrics.getMeter('nestjs-zk
   const onSettled = (message: AcquireMessage): void => {
     wait.record(message.waitedMs ?? 0, { ...attributes(message), 'zk_lock.outcome': message.outcome ?? 'error' });
     if (message.outcome !== 'granted') return;
-    // A group's locks are released one by one: count each of its names (no attributes: a
-    // group's grant and its locks' releases would not share them).
-    held.add(message.kind === 'group' ? message.name.split(', ').length : 1);
+    // A group's locks are released one by one: count each of its handles (no attributes: a
+    // group's grant and its locks' releases would not share them). Not its joined name: a
+    // lock name may itself contain ", ".
+    held.add((message.result as { handles?: readonly unknown[] } | undefined)?.handles?.length ?? 1);
   };
   const none = (): void => undefined;
   const handlers = { start: none, end: none, asyncStart: none, asyncEnd: onSettled, error: none };

@@ -1,6 +1,6 @@
 import diagnostics from 'node:diagnostics_channel';
 
-import { LOCK_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type SessionMessage } from '../../lib/index';
+import { LOCK_CHANNELS, ReentrantLocker, type AcquireMessage, type LostMessage, type ReleaseMessage, type SessionMessage } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
@@ -92,6 +92,18 @@ describe('diagnostics channels', () => {
     await lock.release();
     await holder.close();
     expect(sessions.at(-1)).toEqual({ state: 'closed' });
+  });
+
+  it("a withLock call with ifLocked 'skip' that finds the lock taken shows as taken", async () => {
+    const [a, b] = await fx.many(2);
+    const lock = await a.acquire('skipped');
+    const locker = new ReentrantLocker(b, 1000);
+    await expect(locker.withLock('skipped', () => 'ran', { ifLocked: 'skip' })).resolves.toBeUndefined();
+    expect(settled()).toEqual([
+      ['lock', 'skipped', 'write', 'granted'],
+      ['lock', 'skipped', 'write', 'taken'],
+    ]);
+    await lock.release();
   });
 
   it('builds nothing when no one listens', async () => {

@@ -45,7 +45,7 @@ describe('OpenTelemetry metrics', () => {
     await expect(b.acquire('m', { timeoutMs: 20 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
     expect((await points(ZK_LOCK_METRICS.held))[0].value).toBe(1);
     await lock.release();
-    const group = await a.acquireAll(['g1', 'g2']);
+    const group = await a.acquireAll(['g1, with a comma', 'g2']); // counted by handles, not by the joined name
     expect((await points(ZK_LOCK_METRICS.held))[0].value).toBe(2);
     await group.release();
 

@@ -51,8 +51,11 @@ export class ZkLeaseHandle implements LeaseHandle {
     return this.releasing !== undefined;
   }
 
+  /** Checks the clock now, as `signal` does, without making the signal. */
   isHeld(): boolean {
-    return !this.released && !this.signal.aborted;
+    if (this.releasing) return false;
+    if (!this.lostReason) this.init.session.checkTrust();
+    return !this.lostReason;
   }
 
   assertHeld(): void {

@@ -52,7 +52,7 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
     const variants: MultiLockSample['variants'] = {};
     for (const variant of Object.keys(parts[0].variants) as MultiLockVariant[]) {
       const same = parts.map((p) => p.variants[variant]!);
-      const { latenciesUs, ...merged } = variantSample(
+      const { latenciesUs: _latencies, ...merged } = variantSample(
         same.flatMap((s) => s.latenciesUs ?? []),
         same.reduce((sum, s) => addCounts(sum, s.counts), {} as Counts),
       );

@@ -76,7 +76,10 @@ describe('Kazoo interop: every pairing of our modes with Kazoo Lock, ReadLock an
 
   const ours = (mode: Ours, name: string): Party => {
     let handle: ZkLockHandle | null = null;
-    const keep = (h: ZkLockHandle | null): string | null => ((handle = h) ? nodeOf(h) : null);
+    const keep = (h: ZkLockHandle | null): string | null => {
+      handle = h;
+      return h ? nodeOf(h) : null;
+    };
     return {
       label: `our ${mode} lock`,
       mode,

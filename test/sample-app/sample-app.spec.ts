@@ -19,7 +19,7 @@ const newShow = (): string => `show-${randomBytes(4).toString('hex')}`;
 
 describe('sample app: instances in separate processes contend over HTTP', () => {
   let storeDir: string;
-  let apps: SampleAppProcess[] = [];
+  const apps: SampleAppProcess[] = [];
   let locks: ZkLockBackend;
   let inspector: ZkInspector;
 

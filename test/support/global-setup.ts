@@ -1,7 +1,6 @@
 import { ZkServer } from './zookeeper/zk-server';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __ZK_SERVER__: ZkServer | undefined;
 }
 

@@ -29,7 +29,7 @@ export class LeaseRunner {
   async withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
     const lease = await this.acquireLease(name, options);
     const body = (async () => fn(lease))();
-    this.bodies.track(body.catch(() => undefined));
+    void this.bodies.track(body.catch(() => undefined));
     try {
       const result = await body;
       lease.assertHeld(); // lost while fn ran: its work was not done under the lease

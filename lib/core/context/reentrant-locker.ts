@@ -73,7 +73,7 @@ export class ReentrantLocker {
     const stopWatching = this.policy.reportsLoss ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error)) : undefined;
     const hold = new ChainHold(handle);
     const body = runInScope(key, hold, async () => fn(handle));
-    this.bodies.track(body.catch(() => undefined));
+    void this.bodies.track(body.catch(() => undefined));
     try {
       return await this.settle(handle, body, call.onLockLost === 'ignore');
     } finally {

@@ -35,6 +35,7 @@ export async function readLockListings(session: ZkSession, rootPath: string, pre
   });
   const contents = await Promise.all(directories.map((directory) => listChildren(session, directory.path)));
   const listings = await Promise.all(
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
     directories.map((directory, i) => {
       const shape = shapeOf(contents[i]?.children ?? []);
       return shape ? readDirectory(session, directory, shape) : null;

@@ -64,7 +64,7 @@ export class ReentrantMultiLocker {
     const stopWatching = settlement.onLost && watchLoss(group, (error) => settlement.onLost!(error, grantedAt));
     const holds = grants.map((grant) => new ChainHold(grant));
     const body = this.runHolding(holds, async () => fn(group));
-    this.bodies.track(body.catch(() => undefined));
+    void this.bodies.track(body.catch(() => undefined));
     try {
       const result = await body;
       // Lost while the body ran: its work was not done under the locks.

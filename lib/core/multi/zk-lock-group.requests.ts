@@ -129,6 +129,7 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     const swept = [...new Set(removals.map(({ dir }) => dir))].map((dir) => this.ctx.sweeper.released(session, dir));
     const outcome = sending.then(
       async () => {
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
         await Promise.all(swept);
       },
       // All or nothing: a node already gone fails the whole multi, and a lost reply leaves

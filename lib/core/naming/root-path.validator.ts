@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 
 // Characters ZooKeeper refuses in a path (PathUtils.validatePath).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
 const EXPECTED = 'an absolute ZooKeeper path such as "/locks" (no trailing "/", no empty, "." or ".." segments, no control characters, not under /zookeeper)';
 

@@ -42,7 +42,7 @@ export class DirectorySweeper {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const [dir, { session }] of this.idle) this.sweep(session, dir);
+    for (const [dir, { session }] of this.idle) void this.sweep(session, dir);
     this.idle.clear();
     await this.work.drain();
   }
@@ -63,7 +63,7 @@ export class DirectorySweeper {
         return;
       }
       this.idle.delete(dir);
-      this.sweep(session, dir);
+      void this.sweep(session, dir);
     }
   }
 

@@ -82,7 +82,10 @@ describe('SessionLiveness', () => {
     for (let t = 0; t < 60_000; t += 10) {
       jest.advanceTimersByTime(10);
       const last = calls.at(-1)!;
-      if (last === `heartbeat@${Date.now()}`) liveness.answered(Date.now(), true), liveness.writeSent(Date.now());
+      if (last === `heartbeat@${Date.now()}`) {
+        liveness.answered(Date.now(), true);
+        liveness.writeSent(Date.now());
+      }
       worstLead = Math.min(worstLead, liveness.atRiskAt - Date.now());
     }
     expect(only(calls, 'at-risk')).toEqual([]);

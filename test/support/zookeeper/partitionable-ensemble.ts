@@ -75,6 +75,7 @@ export class PartitionableEnsemble {
   async leader(timeoutMs = 20_000): Promise<number> {
     const found = await waitFor(
       async () => {
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
         const modes = await Promise.all(this.servers.map((_, i) => (this.isolated.has(i) ? undefined : this.mode(i))));
         const index = modes.indexOf('leader');
         return index >= 0 ? { index } : undefined;

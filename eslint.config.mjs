@@ -7,7 +7,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', '**/dist/**', 'bench-results/**', 'coverage/**', 'node_modules/**', 'test/fixtures/*/node_modules/**', 'test/fixtures/*/dist/**'],
+    ignores: [
+      'dist/**',
+      '**/dist/**',
+      'bench-results/**',
+      'coverage/**',
+      'node_modules/**',
+      'test/fixtures/*/node_modules/**',
+      'test/fixtures/*/dist/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -24,7 +32,10 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': ['error', { ignoreRestArgs: true }],
       // Nest's own types (decorators, class references) are written with `Function`.
       '@typescript-eslint/no-unsafe-function-type': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {
@@ -35,7 +46,15 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
-    languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+      },
+    },
   },
   prettier,
 );

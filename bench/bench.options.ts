@@ -8,9 +8,19 @@ export interface ScenarioCounts {
   readonly drain: { readonly waiters: readonly number[]; readonly slices: number };
   readonly manyLocks: { readonly locks: number; readonly cyclesPerLock: number };
   readonly reentrant: { readonly calls: number; readonly warmup: number };
-  readonly readHeavy: { readonly readers: number; readonly durationMs: number; readonly writerPauseMs: number; readonly stallTimeoutMs: number };
+  readonly readHeavy: {
+    readonly readers: number;
+    readonly durationMs: number;
+    readonly writerPauseMs: number;
+    readonly stallTimeoutMs: number;
+  };
   /** `cycles` and `warmup` per slice, every variant once per cycle; `slices` turns per round. */
-  readonly multiLock: { readonly locks: number; readonly cycles: number; readonly warmup: number; readonly slices: number };
+  readonly multiLock: {
+    readonly locks: number;
+    readonly cycles: number;
+    readonly warmup: number;
+    readonly slices: number;
+  };
   /**
    * `contenders` loop for `durationMs` after `warmupGrants` (grants/s); then each size of
    * `costContenders` for `costGrants` grants after as many as it has contenders (cost per grant).
@@ -38,7 +48,15 @@ export const FULL_COUNTS: ScenarioCounts = {
   reentrant: { calls: 20_000, warmup: 2_000 },
   readHeavy: { readers: 20, durationMs: 1_000, writerPauseMs: 20, stallTimeoutMs: 500 },
   multiLock: { locks: 5, cycles: 40, warmup: 5, slices: 3 },
-  leases: { contenders: 20, maxLeases: 5, holdMs: 1, warmupGrants: 40, durationMs: 1_000, costContenders: [10, 100], costGrants: 200 },
+  leases: {
+    contenders: 20,
+    maxLeases: 5,
+    holdMs: 1,
+    warmupGrants: 40,
+    durationMs: 1_000,
+    costContenders: [10, 100],
+    costGrants: 200,
+  },
 };
 
 /** `--quick`: enough to exercise every path, not to measure anything. */
@@ -50,7 +68,15 @@ export const QUICK_COUNTS: ScenarioCounts = {
   reentrant: { calls: 500, warmup: 50 },
   readHeavy: { readers: 4, durationMs: 250, writerPauseMs: 20, stallTimeoutMs: 250 },
   multiLock: { locks: 5, cycles: 4, warmup: 1, slices: 1 },
-  leases: { contenders: 4, maxLeases: 2, holdMs: 1, warmupGrants: 4, durationMs: 150, costContenders: [4, 8], costGrants: 12 },
+  leases: {
+    contenders: 4,
+    maxLeases: 2,
+    holdMs: 1,
+    warmupGrants: 4,
+    durationMs: 150,
+    costContenders: [4, 8],
+    costGrants: 12,
+  },
 };
 
 export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
@@ -98,7 +124,10 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
 /** The scenarios the ensemble pass runs, of those selected. */
 export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
 
-export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions & { help: boolean } {
+export function parseBenchArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): BenchOptions & { help: boolean } {
   let rounds: number | undefined;
   let warmupRounds: number | undefined;
   let quick = false;
@@ -108,12 +137,15 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   let scenarios: number[] = [...ALL_SCENARIOS];
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs a whole number >= ${min}, not "${value}"\n\n${USAGE}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`${flag} needs a whole number >= ${min}, not "${value}"\n\n${USAGE}`);
     return n;
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const value = (): string | undefined => inline ?? argv[++i];
     if (flag === '--rounds') rounds = count(flag, value(), 1);
     else if (flag === '--warmup') warmupRounds = count(flag, value(), 0);
@@ -126,7 +158,8 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       const list = value() ?? '';
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
       const unknown = scenarios.filter((s) => !(ALL_SCENARIOS as readonly number[]).includes(s));
-      if (unknown.length || scenarios.length === 0) throw new Error(`--scenario: no scenario ${unknown.join(', ') || '(none given)'}\n\n${USAGE}`);
+      if (unknown.length || scenarios.length === 0)
+        throw new Error(`--scenario: no scenario ${unknown.join(', ') || '(none given)'}\n\n${USAGE}`);
     } else if (flag === '--help' || flag === '-h') help = true;
     else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
   }

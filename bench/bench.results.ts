@@ -98,13 +98,23 @@ export interface BenchMeta {
   readonly versions: Partial<Record<ImplName, string>> & { readonly node: string };
   /** Which lib/ was measured: the commit, and how many files under lib/ differed from it (null: no git). */
   readonly source: { readonly commit: string | null; readonly libChangedFiles: number | null };
-  readonly machine: { readonly cpus: number; readonly cpuModel: string; readonly loadavgStart: number[]; readonly loadavgEnd: number[] };
+  readonly machine: {
+    readonly cpus: number;
+    readonly cpuModel: string;
+    readonly loadavgStart: number[];
+    readonly loadavgEnd: number[];
+  };
   /** How the orchestrator knew waiters were queued before a release (see queue.probe.ts). */
   readonly queueProbe: string;
   /** Each worker's clock read between two of the orchestrator's: CLOCK_MONOTONIC is shared. */
   readonly clockChecks: Array<{ readonly worker: string; readonly ok: boolean; readonly windowUs: number }>;
   /** The implementation order of every round, scenario and slice, as run. */
-  readonly order: Array<{ readonly round: number; readonly scenario: number; readonly slice: number; readonly impls: ImplName[] }>;
+  readonly order: Array<{
+    readonly round: number;
+    readonly scenario: number;
+    readonly slice: number;
+    readonly impls: ImplName[];
+  }>;
 }
 
 export interface BenchResults {

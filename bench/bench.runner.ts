@@ -33,9 +33,15 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
   const startedAt = new Date();
   const log = options.log ?? (() => undefined);
   const ensemble = pass.ensemble === true;
-  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id) && (!ensemble || ENSEMBLE_SCENARIOS.includes(s.id)));
+  const scenarios = SCENARIOS.filter(
+    (s) => options.scenarios.includes(s.id) && (!ensemble || ENSEMBLE_SCENARIOS.includes(s.id)),
+  );
   const loadavgStart = loadavg();
-  const target = await openZkTarget({ connectionString: ensemble ? undefined : options.connectionString, forceSync: options.forceSync, ensemble });
+  const target = await openZkTarget({
+    connectionString: ensemble ? undefined : options.connectionString,
+    forceSync: options.forceSync,
+    ensemble,
+  });
   const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
   const workers = new Map<string, WorkerChannel>();
   // The Curator workers run their recipes before their ready line as long as the server warms up.
@@ -44,7 +50,9 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
   try {
     probe = await QueueProbe.open(target.connectionString);
     const serverVersion = await probe.serverVersion();
-    log(`ZooKeeper ${serverVersion} at ${target.connectionString}: ${target.topology}${target.external ? '' : `, forceSync=${target.forceSync ? 'yes' : 'no'}`}; znodes under ${root}`);
+    log(
+      `ZooKeeper ${serverVersion} at ${target.connectionString}: ${target.topology}${target.external ? '' : `, forceSync=${target.forceSync ? 'yes' : 'no'}`}; znodes under ${root}`,
+    );
 
     // Workers: one process per implementation, two where the handoff needs them.
     const slots = new Map<ImplName, number>();
@@ -54,7 +62,9 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     const started = await Promise.allSettled(
       [...slots].flatMap(([impl, count]) =>
         Array.from({ length: count }, async (_, slot) => {
-          const { channel, ready } = await WorkerChannel.start(spawns.spawn(impl, slot, target.connectionString, `${root}/${impl}`));
+          const { channel, ready } = await WorkerChannel.start(
+            spawns.spawn(impl, slot, target.connectionString, `${root}/${impl}`),
+          );
           workers.set(`${impl}#${slot}`, channel);
           versions[impl] = ready.version;
         }),
@@ -80,7 +90,13 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       ...Array.from({ length: options.rounds }, (_, i) => ({ label: `r${i + 1}`, n: i + 1, measured: true })),
     ];
     for (const round of plan) {
-      const ctx: ScenarioContext = { counts: options.counts, probe, round: round.label, base: (impl) => `${root}/${impl}`, worker };
+      const ctx: ScenarioContext = {
+        counts: options.counts,
+        probe,
+        round: round.label,
+        base: (impl) => `${root}/${impl}`,
+        worker,
+      };
       for (const scenario of scenarios) {
         const slices = scenario.slices?.(options.counts) ?? 1;
         const parts = new Map<ImplName, unknown[]>(scenario.impls.map((impl) => [impl, []]));
@@ -92,7 +108,9 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
         for (const impl of scenario.impls) {
           const list = parts.get(impl)!;
           const sample = scenario.merge ? scenario.merge(list) : list[0];
-          const when = round.measured ? `round ${round.n}/${options.rounds}` : `warm-up ${round.n}/${options.warmupRounds}`;
+          const when = round.measured
+            ? `round ${round.n}/${options.rounds}`
+            : `warm-up ${round.n}/${options.warmupRounds}`;
           log(`${when}  ${scenario.id}. ${scenario.key.padEnd(11)} ${impl.padEnd(5)} ${scenario.describe(sample)}`);
           if (round.measured) ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);
         }
@@ -114,11 +132,19 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       serverWarmupMs: options.serverWarmupMs,
       quick: options.quick,
       scenarios: scenarios.map((s) => s.id),
-      server: { external: target.external, forceSync: target.forceSync, tickTime: target.tickTime, jvmArgs: target.jvmArgs, version: serverVersion, topology: target.topology },
+      server: {
+        external: target.external,
+        forceSync: target.forceSync,
+        tickTime: target.tickTime,
+        jvmArgs: target.jvmArgs,
+        version: serverVersion,
+        topology: target.topology,
+      },
       versions,
       source: sourceState(),
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgStart, loadavgEnd: loadavg() },
-      queueProbe: probe.mode === 'pause' ? 'a 25 ms pause (the server refused wchc)' : "the server's watch table (wchc)",
+      queueProbe:
+        probe.mode === 'pause' ? 'a 25 ms pause (the server refused wchc)' : "the server's watch table (wchc)",
       clockChecks,
       order,
     };
@@ -154,7 +180,10 @@ function sourceState(): BenchMeta['source'] {
     }
   };
   const status = git('status', '--porcelain', '--', 'lib');
-  return { commit: git('rev-parse', '--short', 'HEAD'), libChangedFiles: status === null ? null : status.split('\n').filter(Boolean).length };
+  return {
+    commit: git('rev-parse', '--short', 'HEAD'),
+    libChangedFiles: status === null ? null : status.split('\n').filter(Boolean).length,
+  };
 }
 
 /**
@@ -168,9 +197,16 @@ async function checkClocks(workers: Map<string, WorkerChannel>): Promise<BenchMe
     const { now } = await channel.request<ClockResult>('clock');
     const after = process.hrtime.bigint();
     const theirs = BigInt(now);
-    checks.push({ worker: channel.label, ok: before <= theirs && theirs <= after, windowUs: Number(after - before) / 1e3 });
+    checks.push({
+      worker: channel.label,
+      ok: before <= theirs && theirs <= after,
+      windowUs: Number(after - before) / 1e3,
+    });
   }
   const bad = checks.filter((c) => !c.ok);
-  if (bad.length) throw new Error(`worker clocks are not this process's CLOCK_MONOTONIC: ${bad.map((c) => c.worker).join(', ')}; cross-process latencies would be meaningless`);
+  if (bad.length)
+    throw new Error(
+      `worker clocks are not this process's CLOCK_MONOTONIC: ${bad.map((c) => c.worker).join(', ')}; cross-process latencies would be meaningless`,
+    );
   return checks;
 }

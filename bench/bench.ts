@@ -26,10 +26,20 @@ async function main(): Promise<void> {
   const results = standalone ? { ...standalone, ensemble } : ensemble!;
   console.log(`\n${consoleReport(results)}\n`);
   // The committed copy (docs/bench) only from full runs on the benchmark's own server.
-  const full = !options.quick && options.scenarios.length === ALL_SCENARIOS.length && !results.meta.server.external && standalone !== undefined;
-  const written = writeReports(results, { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? join(ROOT, 'docs', 'bench') : undefined });
+  const full =
+    !options.quick &&
+    options.scenarios.length === ALL_SCENARIOS.length &&
+    !results.meta.server.external &&
+    standalone !== undefined;
+  const written = writeReports(results, {
+    resultsDir: join(ROOT, 'bench-results'),
+    docsDir: full ? join(ROOT, 'docs', 'bench') : undefined,
+  });
   console.log(`written: ${written.map((p) => p.slice(ROOT.length + 1)).join(', ')}`);
-  if (!full) console.log('docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy');
+  if (!full)
+    console.log(
+      'docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy',
+    );
   if (results.problems.length || results.ensemble?.problems.length) process.exitCode = 1;
 }
 

@@ -69,7 +69,12 @@ export class RawZk {
     this.count('multi');
     const transaction = this.client.transaction();
     for (const path of paths) transaction.create(path, EMPTY, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL);
-    transaction.commit((error, results: Array<{ path: string }>) => done(error as Error | null, results?.map((result) => result.path)));
+    transaction.commit((error, results: Array<{ path: string }>) =>
+      done(
+        error as Error | null,
+        results?.map((result) => result.path),
+      ),
+    );
   }
 
   /** One ZooKeeper multi deleting every path of `paths` (all or none). */
@@ -83,7 +88,9 @@ export class RawZk {
   /** Creates a persistent node and its parents; an existing one is fine. Not counted. */
   mkdirp(path: string): Promise<void> {
     return new Promise((resolve, reject) =>
-      this.client.mkdirp(path, PERSISTENT, (error) => (error && !isCode(error, zookeeper.Exception.NODE_EXISTS) ? reject(error) : resolve())),
+      this.client.mkdirp(path, PERSISTENT, (error) =>
+        error && !isCode(error, zookeeper.Exception.NODE_EXISTS) ? reject(error) : resolve(),
+      ),
     );
   }
 
@@ -101,7 +108,9 @@ export class RawZk {
   async removeTree(path: string): Promise<void> {
     for (const child of await this.children(path)) await this.removeTree(`${path}/${child}`);
     await new Promise<void>((resolve, reject) =>
-      this.client.remove(path, -1, (error) => (error && !isCode(error, zookeeper.Exception.NO_NODE) ? reject(error) : resolve())),
+      this.client.remove(path, -1, (error) =>
+        error && !isCode(error, zookeeper.Exception.NO_NODE) ? reject(error) : resolve(),
+      ),
     );
   }
 
@@ -164,7 +173,8 @@ export function rawCycle(zk: RawZk, dir: string, prefix: string, done: Done): vo
     if (error) return done(error);
     zk.getChildren(dir, (error2, children) => {
       if (error2) return done(error2);
-      if (blockerOf(children!, path!.slice(dir.length + 1)) !== null) return done(new Error(`raw cycle: ${dir} is contended`));
+      if (blockerOf(children!, path!.slice(dir.length + 1)) !== null)
+        return done(new Error(`raw cycle: ${dir} is contended`));
       zk.remove(path!, done);
     });
   });
@@ -185,7 +195,8 @@ export function rawAcquire(zk: RawZk, dir: string, prefix: string, done: Done<st
         if (blocker === null) return done(null, path);
         zk.watchData(`${dir}/${blocker}`, check, (error3) => {
           if (!error3) return; // the watch fires `check` when the blocker goes
-          if (isCode(error3, zookeeper.Exception.NO_NODE)) check(); // gone already: no watch was set
+          if (isCode(error3, zookeeper.Exception.NO_NODE))
+            check(); // gone already: no watch was set
           else done(error3);
         });
       });
@@ -199,7 +210,9 @@ export function rawRelease(zk: RawZk, path: string, done: Done): void {
 
 /** Promise forms, for setup code and the orchestration around the timed callbacks. */
 export const rawAcquireAsync = (zk: RawZk, dir: string, prefix: string): Promise<string> =>
-  new Promise((resolve, reject) => rawAcquire(zk, dir, prefix, (error, path) => (error ? reject(error) : resolve(path!))));
+  new Promise((resolve, reject) =>
+    rawAcquire(zk, dir, prefix, (error, path) => (error ? reject(error) : resolve(path!))),
+  );
 
 export const rawReleaseAsync = (zk: RawZk, path: string): Promise<void> =>
   new Promise((resolve, reject) => rawRelease(zk, path, (error) => (error ? reject(error) : resolve())));

@@ -6,13 +6,26 @@ export type { ZkLockHandle } from './core/recipe/zk-lock.handle.js';
 export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
 export type { ZkClientOptions } from './core/session/zk-client.options.js';
 export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './core/recipe/lock-backend.interface.js';
-export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/listing/lock-listing.interface.js';
+export type {
+  ListedContender,
+  ListedLease,
+  ListedLock,
+  LeaseListing,
+  LockListing,
+} from './core/listing/lock-listing.interface.js';
 export { LockRevocationRequestedError } from './core/revocation/lock-revocation-requested.error.js';
 export type { LockMode } from './core/recipe/lock-mode.js';
 export type { NodeFormat } from './core/naming/node-format.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/session/session-status.js';
 export { LOCK_CHANNELS } from './core/diagnostics/lock.channels.js';
-export type { AcquireMessage, AcquireOutcome, EventLockKind, LostMessage, ReleaseMessage, SessionMessage } from './core/diagnostics/lock.channels.js';
+export type {
+  AcquireMessage,
+  AcquireOutcome,
+  EventLockKind,
+  LostMessage,
+  ReleaseMessage,
+  SessionMessage,
+} from './core/diagnostics/lock.channels.js';
 export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
 
 // Errors: one base class, one class per failure.
@@ -30,7 +43,13 @@ export { ZkOperationError } from './core/errors/zk-operation.error.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).
 export { ReentrantLocker } from './core/context/reentrant-locker.js';
-export type { IfLocked, OnLockLost, WithLockCallOptions, WithLocksCallOptions, RunAlwaysOptions } from './core/context/with-lock.options.js';
+export type {
+  IfLocked,
+  OnLockLost,
+  WithLockCallOptions,
+  WithLocksCallOptions,
+  RunAlwaysOptions,
+} from './core/context/with-lock.options.js';
 export type { LeaseCallOptions } from './core/context/lease-runner.js';
 export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';

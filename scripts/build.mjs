@@ -6,7 +6,17 @@ import { rmSync, writeFileSync } from 'node:fs';
 const tsc = (outDir, module, moduleResolution) =>
   execFileSync(
     process.execPath,
-    ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir, '--module', module, '--moduleResolution', moduleResolution],
+    [
+      'node_modules/typescript/bin/tsc',
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      outDir,
+      '--module',
+      module,
+      '--moduleResolution',
+      moduleResolution,
+    ],
     { stdio: 'inherit' },
   );
 

@@ -9,7 +9,10 @@ const { transformSync } = require('@swc/core');
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, parent, ...rest) {
   if (parent && /^\.{1,2}\//.test(request) && request.endsWith('.js')) {
-    const candidate = require('node:path').resolve(require('node:path').dirname(parent.filename), request.slice(0, -3) + '.ts');
+    const candidate = require('node:path').resolve(
+      require('node:path').dirname(parent.filename),
+      request.slice(0, -3) + '.ts',
+    );
     if (fs.existsSync(candidate)) return candidate;
   }
   return resolve.call(this, request, parent, ...rest);

@@ -8,7 +8,10 @@ import { counts, type OursSessions } from './ours.sessions.js';
  * name, and the same number of names acquired one after another (released in reverse
  * order, as Curator's InterProcessMultiLock and a Kazoo user do), in turns.
  */
-export async function oursMultiLock(sessions: OursSessions, { prefix, locks, cycles, warmup }: MultiLockParams): Promise<MultiLockResult> {
+export async function oursMultiLock(
+  sessions: OursSessions,
+  { prefix, locks, cycles, warmup }: MultiLockParams,
+): Promise<MultiLockResult> {
   const backend = await sessions.open();
   try {
     const names = (variant: string): string[] => range(locks).map((i) => `${prefix}-${variant}-${i}`);

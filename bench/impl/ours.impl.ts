@@ -45,7 +45,9 @@ export class OursImpl implements BenchImpl {
     private readonly connectionString: string,
     private readonly rootPath: string,
   ) {
-    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     this.version = `nestjs-zk-lock ${version}`;
   }
 
@@ -64,7 +66,10 @@ export class OursImpl implements BenchImpl {
     leases: (p: LeasesParams) => oursLeases(this.sessions, p),
   };
 
-  private readonly sessions: OursSessions = { open: () => this.connect(), close: (backend) => this.closeBackend(backend) };
+  private readonly sessions: OursSessions = {
+    open: () => this.connect(),
+    close: (backend) => this.closeBackend(backend),
+  };
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.open].map((backend) => this.closeBackend(backend)));
@@ -192,7 +197,13 @@ export class OursImpl implements BenchImpl {
     }
   }
 
-  private async readHeavy({ name, readers, durationMs, writerPauseMs, stallTimeoutMs }: ReadHeavyParams): Promise<ReadHeavyResult> {
+  private async readHeavy({
+    name,
+    readers,
+    durationMs,
+    writerPauseMs,
+    stallTimeoutMs,
+  }: ReadHeavyParams): Promise<ReadHeavyResult> {
     const backends = await Promise.all(range(readers + 1).map(() => this.connect()));
     try {
       const writer = backends[readers];
@@ -269,7 +280,8 @@ async function stalled(acquire: Promise<LockHandle>): Promise<LockHandle | null>
 
 /** Waits until the client has sent nothing but heartbeats for a while (at most 15 s). */
 async function quiesce(backend: ZkLockBackend, quietMs = 1_500): Promise<void> {
-  const busy = (): number => Object.entries(counts(backend)).reduce((sum, [op, n]) => (op === 'heartbeat' ? sum : sum + n), 0);
+  const busy = (): number =>
+    Object.entries(counts(backend)).reduce((sum, [op, n]) => (op === 'heartbeat' ? sum : sum + n), 0);
   const until = Date.now() + 15_000;
   let last = busy();
   let quietSince = Date.now();

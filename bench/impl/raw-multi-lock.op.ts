@@ -10,7 +10,11 @@ import { range } from './bench-impl.js';
  * callbacks: one multi of creates with every children read behind it, then (all free)
  * one multi of deletes. `all` with `locks` names, `one` with a single name; directories made first.
  */
-export async function rawMultiLock(zk: RawZk, base: string, { prefix, locks, cycles, warmup }: MultiLockParams): Promise<MultiLockResult> {
+export async function rawMultiLock(
+  zk: RawZk,
+  base: string,
+  { prefix, locks, cycles, warmup }: MultiLockParams,
+): Promise<MultiLockResult> {
   const all = range(locks).map((i) => `${base}/${prefix}-all-${i}`);
   const one = [`${base}/${prefix}-one`];
   await Promise.all([...all, ...one].map((dir) => zk.mkdirp(dir)));

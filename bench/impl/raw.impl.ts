@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { nodePrefix, rawAcquire, rawAcquireAsync, rawCycle, rawRelease, rawReleaseAsync, RawZk } from '../raw-client.loop.js';
+import {
+  nodePrefix,
+  rawAcquire,
+  rawAcquireAsync,
+  rawCycle,
+  rawRelease,
+  rawReleaseAsync,
+  RawZk,
+} from '../raw-client.loop.js';
 import { addCounts, countsDelta } from '../support/request.counts.js';
 import type {
   Counts,
@@ -97,7 +105,9 @@ export class RawImpl implements BenchImpl {
     const path = state.path!;
     state.path = undefined;
     const releasedAt = now();
-    return new Promise((resolve, reject) => rawRelease(state.zk, path, (error) => (error ? reject(error) : resolve({ releasedAt: String(releasedAt) }))));
+    return new Promise((resolve, reject) =>
+      rawRelease(state.zk, path, (error) => (error ? reject(error) : resolve({ releasedAt: String(releasedAt) }))),
+    );
   }
 
   private async handoffClose(): Promise<HandoffCloseResult> {
@@ -153,7 +163,12 @@ export class RawImpl implements BenchImpl {
       const start = now();
       await Promise.all(dirs.map((dir, i) => serialCycles(zk, dir, nodePrefixes[i], cyclesPerLock)));
       const elapsedNs = Number(now() - start);
-      return { cycles: locks * cyclesPerLock, elapsedNs, counts: countsDelta(before, zk.counts), heapPerLockBytes: null };
+      return {
+        cycles: locks * cyclesPerLock,
+        elapsedNs,
+        counts: countsDelta(before, zk.counts),
+        heapPerLockBytes: null,
+      };
     } finally {
       await this.closeClient(zk);
     }

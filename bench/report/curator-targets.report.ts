@@ -7,8 +7,24 @@ const HANDOFF = { scenario: 2, per: 'handoff' };
 /** The targets against Apache Curator 5, each ratio measured side by side in one run. */
 export function curatorTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
-    ratioTargetRow(metrics, { id: '1c', label: 'uncontended cycles/s: ours ÷ Curator', metricId: 'uncontended.cyclesPerSec', other: 'curator', op: '>=', threshold: 1.3, trips: CYCLE }),
-    ratioTargetRow(metrics, { id: '2c', label: 'handoff p50: ours ÷ Curator', metricId: 'handoff.p50Us', other: 'curator', op: '<=', threshold: 1.0, trips: HANDOFF }),
+    ratioTargetRow(metrics, {
+      id: '1c',
+      label: 'uncontended cycles/s: ours ÷ Curator',
+      metricId: 'uncontended.cyclesPerSec',
+      other: 'curator',
+      op: '>=',
+      threshold: 1.3,
+      trips: CYCLE,
+    }),
+    ratioTargetRow(metrics, {
+      id: '2c',
+      label: 'handoff p50: ours ÷ Curator',
+      metricId: 'handoff.p50Us',
+      other: 'curator',
+      op: '<=',
+      threshold: 1.0,
+      trips: HANDOFF,
+    }),
     largestDrain(metrics),
     ratioTargetRow(metrics, {
       id: '6',
@@ -61,7 +77,23 @@ function largestDrain(metrics: readonly MetricRow[]): TargetRow {
  */
 export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
-    ratioTargetRow(metrics, { id: 'E1', label: 'ensemble: uncontended cycles/s: ours ÷ Curator', metricId: 'uncontended.cyclesPerSec', other: 'curator', op: '>=', threshold: 1.4, trips: CYCLE }),
-    ratioTargetRow(metrics, { id: 'E2', label: 'ensemble: handoff p50: ours ÷ Curator', metricId: 'handoff.p50Us', other: 'curator', op: '<=', threshold: 1.0, trips: HANDOFF }),
+    ratioTargetRow(metrics, {
+      id: 'E1',
+      label: 'ensemble: uncontended cycles/s: ours ÷ Curator',
+      metricId: 'uncontended.cyclesPerSec',
+      other: 'curator',
+      op: '>=',
+      threshold: 1.4,
+      trips: CYCLE,
+    }),
+    ratioTargetRow(metrics, {
+      id: 'E2',
+      label: 'ensemble: handoff p50: ours ÷ Curator',
+      metricId: 'handoff.p50Us',
+      other: 'curator',
+      op: '<=',
+      threshold: 1.0,
+      trips: HANDOFF,
+    }),
   ];
 }

@@ -42,7 +42,7 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
     ].join(' '),
     [
       `**3. Drain.** A holder and N = ${c.drain.waiters.join(' and ')} waiters, each its own session in one process, all queued`,
-      '(checked as above) before the holder releases; each waiter releases as soon as it is granted. Drain: the holder\'s release',
+      "(checked as above) before the holder releases; each waiter releases as soon as it is granted. Drain: the holder's release",
       "call to the last waiter's release done. Requests and notifications per handoff come from the library's own counter,",
       `summed over the N+1 sessions. Each round drains each size ${c.drain.slices} time(s) per implementation, in turns; the`,
       "round's figure is the median.",
@@ -82,8 +82,8 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
       `reused). ${c.leases.contenders} contenders, each its own session in one process, loop`,
       `acquire → hold ${c.leases.holdMs} ms → release; grants/s over ${n(c.leases.durationMs)} ms after ${c.leases.warmupGrants} warm-up grants.`,
       `Then, for N = ${c.leases.costContenders.join(' and ')} contenders, ${n(c.leases.costGrants)} grants after N warm-up grants: requests`,
-      'sent plus watch notifications received over all N sessions, per grant (both counted at the window\'s two ends, so a',
-      'steady state\'s cost, not the first queueing). Every contender counts the leases held at once: never above the limit.',
+      "sent plus watch notifications received over all N sessions, per grant (both counted at the window's two ends, so a",
+      "steady state's cost, not the first queueing). Every contender counts the leases held at once: never above the limit.",
     ].join(' '),
     [
       "**Round trips.** Requests by op per unit of work: the library's `client.counter`, the raw loop's own count, Kazoo by",

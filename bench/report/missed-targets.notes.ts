@@ -21,7 +21,12 @@ function unitUs(metric: MetricRow, value: number): number | undefined {
   return undefined;
 }
 
-function side(ref: RoundTripRef, metrics: readonly MetricRow[], roundTrips: readonly RoundTripRow[], twin: RoundTripRef): Side | undefined {
+function side(
+  ref: RoundTripRef,
+  metrics: readonly MetricRow[],
+  roundTrips: readonly RoundTripRow[],
+  twin: RoundTripRef,
+): Side | undefined {
   const metric = metrics.find((m) => m.id === ref.metricId);
   const value = metric?.median[ref.impl];
   const row = roundTrips.find((r) => r.scenario === ref.scenario && r.impl === ref.impl && r.per.includes(ref.per));
@@ -35,7 +40,8 @@ function side(ref: RoundTripRef, metrics: readonly MetricRow[], roundTrips: read
 
 /** Both sides' round trips on the same footing: notifications only if both counted them (then the note says so). */
 function compared(a: Side, b: Side): { a: Side; b: Side; noun: string; caveat: string } {
-  if (a.row.notifications !== null && b.row.notifications !== null) return { a, b, noun: 'requests + notifications', caveat: '' };
+  if (a.row.notifications !== null && b.row.notifications !== null)
+    return { a, b, noun: 'requests + notifications', caveat: '' };
   const uncounted = [a, b].filter((s) => s.row.notifications === null).map((s) => s.name);
   return {
     a: { ...a, trips: a.row.requests },
@@ -49,7 +55,8 @@ function byOp(row: RoundTripRow): string {
   const ops = Object.entries(row.byOp)
     .filter(([op, n]) => op !== 'notification' && n > 0)
     .map(([op, n]) => `${op} ${format(n)}`);
-  const notifications = row.notifications === null ? 'notifications not counted' : `${format(row.notifications)} notifications`;
+  const notifications =
+    row.notifications === null ? 'notifications not counted' : `${format(row.notifications)} notifications`;
   return `${format(row.requests)} requests (${ops.join(', ') || 'none'}) + ${notifications}`;
 }
 
@@ -59,7 +66,11 @@ function byOp(row: RoundTripRow): string {
  * costs, at the other side's time per message, and what is left, which is time per message
  * (the client's own work and its waits between requests, not the number sent).
  */
-export function explainMiss(target: TargetRow, metrics: readonly MetricRow[], roundTrips: readonly RoundTripRow[]): string | undefined {
+export function explainMiss(
+  target: TargetRow,
+  metrics: readonly MetricRow[],
+  roundTrips: readonly RoundTripRow[],
+): string | undefined {
   if (target.pass !== false || !target.basis) return undefined;
   const sideA = side(target.basis.a, metrics, roundTrips, target.basis.b);
   const sideB = side(target.basis.b, metrics, roundTrips, target.basis.a);
@@ -93,6 +104,10 @@ export function explainMiss(target: TargetRow, metrics: readonly MetricRow[], ro
 }
 
 /** A note for every missed target with a basis. */
-export function missedTargetNotes(targets: readonly TargetRow[], metrics: readonly MetricRow[], roundTrips: readonly RoundTripRow[]): string[] {
+export function missedTargetNotes(
+  targets: readonly TargetRow[],
+  metrics: readonly MetricRow[],
+  roundTrips: readonly RoundTripRow[],
+): string[] {
   return targets.map((t) => explainMiss(t, metrics, roundTrips)).filter((note): note is string => note !== undefined);
 }

@@ -33,6 +33,14 @@ export function ratioTargetRow(metrics: readonly MetricRow[], target: RatioTarge
   if (value === undefined || !Number.isFinite(value)) return notMeasured(id, label, shown);
   const basis = trips && { a: { metricId, impl: 'ours' as const, ...trips }, b: { metricId, impl: other, ...trips } };
   const measured = ratioCell(value, row!.ratioRange[other]);
-  if (!op || threshold === undefined) return { id, label, measured, threshold: shown, pass: null, note: 'no threshold', ...(basis && { basis }) };
-  return { id, label, measured, threshold: shown, pass: op === '>=' ? value >= threshold : value <= threshold, ...(basis && { basis }) };
+  if (!op || threshold === undefined)
+    return { id, label, measured, threshold: shown, pass: null, note: 'no threshold', ...(basis && { basis }) };
+  return {
+    id,
+    label,
+    measured,
+    threshold: shown,
+    pass: op === '>=' ? value >= threshold : value <= threshold,
+    ...(basis && { basis }),
+  };
 }

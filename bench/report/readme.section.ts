@@ -10,7 +10,10 @@ function targetsOf(markdown: string): string {
   if (from < 0) return '';
   const rest = markdown.slice(from).split('\n').slice(1);
   const end = rest.findIndex((line, i) => i > 1 && line.startsWith('## '));
-  return rest.slice(0, end < 0 ? undefined : end).join('\n').trim();
+  return rest
+    .slice(0, end < 0 ? undefined : end)
+    .join('\n')
+    .trim();
 }
 
 /**

@@ -42,7 +42,14 @@ function groupOverOne(metrics: readonly MetricRow[]): TargetRow {
     a: { metricId: 'multiLock.groupP50Us', impl: 'ours' as const, scenario: 7, per: 'names as a group' },
     b: { metricId: 'multiLock.oneP50Us', impl: 'ours' as const, scenario: 7, per: '1 name' },
   };
-  return { id: '7a', label, measured: ratioCell(value, [Math.min(...rounds), Math.max(...rounds)]), threshold: '<= 1.5×', pass: value <= 1.5, basis };
+  return {
+    id: '7a',
+    label,
+    measured: ratioCell(value, [Math.min(...rounds), Math.max(...rounds)]),
+    threshold: '<= 1.5×',
+    pass: value <= 1.5,
+    basis,
+  };
 }
 
 /** 8b: requests + notifications per grant, smallest N against largest, within 10% either way (a herd grows them with N). */
@@ -51,7 +58,8 @@ function perGrantFlat(metrics: readonly MetricRow[]): TargetRow {
     .filter((m) => /^leases\.\d+\.reqNotifPerGrant$/.test(m.id) && Number.isFinite(m.median.ours ?? Number.NaN))
     .map((m) => ({ n: Number(m.id.split('.')[1]), value: m.median.ours! }))
     .sort((a, b) => a.n - b.n);
-  if (sizes.length < 2) return notMeasured('8b', 'leases: requests+notifications per grant flat in N (ours)', 'within 10%');
+  if (sizes.length < 2)
+    return notMeasured('8b', 'leases: requests+notifications per grant flat in N (ours)', 'within 10%');
   const [first, last] = [sizes[0], sizes[sizes.length - 1]];
   const ratio = last.value / first.value;
   return {

@@ -42,7 +42,8 @@ function charted(metrics: readonly MetricRow[]): MetricRow[] {
  */
 export function svgChart(results: BenchResults): string {
   const { meta } = results;
-  const mode = meta.server.forceSync === false ? 'forceSync=no' : meta.server.forceSync ? 'forceSync=yes' : 'existing server';
+  const mode =
+    meta.server.forceSync === false ? 'forceSync=no' : meta.server.forceSync ? 'forceSync=yes' : 'existing server';
   const out: string[] = [];
   let y = 58;
   for (const metric of charted(results.metrics)) {
@@ -52,13 +53,18 @@ export function svgChart(results: BenchResults): string {
     const max = Math.max(...impls.map((impl) => metric.median[impl]!), target ?? 0, Number.MIN_VALUE);
     const panelTop = y + TITLE_H;
     const direction = metric.better === 'higher' ? 'higher is better' : 'lower is better';
-    out.push(`<text x="${LABEL_X}" y="${y + 14}" class="title">${escapeXml(`${metric.scenario}. ${metric.label}`)} <tspan class="unit">(${escapeXml(metric.unit)}, ${direction})</tspan></text>`);
+    out.push(
+      `<text x="${LABEL_X}" y="${y + 14}" class="title">${escapeXml(`${metric.scenario}. ${metric.label}`)} <tspan class="unit">(${escapeXml(metric.unit)}, ${direction})</tspan></text>`,
+    );
     y += TITLE_H;
     for (const impl of impls) {
       const value = metric.median[impl]!;
       const width = Math.max(1, Math.round((value / max) * BAR_MAX));
       const other = impl as OtherImpl;
-      const ratio = impl !== 'ours' && metric.ratio[other] !== undefined ? `  (ours ÷ ${impl} = ${ratioCell(metric.ratio[other], metric.ratioRange[other])})` : '';
+      const ratio =
+        impl !== 'ours' && metric.ratio[other] !== undefined
+          ? `  (ours ÷ ${impl} = ${ratioCell(metric.ratio[other], metric.ratioRange[other])})`
+          : '';
       out.push(
         `<text x="${LABEL_X}" y="${y + BAR_H - 4}" class="impl">${impl}</text>`,
         `<rect x="${BAR_X}" y="${y}" width="${width}" height="${BAR_H}" rx="2" fill="${COLORS[impl]}"/>`,

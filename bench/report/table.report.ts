@@ -8,7 +8,12 @@ type Style = 'text' | 'markdown';
 const IMPL_LABEL: Record<ImplName, string> = { ours: 'ours', raw: 'raw', kazoo: 'kazoo', curator: 'curator' };
 
 /** Rows as an aligned plain-text table or a GitHub markdown table. */
-export function table(headers: readonly string[], rows: readonly string[][], style: Style, rightAligned: readonly boolean[] = []): string {
+export function table(
+  headers: readonly string[],
+  rows: readonly string[][],
+  style: Style,
+  rightAligned: readonly boolean[] = [],
+): string {
   if (style === 'markdown') {
     const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
     const rule = headers.map((_, i) => (rightAligned[i] ? '---:' : '---'));
@@ -16,7 +21,10 @@ export function table(headers: readonly string[], rows: readonly string[][], sty
   }
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const pad = (cells: readonly string[]): string =>
-    cells.map((c, i) => (rightAligned[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (rightAligned[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [pad(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(pad)].join('\n');
 }
 
@@ -29,14 +37,27 @@ export function metricsTable(results: BenchResults, style: Style): string {
     ...IMPLS.map((impl) => format(m.median[impl])),
     ...OTHER_IMPLS.map((other) => ratioCell(m.ratio[other], m.ratioRange[other])),
   ]);
-  const headers = ['#', 'metric (median of rounds)', 'unit', ...IMPLS.map((i) => IMPL_LABEL[i]), ...OTHER_IMPLS.map((i) => `ours/${IMPL_LABEL[i]} [range]`)];
-  return table(headers, rows, style, headers.map((_, i) => i >= 3));
+  const headers = [
+    '#',
+    'metric (median of rounds)',
+    'unit',
+    ...IMPLS.map((i) => IMPL_LABEL[i]),
+    ...OTHER_IMPLS.map((i) => `ours/${IMPL_LABEL[i]} [range]`),
+  ];
+  return table(
+    headers,
+    rows,
+    style,
+    headers.map((_, i) => i >= 3),
+  );
 }
 
 /** The median per-round ratio, with the lowest and highest round's in brackets. */
 export function ratioCell(value: number | undefined, range?: [number, number]): string {
   if (value === undefined || !Number.isFinite(value)) return '–';
-  return range && range[0] !== range[1] ? `${format(value)}× [${format(range[0])}–${format(range[1])}]` : `${format(value)}×`;
+  return range && range[0] !== range[1]
+    ? `${format(value)}× [${format(range[0])}–${format(range[1])}]`
+    : `${format(value)}×`;
 }
 
 export function targetsTable(results: BenchResults, style: Style): string {
@@ -45,7 +66,13 @@ export function targetsTable(results: BenchResults, style: Style): string {
     t.label,
     t.measured,
     t.threshold,
-    t.pass === null ? (t.note === 'no threshold' ? 'reported' : `n/a${t.note ? ` (${t.note})` : ''}`) : t.pass ? 'PASS' : 'FAIL',
+    t.pass === null
+      ? t.note === 'no threshold'
+        ? 'reported'
+        : `n/a${t.note ? ` (${t.note})` : ''}`
+      : t.pass
+        ? 'PASS'
+        : 'FAIL',
   ]);
   return table(['target', 'what', 'measured', 'needed', 'result'], rows, style);
 }
@@ -63,7 +90,14 @@ export function roundTripsTable(results: BenchResults, style: Style): string {
     format(r.requests),
     r.notifications === null ? 'n/c' : format(r.notifications),
   ]);
-  return table(['#', 'per', 'impl', 'requests by op', 'requests', 'notifications'], rows, style, [false, false, false, false, true, true]);
+  return table(['#', 'per', 'impl', 'requests by op', 'requests', 'notifications'], rows, style, [
+    false,
+    false,
+    false,
+    false,
+    true,
+    true,
+  ]);
 }
 
 /** One-paragraph description of the run. */
@@ -78,7 +112,9 @@ export function runSummary(results: BenchResults): string[] {
   return [
     `${meta.startedAt}: ${meta.rounds} measured round(s) after ${meta.warmupRounds} warm-up round(s)${meta.quick ? ', --quick counts (not a measurement)' : ''}, scenarios ${meta.scenarios.join(',')}; ${meta.runtimeSec.toFixed(0)} s`,
     `server: ${server}`,
-    `clients: ${IMPLS.filter((i) => meta.versions[i]).map((i) => `${i} = ${meta.versions[i]}`).join('; ')}; Node ${meta.versions.node}; ${source}`,
+    `clients: ${IMPLS.filter((i) => meta.versions[i])
+      .map((i) => `${i} = ${meta.versions[i]}`)
+      .join('; ')}; Node ${meta.versions.node}; ${source}`,
     `machine: ${meta.machine.cpus} × ${meta.machine.cpuModel}; load average ${meta.machine.loadavgStart.map((l) => l.toFixed(2)).join(' ')} at start, ${meta.machine.loadavgEnd.map((l) => l.toFixed(2)).join(' ')} at end`,
     `method: each round runs every scenario for each implementation (scenarios 1, 3 and 7 in several turns), the implementations in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
   ];
@@ -101,7 +137,16 @@ export function consoleReport(results: BenchResults): string {
   if (results.problems.length) parts.push('', 'PROBLEMS', ...results.problems.map((p) => `- ${p}`));
   const ensemble = results.ensemble;
   if (ensemble) {
-    parts.push('', `ON A ${ENSEMBLE_TITLE.toUpperCase()}`, ...runSummary(ensemble), '', metricsTable(ensemble, 'text'), '', 'Targets (ensemble)', targetsTable(ensemble, 'text'));
+    parts.push(
+      '',
+      `ON A ${ENSEMBLE_TITLE.toUpperCase()}`,
+      ...runSummary(ensemble),
+      '',
+      metricsTable(ensemble, 'text'),
+      '',
+      'Targets (ensemble)',
+      targetsTable(ensemble, 'text'),
+    );
     parts.push('', 'Where the round trips go (ensemble)', roundTripsTable(ensemble, 'text'));
     if (ensemble.notes.length) parts.push('', 'Notes (ensemble)', ...ensemble.notes.map((n) => `- ${n}`));
     if (ensemble.problems.length) parts.push('', 'PROBLEMS (ensemble)', ...ensemble.problems.map((p) => `- ${p}`));
@@ -132,18 +177,26 @@ function ensembleSection(ensemble: BenchResults): string[] {
     '',
   ];
   if (ensemble.notes.length) parts.push('**Notes on the ensemble**', '', ...ensemble.notes.map((n) => `- ${n}`), '');
-  if (ensemble.problems.length) parts.push('**Problems on the ensemble**', '', ...ensemble.problems.map((p) => `- ${p}`), '');
+  if (ensemble.problems.length)
+    parts.push('**Problems on the ensemble**', '', ...ensemble.problems.map((p) => `- ${p}`), '');
   return parts;
 }
 
 /** The markdown page the README includes (docs/bench/latest.md). */
 export function markdownReport(results: BenchResults, chartFile: string | undefined): string {
   const { meta } = results;
-  const mode = meta.server.forceSync === false ? 'forceSync=no (client-bound)' : meta.server.forceSync ? 'forceSync=yes (as in production)' : 'existing server';
+  const mode =
+    meta.server.forceSync === false
+      ? 'forceSync=no (client-bound)'
+      : meta.server.forceSync
+        ? 'forceSync=yes (as in production)'
+        : 'existing server';
   const parts = [
     `# Benchmark: ${mode}`,
     '',
-    'Generated by `npm run bench' + (meta.server.forceSync === false ? ' -- --no-sync' : '') + '`; do not edit by hand.',
+    'Generated by `npm run bench' +
+      (meta.server.forceSync === false ? ' -- --no-sync' : '') +
+      '`; do not edit by hand.',
     '',
     ...runSummary(results).map((line) => `- ${line}`),
     '',
@@ -164,6 +217,11 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
   if (results.notes.length) parts.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');
   if (results.problems.length) parts.push('## Problems', '', ...results.problems.map((p) => `- ${p}`), '');
   if (results.ensemble) parts.push(...ensembleSection(results.ensemble));
-  parts.push('## How each figure is measured', '', ...methodNotes(results.counts, results.meta.serverWarmupMs).map((n) => `- ${n}`), '');
+  parts.push(
+    '## How each figure is measured',
+    '',
+    ...methodNotes(results.counts, results.meta.serverWarmupMs).map((n) => `- ${n}`),
+    '',
+  );
   return parts.join('\n');
 }

@@ -13,7 +13,15 @@ import { recipeTargets } from './recipe-targets.report.js';
 export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSync: boolean | null }): TargetRow[] {
   const metric = (id: string): MetricRow | undefined => metrics.find((m) => m.id === id);
   const rows: TargetRow[] = [];
-  const ratioTarget = (id: string, label: string, metricId: string, other: OtherImpl, op: '>=' | '<=', threshold: number, trips: { scenario: number; per: string }): void => {
+  const ratioTarget = (
+    id: string,
+    label: string,
+    metricId: string,
+    other: OtherImpl,
+    op: '>=' | '<=',
+    threshold: number,
+    trips: { scenario: number; per: string },
+  ): void => {
     rows.push(ratioTargetRow(metrics, { id, label, metricId, other, op, threshold, trips }));
   };
   const cycle = { scenario: 1, per: 'uncontended cycle' };
@@ -40,13 +48,27 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
       pass: last.value <= first.value * 1.1,
     });
   } else {
-    rows.push({ id: '3', label: 'requests+notifications per handoff constant in N (ours)', measured: 'n/a', threshold: 'flat in N', pass: null, note: 'not measured in this run' });
+    rows.push({
+      id: '3',
+      label: 'requests+notifications per handoff constant in N (ours)',
+      measured: 'n/a',
+      threshold: 'flat in N',
+      pass: null,
+      note: 'not measured in this run',
+    });
   }
 
   const many = metric('manyLocks.cyclesPerSec')?.median.ours;
   const manyLabel = metric('manyLocks.cyclesPerSec')?.label ?? 'many locks at once';
   if (many === undefined) {
-    rows.push({ id: '4a', label: 'many locks at once: cycles/s (ours, forceSync=no)', measured: 'n/a', threshold: '>= 5000', pass: null, note: 'not measured in this run' });
+    rows.push({
+      id: '4a',
+      label: 'many locks at once: cycles/s (ours, forceSync=no)',
+      measured: 'n/a',
+      threshold: '>= 5000',
+      pass: null,
+      note: 'not measured in this run',
+    });
   } else {
     rows.push({
       id: '4a',
@@ -60,15 +82,35 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
   const heap = metric('manyLocks.heapPerLockKB')?.median.ours;
   rows.push(
     heap === undefined
-      ? { id: '4b', label: 'client heap per held lock (ours)', measured: 'n/a', threshold: '<= 2 KB', pass: null, note: 'not measured in this run' }
-      : { id: '4b', label: 'client heap per held lock (ours)', measured: `${format(heap)} KB`, threshold: '<= 2 KB', pass: heap <= 2 },
+      ? {
+          id: '4b',
+          label: 'client heap per held lock (ours)',
+          measured: 'n/a',
+          threshold: '<= 2 KB',
+          pass: null,
+          note: 'not measured in this run',
+        }
+      : {
+          id: '4b',
+          label: 'client heap per held lock (ours)',
+          measured: `${format(heap)} KB`,
+          threshold: '<= 2 KB',
+          pass: heap <= 2,
+        },
   );
 
   const reentrant = metric('reentrant.usPerCall')?.median.ours;
   const sentRounds = metric('reentrant.requestsSent')?.rounds.ours ?? [];
   rows.push(
     reentrant === undefined
-      ? { id: '5', label: 'reentrant nested withLock (ours)', measured: 'n/a', threshold: '< 5 µs, 0 requests', pass: null, note: 'not measured in this run' }
+      ? {
+          id: '5',
+          label: 'reentrant nested withLock (ours)',
+          measured: 'n/a',
+          threshold: '< 5 µs, 0 requests',
+          pass: null,
+          note: 'not measured in this run',
+        }
       : {
           id: '5',
           label: 'reentrant nested withLock (ours)',

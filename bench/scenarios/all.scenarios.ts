@@ -9,4 +9,13 @@ import type { Scenario } from './scenario.js';
 import { uncontendedScenario } from './uncontended.scenario.js';
 
 /** Every scenario, by number. */
-export const SCENARIOS: readonly Scenario<any>[] = [uncontendedScenario, handoffScenario, drainScenario, manyLocksScenario, reentrantScenario, readHeavyScenario, multiLockScenario, leasesScenario];
+export const SCENARIOS: readonly Scenario<any>[] = [
+  uncontendedScenario,
+  handoffScenario,
+  drainScenario,
+  manyLocksScenario,
+  reentrantScenario,
+  readHeavyScenario,
+  multiLockScenario,
+  leasesScenario,
+];

@@ -52,21 +52,38 @@ export const drainScenario: Scenario<DrainSample> = {
       runs: parts[0].runs.map(({ waiters }) => {
         const same = parts.map((p) => p.runs.find((r) => r.waiters === waiters)!);
         const drainsMs = same.flatMap((r) => r.drainsMs);
-        return { waiters, drainMs: median(drainsMs), drainsMs, counts: same.reduce((sum, r) => addCounts(sum, r.counts), {} as Counts) };
+        return {
+          waiters,
+          drainMs: median(drainsMs),
+          drainsMs,
+          counts: same.reduce((sum, r) => addCounts(sum, r.counts), {} as Counts),
+        };
       }),
     };
   },
 
-  describe: (s) => s.runs.map((r) => `N=${r.waiters} ${r.drainMs.toFixed(1)} ms, ${perHandoff(r).toFixed(2)} req+notif/handoff`).join('; '),
+  describe: (s) =>
+    s.runs
+      .map((r) => `N=${r.waiters} ${r.drainMs.toFixed(1)} ms, ${perHandoff(r).toFixed(2)} req+notif/handoff`)
+      .join('; '),
 
   summarize(samples) {
-    const sizes = [...new Set(Object.values(samples).flatMap((list) => list!.flatMap((s) => s.runs.map((r) => r.waiters))))].sort((a, b) => a - b);
+    const sizes = [
+      ...new Set(Object.values(samples).flatMap((list) => list!.flatMap((s) => s.runs.map((r) => r.waiters)))),
+    ].sort((a, b) => a - b);
     const metrics: MetricRow[] = [];
     const roundTrips: RoundTripRow[] = [];
     for (const n of sizes) {
       const runsOf = of(samples, n);
       metrics.push(
-        metricRow({ id: `drain.${n}.drainMs`, scenario: 3, label: `drain ${n} waiters`, unit: 'ms', better: 'lower', rounds: byImpl(runsOf, (r) => r.drainMs) }),
+        metricRow({
+          id: `drain.${n}.drainMs`,
+          scenario: 3,
+          label: `drain ${n} waiters`,
+          unit: 'ms',
+          better: 'lower',
+          rounds: byImpl(runsOf, (r) => r.drainMs),
+        }),
         metricRow({
           id: `drain.${n}.perHandoffUs`,
           scenario: 3,
@@ -90,7 +107,9 @@ export const drainScenario: Scenario<DrainSample> = {
           }),
         );
       }
-      roundTrips.push(...roundTripRows(3, `handoff (drain, N=${n})`, runsOf, (r) => ({ counts: r.counts, units: handoffsOf(r) })));
+      roundTrips.push(
+        ...roundTripRows(3, `handoff (drain, N=${n})`, runsOf, (r) => ({ counts: r.counts, units: handoffsOf(r) })),
+      );
     }
     return { metrics, roundTrips, problems: [] };
   },

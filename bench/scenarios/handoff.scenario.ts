@@ -49,7 +49,10 @@ export const handoffScenario: Scenario<HandoffSample> = {
       [holder, waiter] = [waiter, holder];
     }
     await holder.request('handoff.release');
-    const closed = await Promise.all([a.request<HandoffCloseResult>('handoff.close'), b.request<HandoffCloseResult>('handoff.close')]);
+    const closed = await Promise.all([
+      a.request<HandoffCloseResult>('handoff.close'),
+      b.request<HandoffCloseResult>('handoff.close'),
+    ]);
     return {
       handoffs: latencies.length,
       p50Us: percentile(latencies, 50),
@@ -68,8 +71,14 @@ export const handoffScenario: Scenario<HandoffSample> = {
     const row = (id: string, label: string, value: (s: HandoffSample) => number) =>
       metricRow({ id, scenario: 2, label, unit: 'µs', better: 'lower', rounds: byImpl(samples, value) });
     return {
-      metrics: [row('handoff.p50Us', 'handoff latency p50', (s) => s.p50Us), row('handoff.p99Us', 'handoff latency p99', (s) => s.p99Us)],
-      roundTrips: roundTripRows(2, 'handoff (both sides, incl. re-queue)', samples, (s) => ({ counts: s.counts, units: s.countedHandoffs })),
+      metrics: [
+        row('handoff.p50Us', 'handoff latency p50', (s) => s.p50Us),
+        row('handoff.p99Us', 'handoff latency p99', (s) => s.p99Us),
+      ],
+      roundTrips: roundTripRows(2, 'handoff (both sides, incl. re-queue)', samples, (s) => ({
+        counts: s.counts,
+        units: s.countedHandoffs,
+      })),
       problems: [],
     };
   },

@@ -42,7 +42,13 @@ export const leasesScenario: Scenario<LeasesSample> = {
     const c = ctx.counts.leases;
     const worker = ctx.worker(impl);
     const leases = async (tag: string, contenders: number, window: object): Promise<LeasesRun> => {
-      const params = { name: `leases-${tag}-${ctx.round}`, contenders, maxLeases: c.maxLeases, holdMs: c.holdMs, ...window };
+      const params = {
+        name: `leases-${tag}-${ctx.round}`,
+        contenders,
+        maxLeases: c.maxLeases,
+        holdMs: c.holdMs,
+        ...window,
+      };
       const r = await worker.request<LeasesResult>('leases', params);
       return { contenders, ...r, grantsPerSec: r.grants / (r.elapsedNs / 1e9) };
     };
@@ -71,7 +77,13 @@ export const leasesScenario: Scenario<LeasesSample> = {
         rounds: byImpl(rate, (r) => r.grantsPerSec),
       }),
     ];
-    const roundTrips = roundTripRows(8, `grant (C=${throughput.contenders}, timed run)`, rate, perGrantUnits, () => true);
+    const roundTrips = roundTripRows(
+      8,
+      `grant (C=${throughput.contenders}, timed run)`,
+      rate,
+      perGrantUnits,
+      () => true,
+    );
     for (const { contenders: n } of first.cost) {
       const runs = byRun(samples, (s) => s.cost.find((r) => r.contenders === n));
       metrics.push(
@@ -92,7 +104,10 @@ export const leasesScenario: Scenario<LeasesSample> = {
 };
 
 /** One run of each sample, per implementation (samples without it left out). */
-function byRun(samples: SamplesByImpl<LeasesSample>, pick: (s: LeasesSample) => LeasesRun | undefined): SamplesByImpl<LeasesRun> {
+function byRun(
+  samples: SamplesByImpl<LeasesSample>,
+  pick: (s: LeasesSample) => LeasesRun | undefined,
+): SamplesByImpl<LeasesRun> {
   const out: SamplesByImpl<LeasesRun> = {};
   for (const [impl, list] of Object.entries(samples) as Array<[ImplName, LeasesSample[]]>) {
     out[impl] = list.map(pick).filter((r): r is LeasesRun => r !== undefined);
@@ -113,7 +128,10 @@ function problemsOf(samples: SamplesByImpl<LeasesSample>): string[] {
   for (const [impl, list] of Object.entries(samples) as Array<[ImplName, LeasesSample[]]>) {
     for (const s of list) {
       for (const r of [s.throughput, ...s.cost]) {
-        if (r.maxHolding > s.maxLeases) problems.push(`leases, ${impl}, C=${r.contenders}: ${r.maxHolding} leases held at once, ${s.maxLeases} allowed`);
+        if (r.maxHolding > s.maxLeases)
+          problems.push(
+            `leases, ${impl}, C=${r.contenders}: ${r.maxHolding} leases held at once, ${s.maxLeases} allowed`,
+          );
         if (r.grants === 0) problems.push(`leases, ${impl}, C=${r.contenders}: no grant in the measured window`);
       }
     }

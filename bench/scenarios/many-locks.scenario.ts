@@ -25,23 +25,55 @@ export const manyLocksScenario: Scenario<ManyLocksSample> = {
 
   async run(ctx, impl) {
     const { locks, cyclesPerLock } = ctx.counts.manyLocks;
-    const result = await ctx.worker(impl).request<ManyLocksResult>('manyLocks', { prefix: `many-${ctx.round}`, locks, cyclesPerLock, measureMemory: impl === 'ours' });
-    return { locks, cycles: result.cycles, cyclesPerSec: result.cycles / (result.elapsedNs / 1e9), counts: result.counts, heapPerLockBytes: result.heapPerLockBytes };
+    const result = await ctx.worker(impl).request<ManyLocksResult>('manyLocks', {
+      prefix: `many-${ctx.round}`,
+      locks,
+      cyclesPerLock,
+      measureMemory: impl === 'ours',
+    });
+    return {
+      locks,
+      cycles: result.cycles,
+      cyclesPerSec: result.cycles / (result.elapsedNs / 1e9),
+      counts: result.counts,
+      heapPerLockBytes: result.heapPerLockBytes,
+    };
   },
 
-  describe: (s) => `${s.cyclesPerSec.toFixed(0)} cycles/s` + (s.heapPerLockBytes === null ? '' : `, ${(s.heapPerLockBytes / 1024).toFixed(2)} KB/held lock`),
+  describe: (s) =>
+    `${s.cyclesPerSec.toFixed(0)} cycles/s` +
+    (s.heapPerLockBytes === null ? '' : `, ${(s.heapPerLockBytes / 1024).toFixed(2)} KB/held lock`),
 
   summarize(samples) {
     const locks = Object.values(samples).flat()[0]?.locks ?? 0;
     const ours = samples.ours?.filter((s) => s.heapPerLockBytes !== null) ?? [];
     return {
       metrics: [
-        metricRow({ id: 'manyLocks.cyclesPerSec', scenario: 4, label: `${locks} locks at once`, unit: 'cycles/s', better: 'higher', rounds: byImpl(samples, (s) => s.cyclesPerSec) }),
+        metricRow({
+          id: 'manyLocks.cyclesPerSec',
+          scenario: 4,
+          label: `${locks} locks at once`,
+          unit: 'cycles/s',
+          better: 'higher',
+          rounds: byImpl(samples, (s) => s.cyclesPerSec),
+        }),
         ...(ours.length
-          ? [metricRow({ id: 'manyLocks.heapPerLockKB', scenario: 4, label: `heap per held lock (${locks} held)`, unit: 'KB/lock', better: 'lower', rounds: { ours: ours.map((s) => s.heapPerLockBytes! / 1024) } })]
+          ? [
+              metricRow({
+                id: 'manyLocks.heapPerLockKB',
+                scenario: 4,
+                label: `heap per held lock (${locks} held)`,
+                unit: 'KB/lock',
+                better: 'lower',
+                rounds: { ours: ours.map((s) => s.heapPerLockBytes! / 1024) },
+              }),
+            ]
           : []),
       ],
-      roundTrips: roundTripRows(4, `cycle (${locks} locks at once)`, samples, (s) => ({ counts: s.counts, units: s.cycles })),
+      roundTrips: roundTripRows(4, `cycle (${locks} locks at once)`, samples, (s) => ({
+        counts: s.counts,
+        units: s.cycles,
+      })),
       problems: [],
     };
   },

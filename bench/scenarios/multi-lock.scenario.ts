@@ -38,10 +38,15 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
 
   async run(ctx, impl, slice) {
     const { locks, cycles, warmup } = ctx.counts.multiLock;
-    const result = await ctx.worker(impl).request<MultiLockResult>('multiLock', { prefix: `multi-${ctx.round}-${slice}`, locks, cycles, warmup });
+    const result = await ctx
+      .worker(impl)
+      .request<MultiLockResult>('multiLock', { prefix: `multi-${ctx.round}-${slice}`, locks, cycles, warmup });
     const variants: MultiLockSample['variants'] = {};
     for (const [variant, run] of Object.entries(result.variants) as Array<[MultiLockVariant, MultiLockVariantRun]>) {
-      variants[variant] = variantSample(run.latenciesNs.map((ns) => Math.round(ns / 1e3)), run.counts);
+      variants[variant] = variantSample(
+        run.latenciesNs.map((ns) => Math.round(ns / 1e3)),
+        run.counts,
+      );
     }
     return { locks, variants };
   },
@@ -62,14 +67,18 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
   },
 
   describe: (s) =>
-    (Object.entries(s.variants) as Array<[MultiLockVariant, MultiLockVariantSample]>).map(([variant, v]) => `${variant} p50 ${(v.p50Us / 1e3).toFixed(2)} ms`).join(', '),
+    (Object.entries(s.variants) as Array<[MultiLockVariant, MultiLockVariantSample]>)
+      .map(([variant, v]) => `${variant} p50 ${(v.p50Us / 1e3).toFixed(2)} ms`)
+      .join(', '),
 
   summarize(samples) {
     const locks = Object.values(samples).flat()[0]?.locks ?? 0;
     const of = (variants: Partial<Record<ImplName, MultiLockVariant>>): SamplesByImpl<MultiLockVariantSample> => {
       const out: SamplesByImpl<MultiLockVariantSample> = {};
       for (const [impl, variant] of Object.entries(variants) as Array<[ImplName, MultiLockVariant]>) {
-        const list = samples[impl]?.map((s) => s.variants[variant]).filter((v): v is MultiLockVariantSample => v !== undefined);
+        const list = samples[impl]
+          ?.map((s) => s.variants[variant])
+          .filter((v): v is MultiLockVariantSample => v !== undefined);
         if (list?.length) out[impl] = list;
       }
       return out;
@@ -84,23 +93,50 @@ export const multiLockScenario: Scenario<MultiLockSample> = {
     const ownRatio = (id: string, label: string, over: MultiLockVariant, impls: readonly ImplName[]): MetricRow[] => {
       const rounds: Partial<Record<ImplName, number[]>> = {};
       for (const impl of impls) {
-        const list = (samples[impl] ?? []).filter((s) => s.variants.all && s.variants[over]).map((s) => s.variants.all!.p50Us / s.variants[over]!.p50Us);
+        const list = (samples[impl] ?? [])
+          .filter((s) => s.variants.all && s.variants[over])
+          .map((s) => s.variants.all!.p50Us / s.variants[over]!.p50Us);
         if (list.length) rounds[impl] = list;
       }
-      return rounds.ours ? [metricRow({ id, scenario: 7, label, unit: '×', better: 'lower', rounds, ratios: false })] : [];
+      return rounds.ours
+        ? [metricRow({ id, scenario: 7, label, unit: '×', better: 'lower', rounds, ratios: false })]
+        : [];
     };
     const trips = (per: string, rounds: SamplesByImpl<MultiLockVariantSample>) =>
-      roundTripRows(7, per, rounds, (s) => ({ counts: s.counts, units: s.cycles }), () => true);
+      roundTripRows(
+        7,
+        per,
+        rounds,
+        (s) => ({ counts: s.counts, units: s.cycles }),
+        () => true,
+      );
     return {
       metrics: [
-        row('multiLock.groupP50Us', `${locks} free names as a group, p50 (ours acquireAll; raw its requests; Kazoo ${locks} Locks in turn; Curator InterProcessMultiLock)`, group),
+        row(
+          'multiLock.groupP50Us',
+          `${locks} free names as a group, p50 (ours acquireAll; raw its requests; Kazoo ${locks} Locks in turn; Curator InterProcessMultiLock)`,
+          group,
+        ),
         row('multiLock.oneP50Us', '1 free name: acquire + release, p50', one),
         row('multiLock.inTurnP50Us', `${locks} free names, one acquire after another, p50`, inTurn),
-        ...ownRatio('multiLock.groupOverOne', `group of ${locks} ÷ 1 name, same cycles (ours acquireAll; raw floor)`, 'one', ['ours', 'raw']),
-        ...ownRatio('multiLock.groupOverInTurn', `acquireAll of ${locks} ÷ ${locks} in turn, same cycles (ours)`, 'seq', ['ours']),
+        ...ownRatio(
+          'multiLock.groupOverOne',
+          `group of ${locks} ÷ 1 name, same cycles (ours acquireAll; raw floor)`,
+          'one',
+          ['ours', 'raw'],
+        ),
+        ...ownRatio(
+          'multiLock.groupOverInTurn',
+          `acquireAll of ${locks} ÷ ${locks} in turn, same cycles (ours)`,
+          'seq',
+          ['ours'],
+        ),
       ],
       roundTrips: [
-        ...trips(`${locks} names as a group + release (ours acquireAll; Kazoo in turn; Curator InterProcessMultiLock)`, group),
+        ...trips(
+          `${locks} names as a group + release (ours acquireAll; Kazoo in turn; Curator InterProcessMultiLock)`,
+          group,
+        ),
         ...trips('1 name: acquire + release', one),
         ...trips(`${locks} names in turn + release in reverse`, of({ ours: 'seq', curator: 'seq' })),
       ],

@@ -31,7 +31,13 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
 
   async run(ctx, impl) {
     const { readers, durationMs, writerPauseMs, stallTimeoutMs } = ctx.counts.readHeavy;
-    const r = await ctx.worker(impl).request<ReadHeavyResult>('readHeavy', { name: `readheavy-${ctx.round}`, readers, durationMs, writerPauseMs, stallTimeoutMs });
+    const r = await ctx.worker(impl).request<ReadHeavyResult>('readHeavy', {
+      name: `readheavy-${ctx.round}`,
+      readers,
+      durationMs,
+      writerPauseMs,
+      stallTimeoutMs,
+    });
     const waitsMs = r.writerWaitsNs.map((ns) => ns / 1e6);
     return {
       readers,
@@ -46,7 +52,8 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
     };
   },
 
-  describe: (s) => `readers ${s.readerCyclesPerSec.toFixed(0)} cycles/s, writer wait p50 ${s.writerWaitP50Ms.toFixed(2)} ms (${s.writerGrants} grants), ${s.stalls} stalls`,
+  describe: (s) =>
+    `readers ${s.readerCyclesPerSec.toFixed(0)} cycles/s, writer wait p50 ${s.writerWaitP50Ms.toFixed(2)} ms (${s.writerGrants} grants), ${s.stalls} stalls`,
 
   summarize(samples) {
     const readers = Object.values(samples).flat()[0]?.readers ?? 0;
@@ -61,12 +68,44 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
       });
     return {
       metrics: [
-        metricRow({ id: 'readHeavy.readerCyclesPerSec', scenario: 6, label: `${readers} readers + 1 writer: reader throughput`, unit: 'cycles/s', better: 'higher', rounds: byImpl(samples, (s) => s.readerCyclesPerSec) }),
-        metricRow({ id: 'readHeavy.writerWaitP50Ms', scenario: 6, label: 'writer wait p50', unit: 'ms', better: 'lower', rounds: byImpl(samples, (s) => s.writerWaitP50Ms) }),
-        metricRow({ id: 'readHeavy.writerWaitP99Ms', scenario: 6, label: 'writer wait p99', unit: 'ms', better: 'lower', rounds: byImpl(samples, (s) => s.writerWaitP99Ms) }),
-        metricRow({ id: 'readHeavy.stalls', scenario: 6, label: 'acquires stalled past the timeout (deadlock)', unit: 'per run', better: 'lower', rounds: byImpl(samples, (s) => s.stalls) , ratios: false }),
+        metricRow({
+          id: 'readHeavy.readerCyclesPerSec',
+          scenario: 6,
+          label: `${readers} readers + 1 writer: reader throughput`,
+          unit: 'cycles/s',
+          better: 'higher',
+          rounds: byImpl(samples, (s) => s.readerCyclesPerSec),
+        }),
+        metricRow({
+          id: 'readHeavy.writerWaitP50Ms',
+          scenario: 6,
+          label: 'writer wait p50',
+          unit: 'ms',
+          better: 'lower',
+          rounds: byImpl(samples, (s) => s.writerWaitP50Ms),
+        }),
+        metricRow({
+          id: 'readHeavy.writerWaitP99Ms',
+          scenario: 6,
+          label: 'writer wait p99',
+          unit: 'ms',
+          better: 'lower',
+          rounds: byImpl(samples, (s) => s.writerWaitP99Ms),
+        }),
+        metricRow({
+          id: 'readHeavy.stalls',
+          scenario: 6,
+          label: 'acquires stalled past the timeout (deadlock)',
+          unit: 'per run',
+          better: 'lower',
+          rounds: byImpl(samples, (s) => s.stalls),
+          ratios: false,
+        }),
       ],
-      roundTrips: roundTripRows(6, 'read or write cycle (read-heavy)', samples, (s) => ({ counts: s.counts, units: s.countedCycles })),
+      roundTrips: roundTripRows(6, 'read or write cycle (read-heavy)', samples, (s) => ({
+        counts: s.counts,
+        units: s.countedCycles,
+      })),
       problems: [],
       notes,
     };

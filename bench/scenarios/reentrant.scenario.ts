@@ -24,18 +24,42 @@ export const reentrantScenario: Scenario<ReentrantSample> = {
 
   async run(ctx, impl) {
     const { calls, warmup } = ctx.counts.reentrant;
-    const result = await ctx.worker(impl).request<ReentrantResult>('reentrant', { name: `reentrant-${ctx.round}`, calls, warmup });
-    return { calls, usPerCall: result.elapsedNs / 1e3 / result.calls, counts: result.counts, sent: requestsOf(result.counts) + notificationsOf(result.counts) };
+    const result = await ctx
+      .worker(impl)
+      .request<ReentrantResult>('reentrant', { name: `reentrant-${ctx.round}`, calls, warmup });
+    return {
+      calls,
+      usPerCall: result.elapsedNs / 1e3 / result.calls,
+      counts: result.counts,
+      sent: requestsOf(result.counts) + notificationsOf(result.counts),
+    };
   },
 
   describe: (s) => `${s.usPerCall.toFixed(2)} µs/call, ${s.sent} requests sent`,
 
   summarize(samples) {
-    const problems = (samples.ours ?? []).filter((s) => s.sent > 0).map((s) => `reentrant: ${s.calls} nested calls sent requests: ${JSON.stringify(s.counts)}`);
+    const problems = (samples.ours ?? [])
+      .filter((s) => s.sent > 0)
+      .map((s) => `reentrant: ${s.calls} nested calls sent requests: ${JSON.stringify(s.counts)}`);
     return {
       metrics: [
-        metricRow({ id: 'reentrant.usPerCall', scenario: 5, label: 'reentrant withLock, nested', unit: 'µs/call', better: 'lower', rounds: byImpl(samples, (s) => s.usPerCall) }),
-        metricRow({ id: 'reentrant.requestsSent', scenario: 5, label: 'reentrant: requests sent by nested calls', unit: 'requests', better: 'lower', rounds: byImpl(samples, (s) => s.sent) , ratios: false }),
+        metricRow({
+          id: 'reentrant.usPerCall',
+          scenario: 5,
+          label: 'reentrant withLock, nested',
+          unit: 'µs/call',
+          better: 'lower',
+          rounds: byImpl(samples, (s) => s.usPerCall),
+        }),
+        metricRow({
+          id: 'reentrant.requestsSent',
+          scenario: 5,
+          label: 'reentrant: requests sent by nested calls',
+          unit: 'requests',
+          better: 'lower',
+          rounds: byImpl(samples, (s) => s.sent),
+          ratios: false,
+        }),
       ],
       roundTrips: roundTripRows(5, 'nested withLock', samples, (s) => ({ counts: s.counts, units: s.calls })),
       problems,

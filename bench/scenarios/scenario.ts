@@ -49,7 +49,8 @@ export interface Scenario<S = unknown> {
 export function metricRow(init: Omit<MetricRow, 'median' | 'ratio' | 'ratioRange'> & { ratios?: boolean }): MetricRow {
   const { ratios = true, ...row } = init;
   const medians: MetricRow['median'] = {};
-  for (const [impl, values] of Object.entries(init.rounds) as Array<[ImplName, number[]]>) medians[impl] = median(values);
+  for (const [impl, values] of Object.entries(init.rounds) as Array<[ImplName, number[]]>)
+    medians[impl] = median(values);
   const ratio: MetricRow['ratio'] = {};
   const ratioRange: MetricRow['ratioRange'] = {};
   const ours = init.rounds.ours;
@@ -64,7 +65,10 @@ export function metricRow(init: Omit<MetricRow, 'median' | 'ratio' | 'ratioRange
 }
 
 /** `values(sample)` per implementation, over rounds. */
-export function byImpl<S>(samples: SamplesByImpl<S>, value: (sample: S) => number): Partial<Record<ImplName, number[]>> {
+export function byImpl<S>(
+  samples: SamplesByImpl<S>,
+  value: (sample: S) => number,
+): Partial<Record<ImplName, number[]>> {
   const out: Partial<Record<ImplName, number[]>> = {};
   for (const [impl, list] of Object.entries(samples) as Array<[ImplName, S[]]>) out[impl] = list.map(value);
   return out;

@@ -23,7 +23,9 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
 
   async run(ctx, impl, slice) {
     const { cycles, warmup } = ctx.counts.uncontended;
-    const result = await ctx.worker(impl).request<UncontendedResult>('uncontended', { name: `uncontended-${ctx.round}-${slice}`, cycles, warmup });
+    const result = await ctx
+      .worker(impl)
+      .request<UncontendedResult>('uncontended', { name: `uncontended-${ctx.round}-${slice}`, cycles, warmup });
     return { ...result, cyclesPerSec: result.cycles / (result.elapsedNs / 1e9) };
   },
 
@@ -32,7 +34,12 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
   merge(parts) {
     const cycles = parts.reduce((n, p) => n + p.cycles, 0);
     const elapsedNs = parts.reduce((n, p) => n + p.elapsedNs, 0);
-    return { cycles, elapsedNs, cyclesPerSec: cycles / (elapsedNs / 1e9), counts: parts.reduce((sum, p) => addCounts(sum, p.counts), {} as Counts) };
+    return {
+      cycles,
+      elapsedNs,
+      cyclesPerSec: cycles / (elapsedNs / 1e9),
+      counts: parts.reduce((sum, p) => addCounts(sum, p.counts), {} as Counts),
+    };
   },
 
   describe: (s) => `${s.cyclesPerSec.toFixed(0)} cycles/s`,

@@ -5,7 +5,16 @@ import { delimiter, join } from 'node:path';
 
 const JAVA_DIR = '/usr/share/java';
 /** Debian's Curator 5 (libcurator-recipes-java) and what it needs; slf4j-nop keeps the worker's stdout to answers. */
-const JARS = ['curator-recipes', 'curator-framework', 'curator-client', 'zookeeper', 'zookeeper-jute', 'guava', 'slf4j-api', 'slf4j-nop'];
+const JARS = [
+  'curator-recipes',
+  'curator-framework',
+  'curator-client',
+  'zookeeper',
+  'zookeeper-jute',
+  'guava',
+  'slf4j-api',
+  'slf4j-nop',
+];
 const SOURCES = join(__dirname, '..', 'curator');
 const INSTALL = 'apt-get install -y libcurator-recipes-java openjdk-17-jdk-headless';
 
@@ -36,18 +45,30 @@ export function buildCuratorWorker(): CuratorBuild {
   const [java, javac] = [onPath('java'), onPath('javac')];
   if (!java || !javac || missing.length) {
     const what = [...(!java || !javac ? ['a Java 17 JDK (java and javac on PATH)'] : []), ...missing];
-    throw new Error(`the "curator" implementation needs Apache Curator 5 and a JDK; missing: ${what.join(', ')}. Install them with: ${INSTALL}`);
+    throw new Error(
+      `the "curator" implementation needs Apache Curator 5 and a JDK; missing: ${what.join(', ')}. Install them with: ${INSTALL}`,
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'bench-curator-'));
   const classpath = jars.join(':');
-  const sources = readdirSync(SOURCES).filter((f) => f.endsWith('.java')).map((f) => join(SOURCES, f));
+  const sources = readdirSync(SOURCES)
+    .filter((f) => f.endsWith('.java'))
+    .map((f) => join(SOURCES, f));
   try {
     // -implicit:none: a jar on Debian's class path carries an annotation's source; do not compile it.
-    execFileSync(javac, ['-d', dir, '-implicit:none', '-nowarn', '-cp', classpath, ...sources], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(javac, ['-d', dir, '-implicit:none', '-nowarn', '-cp', classpath, ...sources], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new Error(`compiling the Curator worker failed (${INSTALL} provides Java 17 and Curator 5): ${stderr || String(error)}`);
+    throw new Error(
+      `compiling the Curator worker failed (${INSTALL} provides Java 17 and Curator 5): ${stderr || String(error)}`,
+    );
   }
-  return { classpath: `${dir}:${classpath}`, mainClass: 'CuratorBenchWorker', dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    classpath: `${dir}:${classpath}`,
+    mainClass: 'CuratorBenchWorker',
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

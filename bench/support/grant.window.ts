@@ -47,10 +47,16 @@ export class GrantWindow {
 
   result(): { grants: number; elapsedNs: number; counts: Counts; maxHolding: number } {
     const { start, end } = this;
-    if (!start || !end) throw new Error(`the grant window never opened (${this.granted} grants, ${this.warmupGrants} to warm up)`);
+    if (!start || !end)
+      throw new Error(`the grant window never opened (${this.granted} grants, ${this.warmupGrants} to warm up)`);
     const counts: Counts = {};
     start.counts.forEach((before, i) => addCounts(counts, countsDelta(before, end.counts[i])));
-    return { grants: end.grants - start.grants, elapsedNs: Number(end.at - start.at), counts, maxHolding: this.maxHolding };
+    return {
+      grants: end.grants - start.grants,
+      elapsedNs: Number(end.at - start.at),
+      counts,
+      maxHolding: this.maxHolding,
+    };
   }
 
   private open(): void {

@@ -49,7 +49,9 @@ export class QueueProbe {
         if (seen >= watches) return;
       }
       if (Date.now() > until) {
-        throw new Error(`queue probe: ${dir} has ${children.length}/${nodes} nodes (and not ${watches} watches) after ${timeoutMs} ms`);
+        throw new Error(
+          `queue probe: ${dir} has ${children.length}/${nodes} nodes (and not ${watches} watches) after ${timeoutMs} ms`,
+        );
       }
       await sleep(pause);
       pause = Math.min(pause * 2, 5);
@@ -70,7 +72,9 @@ export class QueueProbe {
   /** Watches on `dir/...` in every server's `wchc`, or undefined if a server will not say. */
   private async watchesUnder(dir: string): Promise<number | undefined> {
     if (this.mode === 'pause') return undefined;
-    const replies = await Promise.all(this.servers.map(({ host, port }) => fourLetter(host, port, 'wchc').catch(() => null)));
+    const replies = await Promise.all(
+      this.servers.map(({ host, port }) => fourLetter(host, port, 'wchc').catch(() => null)),
+    );
     if (replies.some((reply) => reply === null || /not executed|whitelist/i.test(reply))) {
       this.mode = 'pause'; // "wchc is not executed because it is not in the whitelist."
       return undefined;

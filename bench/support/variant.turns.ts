@@ -15,7 +15,9 @@ export async function runInTurns<V extends string>(
   snapshot: () => Counts,
 ): Promise<Record<V, MultiLockVariantRun>> {
   const keys = Object.keys(variants) as V[];
-  const runs = Object.fromEntries(keys.map((key) => [key, { latenciesNs: [] as number[], counts: {} as Counts }])) as Record<V, MultiLockVariantRun>;
+  const runs = Object.fromEntries(
+    keys.map((key) => [key, { latenciesNs: [] as number[], counts: {} as Counts }]),
+  ) as Record<V, MultiLockVariantRun>;
   for (let i = 0; i < warmup + cycles; i++) {
     for (const key of shuffled(keys)) {
       const before = snapshot();

@@ -59,9 +59,14 @@ export class WorkerChannel {
     try {
       const ready = await Promise.race([
         new Promise<ReadyLine>((resolve) => (channel.onReady = resolve)),
-        channel.exit.then(() => Promise.reject(new Error(`${spec.label} exited before it was ready; stderr: ${channel.stderr.trim()}`))),
+        channel.exit.then(() =>
+          Promise.reject(new Error(`${spec.label} exited before it was ready; stderr: ${channel.stderr.trim()}`)),
+        ),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${spec.label} not ready after ${timeoutMs} ms; stderr: ${channel.stderr.trim()}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`${spec.label} not ready after ${timeoutMs} ms; stderr: ${channel.stderr.trim()}`)),
+            timeoutMs,
+          );
         }),
       ]);
       return { channel, ready };

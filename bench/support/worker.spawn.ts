@@ -21,8 +21,16 @@ export class WorkerSpawns {
   spawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
     const label = `${impl}#${slot + 1}`;
     if (impl === 'kazoo') {
-      if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: install Debian's python3 and python3-kazoo (apt-get install -y python3-kazoo)`);
-      return { label, command: PYTHON, args: [join(ROOT, 'bench', 'kazoo', 'kazoo_bench.worker.py'), connectionString, base], cwd: ROOT };
+      if (!existsSync(PYTHON))
+        throw new Error(
+          `${PYTHON} is missing: install Debian's python3 and python3-kazoo (apt-get install -y python3-kazoo)`,
+        );
+      return {
+        label,
+        command: PYTHON,
+        args: [join(ROOT, 'bench', 'kazoo', 'kazoo_bench.worker.py'), connectionString, base],
+        cwd: ROOT,
+      };
     }
     if (impl === 'curator') {
       this.curator ??= buildCuratorWorker();
@@ -35,7 +43,16 @@ export class WorkerSpawns {
       label,
       command: process.execPath,
       // --expose-gc: scenario 4 measures the heap after full collections.
-      args: ['--expose-gc', '--no-flush-bytecode', '-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'bench', 'workers', 'impl.worker.ts'), impl, connectionString, base],
+      args: [
+        '--expose-gc',
+        '--no-flush-bytecode',
+        '-r',
+        join(ROOT, 'scripts', 'ts-register.cjs'),
+        join(ROOT, 'bench', 'workers', 'impl.worker.ts'),
+        impl,
+        connectionString,
+        base,
+      ],
       cwd: ROOT,
     };
   }

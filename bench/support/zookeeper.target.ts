@@ -21,9 +21,22 @@ export interface ZkTarget {
  */
 const PRODUCTION_JVM_ARGS = ['-Xmx1000m'];
 
-export async function openZkTarget(options: { connectionString?: string; forceSync: boolean; tickTime?: number; ensemble?: boolean }): Promise<ZkTarget> {
+export async function openZkTarget(options: {
+  connectionString?: string;
+  forceSync: boolean;
+  tickTime?: number;
+  ensemble?: boolean;
+}): Promise<ZkTarget> {
   if (options.connectionString) {
-    return { connectionString: options.connectionString, forceSync: null, external: true, tickTime: null, jvmArgs: null, topology: 'existing server (ZK_CONNECT)', stop: async () => undefined };
+    return {
+      connectionString: options.connectionString,
+      forceSync: null,
+      external: true,
+      tickTime: null,
+      jvmArgs: null,
+      topology: 'existing server (ZK_CONNECT)',
+      stop: async () => undefined,
+    };
   }
   const tickTime = options.tickTime ?? 2000;
   if (options.ensemble) return openEnsemble(options.forceSync, tickTime);
@@ -55,7 +68,8 @@ async function openEnsemble(forceSync: boolean, tickTime: number, size = 3): Pro
   const peers = Array.from({ length: size }, (_, i) => `server.${i + 1}=127.0.0.1:${quorum[i]}:${election[i]}`);
   const servers = Array.from(
     { length: size },
-    (_, i) => new ZkServer({ tickTime, forceSync, myid: i + 1, peers, clientPort: client[i], jvmArgs: PRODUCTION_JVM_ARGS }),
+    (_, i) =>
+      new ZkServer({ tickTime, forceSync, myid: i + 1, peers, clientPort: client[i], jvmArgs: PRODUCTION_JVM_ARGS }),
   );
   const stop = async (): Promise<void> => {
     await Promise.allSettled(servers.map((s) => s.destroy()));

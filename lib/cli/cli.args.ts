@@ -64,15 +64,23 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (!(COMMANDS as readonly string[]).includes(command)) throw new CliUsageError(`unknown command "${command}"`);
   if (extra.length > 0) throw new CliUsageError(`unexpected arguments: ${extra.join(' ')}`);
   if (command !== 'list' && command !== 'help' && !target) throw new CliUsageError(`${command} needs a lock name`);
-  if (command === 'release' && !values.force) throw new CliUsageError('release deletes the holders\' nodes under them: add --force to mean it (try revoke first)');
+  if (command === 'release' && !values.force)
+    throw new CliUsageError("release deletes the holders' nodes under them: add --force to mean it (try revoke first)");
   return request(command as CliRequest['command'], target, values, env);
 }
 
-function request(command: CliRequest['command'], target: string | undefined, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): CliRequest {
+function request(
+  command: CliRequest['command'],
+  target: string | undefined,
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+): CliRequest {
   const timeoutMs = values.timeout === undefined ? 5000 : Number(values.timeout);
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) throw new CliUsageError(`--timeout needs a whole number of milliseconds > 0, not "${values.timeout}"`);
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)
+    throw new CliUsageError(`--timeout needs a whole number of milliseconds > 0, not "${values.timeout}"`);
   const { ZK_LOCK_USERNAME: username, ZK_LOCK_PASSWORD: password } = env;
-  if ((username === undefined) !== (password === undefined)) throw new CliUsageError('set both ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD, or neither');
+  if ((username === undefined) !== (password === undefined))
+    throw new CliUsageError('set both ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD, or neither');
   return {
     command,
     target,

@@ -15,13 +15,23 @@ async function listingOf(backend: ZkLockBackend, name: string) {
   return (await backend.locks(name)).find((listing) => listing.name === name);
 }
 
-export async function runCommand(backend: ZkLockBackend, request: CliRequest, ask: (question: string) => Promise<boolean>): Promise<CliResult> {
+export async function runCommand(
+  backend: ZkLockBackend,
+  request: CliRequest,
+  ask: (question: string) => Promise<boolean>,
+): Promise<CliResult> {
   const { command, target, json: asJson } = request;
   switch (command) {
     case 'list': {
       const listings = await backend.locks(target ?? '');
       if (asJson) return { out: json(listings), code: 0 };
-      return { out: listings.length === 0 ? `No locks under ${request.root}${target ? ` starting with "${target}"` : ''}.` : listings.map((l) => queueText(l)).join('\n\n'), code: 0 };
+      return {
+        out:
+          listings.length === 0
+            ? `No locks under ${request.root}${target ? ` starting with "${target}"` : ''}.`
+            : listings.map((l) => queueText(l)).join('\n\n'),
+        code: 0,
+      };
     }
     case 'show': {
       const listing = await listingOf(backend, target!);
@@ -30,18 +40,28 @@ export async function runCommand(backend: ZkLockBackend, request: CliRequest, as
     }
     case 'revoke': {
       const asked = await backend.requestRevocation(target!);
-      const out = asJson ? json({ name: target, asked }) : asked === 0 ? `Nobody holds "${target}".` : `Asked ${asked} holder(s) of "${target}" to release it; holders that acquired with revocable: true are told.`;
+      const out = asJson
+        ? json({ name: target, asked })
+        : asked === 0
+          ? `Nobody holds "${target}".`
+          : `Asked ${asked} holder(s) of "${target}" to release it; holders that acquired with revocable: true are told.`;
       return { out, code: asked === 0 ? 1 : 0 };
     }
     case 'release': {
       const listing = await listingOf(backend, target!);
       const holders = listing?.holders ?? [];
-      if (holders.length === 0) return { out: asJson ? json({ name: target, deleted: [] }) : `Nobody holds "${target}".`, code: 1 };
+      if (holders.length === 0)
+        return { out: asJson ? json({ name: target, deleted: [] }) : `Nobody holds "${target}".`, code: 1 };
       const who = holders.map((h) => `${h.identity ?? '?'} (${h.sessionId ?? 'session ?'})`).join(', ');
       const question = `Delete the node(s) of ${who}, holding "${target}"? The next waiter gets the lock at once, and a holder still running is NOT told. [y/N] `;
       if (!request.yes && !(await ask(question))) return { out: 'Not confirmed: nothing deleted.', code: 4 };
       const deleted = await backend.forceRelease(target!);
-      return { out: asJson ? json({ name: target, deleted }) : `Deleted ${deleted.length} holder node(s) of "${target}": ${deleted.join(', ') || 'none (released meanwhile)'}.`, code: 0 };
+      return {
+        out: asJson
+          ? json({ name: target, deleted })
+          : `Deleted ${deleted.length} holder node(s) of "${target}": ${deleted.join(', ') || 'none (released meanwhile)'}.`,
+        code: 0,
+      };
     }
     default:
       return { out: '', code: 0 };

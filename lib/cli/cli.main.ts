@@ -37,7 +37,10 @@ async function main(argv: readonly string[]): Promise<number> {
     if (out) process.stdout.write(`${out}\n`);
     return code;
   } catch (error) {
-    const hint = error instanceof ZkLockError && (error as { zkCode?: string }).zkCode === 'NO_AUTH' ? ' (the nodes have ACLs: set ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD)' : '';
+    const hint =
+      error instanceof ZkLockError && (error as { zkCode?: string }).zkCode === 'NO_AUTH'
+        ? ' (the nodes have ACLs: set ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD)'
+        : '';
     process.stderr.write(`nestjs-zk-lock: ${(error as Error).message}${hint}\n`);
     return 1;
   } finally {

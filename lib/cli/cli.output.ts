@@ -19,10 +19,21 @@ const row = (entry: ListedContender | ListedLease, now: number): string[] => [
 
 /** One lock's (or semaphore's) queue as aligned text: holders first, then waiters, in order. */
 export function queueText(listing: ListedLock, now = Date.now()): string {
-  const title = listing.kind === 'lease' ? `${listing.name} (lease semaphore, ${listing.maxLeases ?? '?'} leases)` : listing.name;
-  const rows = [['', 'mode', 'identity', 'age', 'session', 'node'], ...[...listing.holders, ...listing.waiters].map((entry) => row(entry, now))];
+  const title =
+    listing.kind === 'lease' ? `${listing.name} (lease semaphore, ${listing.maxLeases ?? '?'} leases)` : listing.name;
+  const rows = [
+    ['', 'mode', 'identity', 'age', 'session', 'node'],
+    ...[...listing.holders, ...listing.waiters].map((entry) => row(entry, now)),
+  ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((cells) => cells[column].length)));
-  const lines = rows.map((cells) => '  ' + cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  const lines = rows.map(
+    (cells) =>
+      '  ' +
+      cells
+        .map((cell, column) => cell.padEnd(widths[column]))
+        .join('  ')
+        .trimEnd(),
+  );
   return [title, ...lines].join('\n');
 }
 

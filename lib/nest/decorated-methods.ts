@@ -11,7 +11,11 @@ export function hasDecoratedMethod(type: Function): boolean {
 }
 
 function hasIn(start: object | null | undefined): boolean {
-  for (let proto = start; proto && proto !== Object.prototype && proto !== Function.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = start;
+    proto && proto !== Object.prototype && proto !== Function.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const key of Object.getOwnPropertyNames(proto)) {
       const value = Object.getOwnPropertyDescriptor(proto, key)?.value;
       if (typeof value === 'function' && KEYS.some((meta) => Reflect.hasOwnMetadata?.(meta, value))) return true;

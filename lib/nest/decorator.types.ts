@@ -26,4 +26,8 @@ export type KeyFits<K, M> = K extends (...args: infer KeyArgs) => unknown
  * `K`. On a property or an accessor the compiler refuses it (TS1240/TS1241); code compiled
  * without type checks gets our `WithLockUsageError` when the class is defined.
  */
-export type LockMethodDecorator<K> = <M extends AsyncMethod>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M> & KeyFits<K, M>) => void;
+export type LockMethodDecorator<K> = <M extends AsyncMethod>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M> & KeyFits<K, M>,
+) => void;

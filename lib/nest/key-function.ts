@@ -19,10 +19,16 @@ export function keyFor<K>(
     key = source(...args);
   } catch (error) {
     if (error instanceof ZkLockError) throw error;
-    throw new InvalidLockNameError(undefined, `the key function of ${where.decorator} on ${where.method} threw: ${(error as Error)?.message ?? String(error)}`);
+    throw new InvalidLockNameError(
+      undefined,
+      `the key function of ${where.decorator} on ${where.method} threw: ${(error as Error)?.message ?? String(error)}`,
+    );
   }
   if (accept(key) || (typeof key === 'string' && key !== '')) return key as string | K;
-  throw new InvalidLockNameError(key, `the key function of ${where.decorator} on ${where.method} must return ${where.expected}`);
+  throw new InvalidLockNameError(
+    key,
+    `the key function of ${where.decorator} on ${where.method} must return ${where.expected}`,
+  );
 }
 
 /**

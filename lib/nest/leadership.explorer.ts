@@ -39,10 +39,15 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
 /** Groups of the `@WhenLeader` methods of `start` and its prototype chain. */
 function groupsIn(start: object | null | undefined): string[] {
   const groups: string[] = [];
-  for (let proto = start; proto && proto !== Object.prototype && proto !== Function.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = start;
+    proto && proto !== Object.prototype && proto !== Function.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const key of Object.getOwnPropertyNames(proto)) {
       const value = Object.getOwnPropertyDescriptor(proto, key)?.value;
-      const group: unknown = typeof value === 'function' ? Reflect.getOwnMetadata?.(WHEN_LEADER_METADATA, value) : undefined;
+      const group: unknown =
+        typeof value === 'function' ? Reflect.getOwnMetadata?.(WHEN_LEADER_METADATA, value) : undefined;
       if (typeof group === 'string') groups.push(group);
     }
   }

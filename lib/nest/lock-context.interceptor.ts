@@ -14,6 +14,8 @@ export class LockContextInterceptor implements NestInterceptor {
   constructor(private readonly lockService: LockService) {}
 
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return new Observable((subscriber) => lockServiceRegistry.runFor(this.lockService, () => next.handle().subscribe(subscriber)));
+    return new Observable((subscriber) =>
+      lockServiceRegistry.runFor(this.lockService, () => next.handle().subscribe(subscriber)),
+    );
   }
 }

@@ -1,4 +1,12 @@
-import { HttpException, HttpStatus, Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { catchError, throwError, type Observable } from 'rxjs';
 
 import { LockAbortedError } from '../core/errors/lock-aborted.error.js';

@@ -9,9 +9,17 @@ import type { LockHandle } from '../core/recipe/lock-backend.interface.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options: WithLockCallOptions,
+  ): Promise<T | undefined>;
   /** For key functions that return several names; a mock without it cannot serve those. */
-  withLocks?<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
+  withLocks?<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options: WithLocksCallOptions,
+  ): Promise<T | undefined>;
   /** For `@WithLease`. */
   withLease?<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T>;
 }
@@ -78,7 +86,8 @@ export const lockServiceRegistry = {
     const providers = [...((type && registry.classes.get(type)) || [])].filter((service) => registry.live.has(service));
     if (providers.length === 1) return providers[0];
     const ambient = registry.ambient.getStore();
-    if (ambient && registry.live.has(ambient) && (providers.length === 0 || providers.includes(ambient))) return ambient;
+    if (ambient && registry.live.has(ambient) && (providers.length === 0 || providers.includes(ambient)))
+      return ambient;
     return supersedingStart(providers.length > 0 ? providers : [...registry.live.keys()]) ?? whyNone(providers);
   },
 };

@@ -1,4 +1,10 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/context/reentrant-locker.js';
 import type { ReentrancyOption } from '../core/context/reentrancy.option.js';
@@ -21,7 +27,9 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
  * again neither waits nor creates a node.
  */
 @Injectable()
-export class LockService implements LockRunner, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService
+  implements LockRunner, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private readonly locker: ReentrantLocker;
 
   constructor(
@@ -52,8 +60,16 @@ export class LockService implements LockRunner, OnApplicationBootstrap, BeforeAp
    * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken.
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options: WithLockCallOptions,
+  ): Promise<T | undefined>;
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options?: WithLockCallOptions,
+  ): Promise<T | undefined> {
     return this.locker.withLock(name, fn, options as WithLockCallOptions);
   }
 
@@ -67,9 +83,21 @@ export class LockService implements LockRunner, OnApplicationBootstrap, BeforeAp
   }
 
   /** `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`, `holdAtLeastMs`, `onLockLost`. */
-  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' }): Promise<T>;
-  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
-  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions): Promise<T | undefined> {
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' },
+  ): Promise<T>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options: WithLocksCallOptions,
+  ): Promise<T | undefined>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions,
+  ): Promise<T | undefined> {
     return this.locker.withLocks(locks, fn, options as WithLocksCallOptions);
   }
 

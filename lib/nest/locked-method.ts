@@ -6,7 +6,12 @@ import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js
 import { methodLabel } from './method-label.js';
 
 /** How a lock decorator runs one call: `body` is the original method, bound to its call. */
-export type LockedCall = (service: LockRunner, args: unknown[], body: () => unknown, method: string) => Promise<unknown>;
+export type LockedCall = (
+  service: LockRunner,
+  args: unknown[],
+  body: () => unknown,
+  method: string,
+) => Promise<unknown>;
 
 /**
  * What `@WithLock` and `@WithLease` do to a method: check it is one (and not a
@@ -25,7 +30,9 @@ export function lockMethod(
   const method = methodLabel(target, key);
   const original = descriptor?.value;
   if (typeof original !== 'function') {
-    throw new WithLockUsageError(`${decorator} can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`);
+    throw new WithLockUsageError(
+      `${decorator} can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`,
+    );
   }
   refuseGenerators(decorator, method, original);
   const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {

@@ -20,16 +20,23 @@ export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
   // Each event passes its own arguments.
   private readonly listeners: Record<string, (...args: any[]) => void> = {
     connected: (session: ZkSession) =>
-      this.logger.log(`Connected to ZooKeeper at ${session.server ?? 'an unknown server'} (session ${id(session)}, timeout ${session.timeoutMs} ms).`),
+      this.logger.log(
+        `Connected to ZooKeeper at ${session.server ?? 'an unknown server'} (session ${id(session)}, timeout ${session.timeoutMs} ms).`,
+      ),
     disconnected: (session: ZkSession) =>
-      this.logger.warn(`Disconnected from ZooKeeper (session ${id(session)}); reconnecting. Held locks stay valid until the session is at risk.`),
+      this.logger.warn(
+        `Disconnected from ZooKeeper (session ${id(session)}); reconnecting. Held locks stay valid until the session is at risk.`,
+      ),
     'at-risk': (session: ZkSession, unprovenForMs: number) =>
       this.logger.warn(
         `ZooKeeper session ${id(session)} at risk: no proof for ${unprovenForMs} ms that the leader heard from it. Its held locks are reported lost (their signals abort); new grants wait for a proof.`,
       ),
-    recovered: (session: ZkSession) => this.logger.log(`ZooKeeper session ${id(session)} is trusted again: new grants go ahead.`),
+    recovered: (session: ZkSession) =>
+      this.logger.log(`ZooKeeper session ${id(session)} is trusted again: new grants go ahead.`),
     'session-lost': (error: ZkSessionLostError) =>
-      this.logger.error(`ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; opening a new session.`),
+      this.logger.error(
+        `ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; opening a new session.`,
+      ),
   };
 
   constructor(@Inject(ZK_LOCK_BACKEND) private readonly backend: ZkLockBackend) {}

@@ -60,4 +60,3 @@ function checkGroup(group: unknown): void {
     throw new WhenLeaderUsageError(leadershipMessages.badGroup(error.message), { cause: error });
   }
 }
-

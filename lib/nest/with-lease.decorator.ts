@@ -21,21 +21,40 @@ export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
  * async quote(order: Order) { … }
  * ```
  */
-export function WithLease<const K extends string | ((...args: any[]) => string)>(name: K, options: WithLeaseOptions): LockMethodDecorator<K> {
+export function WithLease<const K extends string | ((...args: any[]) => string)>(
+  name: K,
+  options: WithLeaseOptions,
+): LockMethodDecorator<K> {
   checkDeclaration(name, options);
   return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
-    lockMethod('@WithLease', target, key, descriptor, { key: WITH_LEASE_METADATA, value: { name, options } }, (service, args, body, method) => {
-      if (!service.withLease) throw new ZkLockModuleMissingError(method, 'the LockService it found (a mock?) has no withLease', '@WithLease');
-      return service.withLease(leaseNameFor(name, args, method), body, options);
-    });
+    lockMethod(
+      '@WithLease',
+      target,
+      key,
+      descriptor,
+      { key: WITH_LEASE_METADATA, value: { name, options } },
+      (service, args, body, method) => {
+        if (!service.withLease)
+          throw new ZkLockModuleMissingError(
+            method,
+            'the LockService it found (a mock?) has no withLease',
+            '@WithLease',
+          );
+        return service.withLease(leaseNameFor(name, args, method), body, options);
+      },
+    );
 }
 
 function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined): void {
   if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
-    throw new WithLockUsageError(`@WithLease needs a semaphore name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`);
+    throw new WithLockUsageError(
+      `@WithLease needs a semaphore name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`,
+    );
   }
   if (options && typeof options === 'object' && 'signal' in options) {
-    throw new WithLockUsageError('@WithLease takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLease with a signal instead.');
+    throw new WithLockUsageError(
+      '@WithLease takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLease with a signal instead.',
+    );
   }
   try {
     resolveLeaseOptions(options, 0);
@@ -45,5 +64,10 @@ function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined):
 }
 
 function leaseNameFor(source: string | ((...args: any[]) => string), args: unknown[], method: string): string {
-  return keyFor(source, args, { decorator: '@WithLease', method, expected: 'a non-empty string' }, (_key): _key is never => false);
+  return keyFor(
+    source,
+    args,
+    { decorator: '@WithLease', method, expected: 'a non-empty string' },
+    (_key): _key is never => false,
+  );
 }

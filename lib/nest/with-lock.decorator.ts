@@ -1,4 +1,8 @@
-import { resolveWithLockOptions, type WithLockCallOptions, type WithLocksCallOptions } from '../core/context/with-lock.options.js';
+import {
+  resolveWithLockOptions,
+  type WithLockCallOptions,
+  type WithLocksCallOptions,
+} from '../core/context/with-lock.options.js';
 import type { LockList } from '../core/multi/multi-lock.options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';
@@ -35,19 +39,30 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
 export function WithLock<const K extends LockNameSource>(name: K, options?: WithLockOptions): LockMethodDecorator<K> {
   checkDeclaration(name, options);
   return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
-    lockMethod('@WithLock', target, key, descriptor, { key: WITH_LOCK_METADATA, value: { name, options } }, (service, args, body, method) => {
-      const lockKey = lockNameFor(name, args, method);
-      if (typeof lockKey === 'string') return service.withLock(lockKey, body, options ?? {});
-      return runWithLocks(service, method, lockKey, body, options);
-    });
+    lockMethod(
+      '@WithLock',
+      target,
+      key,
+      descriptor,
+      { key: WITH_LOCK_METADATA, value: { name, options } },
+      (service, args, body, method) => {
+        const lockKey = lockNameFor(name, args, method);
+        if (typeof lockKey === 'string') return service.withLock(lockKey, body, options ?? {});
+        return runWithLocks(service, method, lockKey, body, options);
+      },
+    );
 }
 
 function checkDeclaration(name: LockNameSource, options: WithLockOptions | undefined): void {
   if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
-    throw new WithLockUsageError(`@WithLock needs a lock name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`);
+    throw new WithLockUsageError(
+      `@WithLock needs a lock name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`,
+    );
   }
   if (options && 'signal' in options) {
-    throw new WithLockUsageError('@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.');
+    throw new WithLockUsageError(
+      '@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.',
+    );
   }
   try {
     resolveWithLockOptions(options, 0);
@@ -57,8 +72,18 @@ function checkDeclaration(name: LockNameSource, options: WithLockOptions | undef
 }
 
 /** A key function's list of names: each string taken in the decorator's `mode`. */
-function runWithLocks(service: LockRunner, method: string, key: LockList, body: () => unknown, options: WithLockOptions | undefined): Promise<unknown> {
-  if (!service.withLocks) throw new ZkLockModuleMissingError(method, 'the LockService it found (a mock?) has no withLocks, which a key function returning several names needs');
+function runWithLocks(
+  service: LockRunner,
+  method: string,
+  key: LockList,
+  body: () => unknown,
+  options: WithLockOptions | undefined,
+): Promise<unknown> {
+  if (!service.withLocks)
+    throw new ZkLockModuleMissingError(
+      method,
+      'the LockService it found (a mock?) has no withLocks, which a key function returning several names needs',
+    );
   const { mode, ...rest } = options ?? {};
   const locks = mode ? key.map((entry) => (typeof entry === 'string' ? { name: entry, mode } : entry)) : key;
   return service.withLocks(locks, body, rest as WithLocksCallOptions);

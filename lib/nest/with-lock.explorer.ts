@@ -60,7 +60,9 @@ export class WithLockExplorer implements OnModuleInit, OnApplicationBootstrap, O
 function instancesOf(wrapper: WrapperLike): object[] {
   if (wrapper.isTransient) {
     const made = wrapper.getStaticTransientInstances?.() ?? [];
-    return made.map((entry) => entry?.instance).filter((instance): instance is object => typeof instance === 'object' && instance !== null);
+    return made
+      .map((entry) => entry?.instance)
+      .filter((instance): instance is object => typeof instance === 'object' && instance !== null);
   }
   const { instance } = wrapper;
   return wrapper.isDependencyTreeStatic() && typeof instance === 'object' && instance !== null ? [instance] : [];

@@ -1,5 +1,9 @@
 import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
-import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from '../core/recipe/zk-lock.options.js';
+import {
+  resolveZkLockOptions,
+  type ResolvedZkLockOptions,
+  type ZkLockOptions,
+} from '../core/recipe/zk-lock.options.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
@@ -34,7 +38,10 @@ const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpEr
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
-  return { ...resolveZkLockOptions(options, 'ZkLockModule.forRoot', SERVICE_OPTION_KEYS), ...resolveServiceOptions(options) };
+  return {
+    ...resolveZkLockOptions(options, 'ZkLockModule.forRoot', SERVICE_OPTION_KEYS),
+    ...resolveServiceOptions(options),
+  };
 }
 
 /** The module's own options, beside the core's (`isGlobal` is forRoot's, and reaches the options too). */
@@ -48,7 +55,11 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
     shutdownGraceMs = ZK_LOCK_MODULE_DEFAULTS.shutdownGraceMs,
   } = options;
   if (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
-    throw new InvalidOptionError('acquireTimeoutMs', acquireTimeoutMs, 'a number of milliseconds >= 0 (Infinity = wait forever)');
+    throw new InvalidOptionError(
+      'acquireTimeoutMs',
+      acquireTimeoutMs,
+      'a number of milliseconds >= 0 (Infinity = wait forever)',
+    );
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
   if (typeof shutdownGraceMs !== 'number' || !Number.isSafeInteger(shutdownGraceMs) || shutdownGraceMs < 0) {

@@ -5,7 +5,10 @@ import type { InMemoryLockStore } from '../core/memory/in-memory-lock.store.js';
 import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
 
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
-export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquireTimeoutMs' | 'httpErrors' | 'shutdownGraceMs' | 'nodeFormat'> {
+export interface ZkLockTestingOptions extends Pick<
+  ZkLockModuleOptions,
+  'acquireTimeoutMs' | 'httpErrors' | 'shutdownGraceMs' | 'nodeFormat'
+> {
   /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
   readonly identity?: string;
   /**
@@ -22,15 +25,29 @@ export interface ZkLockTestingOptions extends Pick<ZkLockModuleOptions, 'acquire
   readonly isGlobal?: boolean;
 }
 
-const KNOWN = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'identity', 'store', 'nodeFormat', 'backend', 'isGlobal'];
+const KNOWN = [
+  'acquireTimeoutMs',
+  'httpErrors',
+  'shutdownGraceMs',
+  'identity',
+  'store',
+  'nodeFormat',
+  'backend',
+  'isGlobal',
+];
 
 /** Checks the options like `forRoot` does; returns the service's options and the backend. */
-export function resolveTestingOptions(options: ZkLockTestingOptions): { service: LockServiceOptions; backend: InMemoryLockBackend } {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
+export function resolveTestingOptions(options: ZkLockTestingOptions): {
+  service: LockServiceOptions;
+  backend: InMemoryLockBackend;
+} {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
   assertKnownOptions(options, KNOWN, 'ZkLockModule.forTesting');
   const { acquireTimeoutMs, httpErrors, shutdownGraceMs, identity, store, nodeFormat, backend } = options;
   const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, shutdownGraceMs });
-  if (backend !== undefined && !(backend instanceof InMemoryLockBackend)) throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
+  if (backend !== undefined && !(backend instanceof InMemoryLockBackend))
+    throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
   const own = Object.entries({ identity, store, nodeFormat }).filter(([, value]) => value !== undefined);
   if (backend && own.length > 0) {
     throw new InvalidOptionError(own[0][0], own[0][1], 'nothing when backend is given (set it on the backend)');

@@ -2,7 +2,11 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
-import { ZkLockConfigurableModule, type ZkLockAsyncOptions, type ZkLockForRootOptions } from './zk-lock.module-definition.js';
+import {
+  ZkLockConfigurableModule,
+  type ZkLockAsyncOptions,
+  type ZkLockForRootOptions,
+} from './zk-lock.module-definition.js';
 import { LOCK_MODULE_EXPORTS, LOCK_MODULE_PROVIDERS, ZOOKEEPER_PROVIDERS } from './zk-lock.providers.js';
 import { resolveTestingOptions, type ZkLockTestingOptions } from './zk-lock-testing.options.js';
 
@@ -35,7 +39,11 @@ export class ZkLockModule extends ZkLockConfigurableModule {
     return {
       module: ZkLockModule,
       global: options.isGlobal ?? false,
-      providers: [{ provide: ZK_LOCK_RESOLVED_OPTIONS, useValue: service }, { provide: ZK_LOCK_BACKEND, useValue: backend }, ...LOCK_MODULE_PROVIDERS],
+      providers: [
+        { provide: ZK_LOCK_RESOLVED_OPTIONS, useValue: service },
+        { provide: ZK_LOCK_BACKEND, useValue: backend },
+        ...LOCK_MODULE_PROVIDERS,
+      ],
       exports: LOCK_MODULE_EXPORTS,
     };
   }

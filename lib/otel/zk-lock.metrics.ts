@@ -1,7 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
 import { metrics, type Attributes, type Meter } from '@opentelemetry/api';
 
-import { LOCK_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type SessionMessage } from '../core/diagnostics/lock.channels.js';
+import {
+  LOCK_CHANNELS,
+  type AcquireMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type SessionMessage,
+} from '../core/diagnostics/lock.channels.js';
 
 /** The instruments, by name; attributes `zk_lock.kind`, `zk_lock.mode`, and `zk_lock.outcome` on acquires. */
 export const ZK_LOCK_METRICS = {
@@ -24,16 +30,27 @@ export const ZK_LOCK_METRICS = {
  * only this entry point (`nestjs-zk-lock/otel`) loads it.
  */
 export function registerZkLockMetrics(meter: Meter = metrics.getMeter('nestjs-zk-lock')): () => void {
-  const wait = meter.createHistogram(ZK_LOCK_METRICS.wait, { unit: 'ms', description: 'Time an acquire waited, by outcome' });
-  const hold = meter.createHistogram(ZK_LOCK_METRICS.hold, { unit: 'ms', description: 'Time a lock or lease was held' });
+  const wait = meter.createHistogram(ZK_LOCK_METRICS.wait, {
+    unit: 'ms',
+    description: 'Time an acquire waited, by outcome',
+  });
+  const hold = meter.createHistogram(ZK_LOCK_METRICS.hold, {
+    unit: 'ms',
+    description: 'Time a lock or lease was held',
+  });
   const lost = meter.createCounter(ZK_LOCK_METRICS.lost, { description: 'Locks and leases lost while held' });
   const held = meter.createUpDownCounter(ZK_LOCK_METRICS.held, { description: 'Locks and leases held now' });
   let up = 0;
-  const gauge = meter.createObservableGauge(ZK_LOCK_METRICS.session, { description: '1 while the ZooKeeper session is connected and trusted' });
+  const gauge = meter.createObservableGauge(ZK_LOCK_METRICS.session, {
+    description: '1 while the ZooKeeper session is connected and trusted',
+  });
   const observe = (result: { observe(value: number): void }): void => result.observe(up);
   gauge.addCallback(observe);
 
-  const attributes = ({ kind, mode }: { kind: string; mode: string }): Attributes => ({ 'zk_lock.kind': kind, 'zk_lock.mode': mode });
+  const attributes = ({ kind, mode }: { kind: string; mode: string }): Attributes => ({
+    'zk_lock.kind': kind,
+    'zk_lock.mode': mode,
+  });
   const tracing = diagnostics.tracingChannel<unknown, AcquireMessage>(LOCK_CHANNELS.acquire);
   const onSettled = (message: AcquireMessage): void => {
     wait.record(message.waitedMs ?? 0, { ...attributes(message), 'zk_lock.outcome': message.outcome ?? 'error' });

@@ -43,7 +43,10 @@ export async function runLoad(plan: LoadPlan): Promise<Answer[]> {
       report();
       const { path, body } = plan.request(i);
       const url = `${plan.urls[i % plan.urls.length]}${path}`;
-      answers[i] = await requestJson<Answer['body']>('POST', url, body).catch((error: Error) => ({ status: 0, error: error.message }));
+      answers[i] = await requestJson<Answer['body']>('POST', url, body).catch((error: Error) => ({
+        status: 0,
+        error: error.message,
+      }));
       inFlight--;
       done++;
       if (answers[i].status !== 201) failed++;

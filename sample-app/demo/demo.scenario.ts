@@ -32,7 +32,12 @@ export function pace(context: DemoContext, requests: number): string {
 const LABEL_WIDTH = 18;
 
 /** Runs one load over every instance, round-robin, with a progress line on stderr. */
-export async function loadAll(context: DemoContext, label: string, requests: number, request: LoadPlan['request']): Promise<Answer[]> {
+export async function loadAll(
+  context: DemoContext,
+  label: string,
+  requests: number,
+  request: LoadPlan['request'],
+): Promise<Answer[]> {
   const progress = progressLine(label.padEnd(LABEL_WIDTH), requests);
   const answers = await runLoad({
     urls: context.apps.map((app) => app.url),

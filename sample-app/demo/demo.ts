@@ -58,9 +58,16 @@ async function startZooKeeper(cleanups: Cleanup[]): Promise<string> {
   return server.connectionString;
 }
 
-async function startInstances(zkConnect: string, storeDir: string, partnerUrl: string, cleanups: Cleanup[]): Promise<SampleAppProcess[]> {
+async function startInstances(
+  zkConnect: string,
+  storeDir: string,
+  partnerUrl: string,
+  cleanups: Cleanup[],
+): Promise<SampleAppProcess[]> {
   const env = { PARTNER_URL: partnerUrl };
-  const started = await Promise.allSettled(INSTANCES.map((instance) => SampleAppProcess.start({ zkConnect, storeDir, instance, env })));
+  const started = await Promise.allSettled(
+    INSTANCES.map((instance) => SampleAppProcess.start({ zkConnect, storeDir, instance, env })),
+  );
   const apps = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   cleanups.push(() => stopInstances(apps));
   const failed = started.find((s) => s.status === 'rejected');
@@ -73,8 +80,11 @@ async function stopInstances(apps: SampleAppProcess[]): Promise<boolean> {
   if (apps.length === 0) return true;
   const exits = await Promise.all(apps.map((app) => app.stop()));
   const clean = exits.every((exit) => exit.code === 0);
-  say(`instances stopped by SIGTERM: ${apps.map((app, i) => `${app.instance} exit ${exits[i].code ?? exits[i].signal}`).join(', ')}.`);
-  if (!clean) apps.forEach((app, i) => exits[i].code !== 0 && log(`output of instance ${app.instance}:\n${app.output}`));
+  say(
+    `instances stopped by SIGTERM: ${apps.map((app, i) => `${app.instance} exit ${exits[i].code ?? exits[i].signal}`).join(', ')}.`,
+  );
+  if (!clean)
+    apps.forEach((app, i) => exits[i].code !== 0 && log(`output of instance ${app.instance}:\n${app.output}`));
   return clean;
 }
 

@@ -77,7 +77,8 @@ export class PaymentPartnerStub {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (request.method === 'GET' && request.url === '/stats') return reply(response, 200, this.stats());
-    if (request.method !== 'POST' || request.url !== '/charges') return reply(response, 404, { error: 'POST /charges or GET /stats' });
+    if (request.method !== 'POST' || request.url !== '/charges')
+      return reply(response, 404, { error: 'POST /charges or GET /stats' });
     const { customer = 'unknown' } = JSON.parse((await bodyOf(request)) || '{}') as { customer?: string };
     // In flight from here to the answer: the caller holds its lease longer than that.
     this.counts.calls++;
@@ -106,5 +107,7 @@ function reply(response: ServerResponse, status: number, body: unknown): void {
 // Run by hand: `node -r ./scripts/ts-register.cjs sample-app/demo/payment-partner.stub.ts`
 // (PARTNER_PORT, default a free port), then give the instances PARTNER_URL.
 if (require.main === module) {
-  void PaymentPartnerStub.start({ port: Number(process.env.PARTNER_PORT ?? 0) }).then((stub) => process.stdout.write(`partner ${stub.url}\n`));
+  void PaymentPartnerStub.start({ port: Number(process.env.PARTNER_PORT ?? 0) }).then((stub) =>
+    process.stdout.write(`partner ${stub.url}\n`),
+  );
 }

@@ -29,11 +29,21 @@ export async function runPayments(context: DemoContext, partner: PaymentPartnerS
   };
 }
 
-async function pay(context: DemoContext, partner: PaymentPartnerStub, charges: number, endpoint: 'leased' | 'unlimited', path: string): Promise<PaymentsSummary> {
+async function pay(
+  context: DemoContext,
+  partner: PaymentPartnerStub,
+  charges: number,
+  endpoint: 'leased' | 'unlimited',
+  path: string,
+): Promise<PaymentsSummary> {
   partner.reset();
   const answers = await loadAll(context, `payments ${endpoint}`, charges, (i) => ({
     path: `/payments${path}`,
     body: { customer: `customer-${i + 1}`, amountCents: 4500 },
   }));
-  return summarizePayments({ endpoint: endpoint === 'leased' ? 'leased' : 'unlimited (control)', answers, partner: partner.stats() });
+  return summarizePayments({
+    endpoint: endpoint === 'leased' ? 'leased' : 'unlimited (control)',
+    answers,
+    partner: partner.stats(),
+  });
 }

@@ -60,6 +60,13 @@ export function fencingCheck(tokens: readonly string[]): { ok: boolean; text: st
   const values = tokens.map(BigInt);
   const bad = values.findIndex((v, i) => i > 0 && v <= values[i - 1]);
   if (values.length === 0) return { ok: false, text: 'no fencing token was recorded' };
-  if (bad >= 0) return { ok: false, text: `fencing token #${bad + 1} (${values[bad]}) is not above the one before (${values[bad - 1]})` };
-  return { ok: true, text: `${values.length} fencing tokens, in the order the store recorded them, strictly increase: ${values[0]} … ${values[values.length - 1]}` };
+  if (bad >= 0)
+    return {
+      ok: false,
+      text: `fencing token #${bad + 1} (${values[bad]}) is not above the one before (${values[bad - 1]})`,
+    };
+  return {
+    ok: true,
+    text: `${values.length} fencing tokens, in the order the store recorded them, strictly increase: ${values[0]} … ${values[values.length - 1]}`,
+  };
 }

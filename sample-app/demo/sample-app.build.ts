@@ -11,7 +11,10 @@ export function buildIfNeeded(log: (line: string) => void): boolean {
   if (existsSync(BUILT_MAIN) && statSync(BUILT_MAIN).mtimeMs >= newestInput()) return false;
   log('building the sample app (nest build)…');
   try {
-    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], {
+      cwd: ROOT,
+      stdio: ['ignore', 2, 2],
+    });
   } catch {
     throw new Error('`nest build` of the sample app failed: its errors are above.');
   }

@@ -40,7 +40,10 @@ export class SampleAppProcess {
     const args = settings.entry === 'source' ? ['-r', TS_REGISTER, SOURCE_MAIN] : [BUILT_MAIN];
     const { zkConnect: ZK_CONNECT, storeDir: STORE_DIR, instance: INSTANCE } = settings;
     const env = { ...process.env, ZK_CONNECT, STORE_DIR, INSTANCE, PORT: '0', HOST: '127.0.0.1', ...settings.env };
-    const app = new SampleAppProcess(settings.instance, spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const app = new SampleAppProcess(
+      settings.instance,
+      spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     try {
       app.port = await app.listening(settings.startTimeoutMs ?? 30_000);
     } catch (error) {
@@ -76,7 +79,8 @@ export class SampleAppProcess {
 
   private listening(timeoutMs: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      const fail = (why: string): void => reject(new Error(`sample-app ${this.instance} ${why}; its output:\n${this.log}`));
+      const fail = (why: string): void =>
+        reject(new Error(`sample-app ${this.instance} ${why}; its output:\n${this.log}`));
       const timer = setTimeout(() => fail(`printed no "listening <port>" within ${timeoutMs} ms`), timeoutMs);
       const onData = (): void => {
         const port = /^listening (\d+)$/m.exec(this.log)?.[1];

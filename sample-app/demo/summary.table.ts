@@ -14,7 +14,13 @@ export function timingsOf(answers: readonly Answer[]): { waits: number[]; holds:
 }
 
 /** The four timing columns every table ends with. */
-export function timingColumns({ waits, holds }: { waits: readonly number[]; holds: readonly number[] }): Record<string, string> {
+export function timingColumns({
+  waits,
+  holds,
+}: {
+  waits: readonly number[];
+  holds: readonly number[];
+}): Record<string, string> {
   return {
     'wait p50 ms': percentile(waits, 50),
     'wait p99 ms': percentile(waits, 99),

@@ -32,15 +32,24 @@ export async function runTransfers(context: DemoContext): Promise<ScenarioReport
   };
 }
 
-async function transfer(context: DemoContext, transfers: number, endpoint: 'locked' | 'unlocked', path: string): Promise<TransfersSummary> {
+async function transfer(
+  context: DemoContext,
+  transfers: number,
+  endpoint: 'locked' | 'unlocked',
+  path: string,
+): Promise<TransfersSummary> {
   const shows = [`demo-matinee-${endpoint}`, `demo-evening-${endpoint}`] as const;
   const forward = (i: number): boolean => i % 2 === 0;
-  await Promise.all(shows.map((show) => expectJson('PUT', `${context.apps[0].url}/shows/${show}`, 200, { seats: SEATS })));
+  await Promise.all(
+    shows.map((show) => expectJson('PUT', `${context.apps[0].url}/shows/${show}`, 200, { seats: SEATS })),
+  );
   const answers = await loadAll(context, `transfers ${endpoint}`, transfers, (i) => {
     const [from, to] = forward(i) ? shows : [shows[1], shows[0]];
     return { path: `/shows/${from}/transfers${path}`, body: { to, seats: 1 } };
   });
-  const after = await Promise.all(shows.map((show) => expectJson<Availability>('GET', `${context.apps[0].url}/shows/${show}`, 200)));
+  const after = await Promise.all(
+    shows.map((show) => expectJson<Availability>('GET', `${context.apps[0].url}/shows/${show}`, 200)),
+  );
   return summarizeTransfers({
     endpoint: endpoint === 'locked' ? 'both locks' : 'unlocked (control)',
     answers,

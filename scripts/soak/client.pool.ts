@@ -36,8 +36,19 @@ export class ClientPool {
   static async open(connectionString: string, rootPath: string, count: number): Promise<ClientPool> {
     const clients = await Promise.all(
       Array.from({ length: count }, async (_, i) => {
-        const backend = await ZkLockBackend.connect({ connectionString, rootPath, sessionTimeoutMs: 10_000, identity: `soak-${i}` });
-        const client: SoakClient = { backend, locker: new ReentrantLocker(backend, 10_000), firstSessionId: backend.client.session.id, reconnects: 0, sessionsLost: 0 };
+        const backend = await ZkLockBackend.connect({
+          connectionString,
+          rootPath,
+          sessionTimeoutMs: 10_000,
+          identity: `soak-${i}`,
+        });
+        const client: SoakClient = {
+          backend,
+          locker: new ReentrantLocker(backend, 10_000),
+          firstSessionId: backend.client.session.id,
+          reconnects: 0,
+          sessionsLost: 0,
+        };
         // The first connect is over by now: every later 'connected' is a reconnect.
         backend.client.on('connected', () => client.reconnects++);
         backend.client.on('session-lost', () => client.sessionsLost++);
@@ -68,7 +79,11 @@ export class ClientPool {
 
   /** Counts the library keeps, summed over clients: each should stay flat when idle. */
   libraryCounts(): Record<'watchers' | 'rawWatchPaths' | 'heldOrWaiting' | 'pendingRequests' | 'listeners', number> {
-    let watchers = 0, rawWatchPaths = 0, heldOrWaiting = 0, pendingRequests = 0, listeners = 0;
+    let watchers = 0,
+      rawWatchPaths = 0,
+      heldOrWaiting = 0,
+      pendingRequests = 0,
+      listeners = 0;
     for (const { backend } of this.clients) {
       const session = backend.client.session;
       watchers += session.watcherCount();
@@ -77,9 +92,13 @@ export class ClientPool {
       const manager = (rawClientOf(session) as unknown as RawClientInternals).connectionManager;
       pendingRequests += manager.pendingQueue.length;
       const w = manager.watcherManager;
-      rawWatchPaths += Object.keys(w.dataWatchers).length + Object.keys(w.childWatchers).length + Object.keys(w.existenceWatchers).length;
+      rawWatchPaths +=
+        Object.keys(w.dataWatchers).length +
+        Object.keys(w.childWatchers).length +
+        Object.keys(w.existenceWatchers).length;
       // setMaxListeners(0) on these emitters hides the usual warning: count them ourselves.
-      for (const emitter of [backend.client, session, rawClientOf(session) as unknown as EventEmitter]) listeners += listenerTotal(emitter);
+      for (const emitter of [backend.client, session, rawClientOf(session) as unknown as EventEmitter])
+        listeners += listenerTotal(emitter);
     }
     return { watchers, rawWatchPaths, heldOrWaiting, pendingRequests, listeners };
   }

@@ -48,7 +48,11 @@ export function theilSen(points: ReadonlyArray<{ x: number; y: number }>): numbe
 }
 
 /** Each rule's verdict over the checkpoints after the first `warmup` ones (the initial one included in them). */
-export function checkGrowth(checkpoints: readonly Checkpoint[], rules: readonly GrowthRule[], warmup: number): GrowthVerdict[] {
+export function checkGrowth(
+  checkpoints: readonly Checkpoint[],
+  rules: readonly GrowthRule[],
+  warmup: number,
+): GrowthVerdict[] {
   const window = checkpoints.slice(warmup);
   if (window.length < 6) throw new Error(`${window.length} checkpoints after warm-up: too few to see a trend`);
   const third = Math.floor(window.length / 3);

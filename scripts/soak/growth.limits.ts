@@ -23,7 +23,14 @@ export const GROWTH_RULES: readonly GrowthRule[] = [
   { metric: 'heapObjects', maxPerCycle: 12, maxRise: 64 * 1024 },
   { metric: 'liveObjects', maxPerCycle: 0.002, maxRise: 10 },
   { metric: 'external', maxPerCycle: 12, maxRise: 64 * 1024 },
-  ...['serverWatches', 'timers', 'handles', 'watchers', 'rawWatchPaths', 'heldOrWaiting', 'pendingRequests', 'listeners'].map(
-    (metric) => ({ metric, maxPerCycle: 0.001, maxRise: 3 }),
-  ),
+  ...[
+    'serverWatches',
+    'timers',
+    'handles',
+    'watchers',
+    'rawWatchPaths',
+    'heldOrWaiting',
+    'pendingRequests',
+    'listeners',
+  ].map((metric) => ({ metric, maxPerCycle: 0.001, maxRise: 3 })),
 ];

@@ -58,15 +58,42 @@ type Op = (c: SoakClient, random: () => number) => Promise<void>;
  * withLocks, ifLocked 'skip', and waits cut short by a timeout or an abort.
  */
 export class LockWorkload {
-  readonly stats: WorkloadStats = { granted: 0, busy: 0, waited: 0, timedOut: 0, aborted: 0, exclusionViolations: 0, errors: [], errorCount: 0, byOp: {} };
+  readonly stats: WorkloadStats = {
+    granted: 0,
+    busy: 0,
+    waited: 0,
+    timedOut: 0,
+    aborted: 0,
+    exclusionViolations: 0,
+    errors: [],
+    errorCount: 0,
+    byOp: {},
+  };
   private readonly holders = new Holders(this.stats);
   private readonly ops: ReadonlyArray<[weight: number, name: string, op: Op]>;
   private readonly total: number;
 
   constructor(private readonly names: readonly string[]) {
     this.ops = [
-      [22, 'withLock', (c, r) => c.locker.withLock(this.pick(r), (h) => this.hold(h.name, h.mode, r), { mode: this.mode(r), timeoutMs: WAIT_MS })],
-      [8, 'nested', (c, r) => c.locker.withLock(this.pick(r), (h) => c.locker.withLock(h.name, () => this.hold(h.name, 'write', r), { mode: 'read' }), { timeoutMs: WAIT_MS })],
+      [
+        22,
+        'withLock',
+        (c, r) =>
+          c.locker.withLock(this.pick(r), (h) => this.hold(h.name, h.mode, r), {
+            mode: this.mode(r),
+            timeoutMs: WAIT_MS,
+          }),
+      ],
+      [
+        8,
+        'nested',
+        (c, r) =>
+          c.locker.withLock(
+            this.pick(r),
+            (h) => c.locker.withLock(h.name, () => this.hold(h.name, 'write', r), { mode: 'read' }),
+            { timeoutMs: WAIT_MS },
+          ),
+      ],
       [14, 'tryAcquire', (c, r) => this.tryAcquire(c, r)],
       [16, 'acquire', (c, r) => this.acquire(c, r, WAIT_MS)],
       [12, 'acquireAll', (c, r) => this.acquireAll(c, r)],
@@ -89,7 +116,10 @@ export class LockWorkload {
       if (error instanceof LockTimeoutError) this.stats.timedOut++;
       else if (error instanceof LockAbortedError) this.stats.aborted++;
       else {
-        if (this.stats.errors.length < 5) this.stats.errors.push(`${name}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        if (this.stats.errors.length < 5)
+          this.stats.errors.push(
+            `${name}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+          );
         this.stats.errorCount++;
       }
     }
@@ -104,7 +134,11 @@ export class LockWorkload {
   }
 
   /** The body of every grant: check exclusion, keep the lock a moment (a turn, or ~1 ms now and then). */
-  private async hold(name: string | readonly string[], mode: LockMode | readonly LockMode[], random: () => number): Promise<void> {
+  private async hold(
+    name: string | readonly string[],
+    mode: LockMode | readonly LockMode[],
+    random: () => number,
+  ): Promise<void> {
     this.stats.granted++;
     const names = typeof name === 'string' ? [name] : name;
     const leave = names.map((n, i) => this.holders.enter(n, typeof mode === 'string' ? mode : mode[i]));
@@ -137,14 +171,22 @@ export class LockWorkload {
   }
 
   private async skip(c: SoakClient, random: () => number): Promise<void> {
-    const ran = await c.locker.withLock(this.pick(random), async (h) => (await this.hold(h.name, h.mode, random), true), { mode: this.mode(random), ifLocked: 'skip' });
+    const ran = await c.locker.withLock(
+      this.pick(random),
+      async (h) => (await this.hold(h.name, h.mode, random), true),
+      { mode: this.mode(random), ifLocked: 'skip' },
+    );
     if (ran === undefined) this.stats.busy++;
   }
 
   /** Aborted by the caller one turn after it asked: sometimes granted by then, usually not. */
   private async abort(c: SoakClient, random: () => number): Promise<void> {
     const controller = new AbortController();
-    const asked = c.backend.acquire(this.pick(random), { mode: this.mode(random), timeoutMs: WAIT_MS, signal: controller.signal });
+    const asked = c.backend.acquire(this.pick(random), {
+      mode: this.mode(random),
+      timeoutMs: WAIT_MS,
+      signal: controller.signal,
+    });
     await nextTurn();
     controller.abort();
     const lock = await asked;
@@ -160,7 +202,10 @@ export class LockWorkload {
     const first = this.pick(random);
     let second = this.pick(random);
     while (second === first) second = this.pick(random);
-    return [{ name: first, mode: 'write' }, { name: second, mode: 'read' }];
+    return [
+      { name: first, mode: 'write' },
+      { name: second, mode: 'read' },
+    ];
   }
 
   private async acquireAll(c: SoakClient, random: () => number): Promise<void> {
@@ -168,13 +213,26 @@ export class LockWorkload {
     const group = await c.locker.acquireAll(this.pair(random), { timeoutMs: WAIT_MS });
     if (performance.now() - started > WAITED_MS) this.stats.waited++;
     try {
-      await this.hold(group.names, group.handles.map((h) => h.mode), random);
+      await this.hold(
+        group.names,
+        group.handles.map((h) => h.mode),
+        random,
+      );
     } finally {
       await group.release();
     }
   }
 
   private async withLocks(c: SoakClient, random: () => number): Promise<void> {
-    await c.locker.withLocks(this.pair(random), (group) => this.hold(group.names, group.handles.map((h) => h.mode), random), { timeoutMs: WAIT_MS });
+    await c.locker.withLocks(
+      this.pair(random),
+      (group) =>
+        this.hold(
+          group.names,
+          group.handles.map((h) => h.mode),
+          random,
+        ),
+      { timeoutMs: WAIT_MS },
+    );
   }
 }

@@ -44,7 +44,8 @@ const NAMES = ['orders', 'stock', 'ledger', 'users'];
 export async function runSoak(options: SoakOptions, log: (line: string) => void): Promise<SoakResult> {
   const server = new ZkServer({ tickTime: 2000, forceSync: false }); // tickTime 2 s: the 10 s sessions are granted as asked
   // Interrupted (Ctrl-C, a test's timeout), `finally` below never runs: stop the server here, or it outlives us.
-  const onSignal = (signal: NodeJS.Signals): void => void server.destroy().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  const onSignal = (signal: NodeJS.Signals): void =>
+    void server.destroy().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   await server.start();
   const started = performance.now();
@@ -81,7 +82,9 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void)
       );
       checkpoints.push(await checkpoint());
       const last = checkpoints[checkpoints.length - 1];
-      log(`checkpoint ${k}/${options.checkpoints}: ${issued} cycles, ${last.seconds.toFixed(1)} s, heap ${(last.values.heapUsed / 1048576).toFixed(2)} MB`);
+      log(
+        `checkpoint ${k}/${options.checkpoints}: ${issued} cycles, ${last.seconds.toFixed(1)} s, heap ${(last.values.heapUsed / 1048576).toFixed(2)} MB`,
+      );
     }
     const verdicts = checkGrowth(checkpoints, GROWTH_RULES, options.warmupCheckpoints + 1);
     const sessionsChanged = clients.clients.filter((c) => c.backend.client.session.id !== c.firstSessionId).length;
@@ -94,7 +97,14 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void)
       watchesLeft: (await serverWatches(server.clientPort, sessions)).total,
       sessionsLeft: [...(await liveSessions(server.clientPort))].filter((id) => sessions.includes(id)).length,
     };
-    const run = { cycles: issued, drops, reconnects: reconnects(), sessionsLost, sessionsChanged, stats: workload.stats };
+    const run = {
+      cycles: issued,
+      drops,
+      reconnects: reconnects(),
+      sessionsLost,
+      sessionsChanged,
+      stats: workload.stats,
+    };
     const failures = [...runChecks(run, checkpoints[checkpoints.length - 1].values, verdicts), ...endChecks(end)];
     return { options, seconds: (performance.now() - started) / 1000, ...run, checkpoints, verdicts, end, failures };
   } finally {

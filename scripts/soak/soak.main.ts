@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   }
   if (options.help) return void console.log(USAGE);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  log(`soak: ${options.cycles} cycles, ${options.clients} clients × ${options.workersPerClient} workers, a connection dropped every ${options.reconnectEvery} cycles, ${options.checkpoints} checkpoints (${options.warmupCheckpoints} warm-up), seed ${options.seed}`);
+  log(
+    `soak: ${options.cycles} cycles, ${options.clients} clients × ${options.workersPerClient} workers, a connection dropped every ${options.reconnectEvery} cycles, ${options.checkpoints} checkpoints (${options.warmupCheckpoints} warm-up), seed ${options.seed}`,
+  );
   const result = await runSoak(options, log);
   const { stats } = result;
   const out = [
@@ -30,9 +32,13 @@ async function main(): Promise<void> {
     '',
     `${result.cycles} cycles in ${result.seconds.toFixed(1)} s (${(result.cycles / result.seconds).toFixed(0)}/s); ${result.drops} connections dropped, ${result.reconnects} reconnects, ${result.sessionsLost} sessions lost`,
     `granted ${stats.granted}, busy ${stats.busy}, waited ${stats.waited}, timed out ${stats.timedOut}, aborted ${stats.aborted}, exclusion violations ${stats.exclusionViolations}, other errors ${stats.errorCount}`,
-    `ops: ${Object.entries(stats.byOp).map(([op, n]) => `${op} ${n}`).join(', ')}`,
+    `ops: ${Object.entries(stats.byOp)
+      .map(([op, n]) => `${op} ${n}`)
+      .join(', ')}`,
     `after close: ${result.end.nodesLeft.length} znodes left, ${result.end.watchesLeft} server watches, ${result.end.sessionsLeft} sessions`,
-    result.failures.length ? `FAIL:\n${result.failures.map((f) => `  - ${f}`).join('\n')}` : 'PASS: nothing grows, nothing left behind',
+    result.failures.length
+      ? `FAIL:\n${result.failures.map((f) => `  - ${f}`).join('\n')}`
+      : 'PASS: nothing grows, nothing left behind',
   ];
   console.log(out.join('\n'));
   if (options.json) console.log(JSON.stringify(result));

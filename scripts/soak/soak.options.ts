@@ -32,7 +32,12 @@ export const DEFAULTS: SoakOptions = {
 };
 
 /** `--short`: the CI-sized run (see test/soak/short-soak.spec.ts). */
-export const SHORT: Partial<SoakOptions> = { cycles: 10_000, checkpoints: 12, warmupCheckpoints: 3, reconnectEvery: 100 };
+export const SHORT: Partial<SoakOptions> = {
+  cycles: 10_000,
+  checkpoints: 12,
+  warmupCheckpoints: 3,
+  reconnectEvery: 100,
+};
 
 export const USAGE = `npm run soak -- [--short] [--cycles N] [--clients N] [--workers N] [--checkpoints N]
                 [--reconnect-every N] [--warmup N] [--seed N] [--json]
@@ -60,13 +65,16 @@ export function parseSoakArgs(argv: readonly string[]): SoakOptions {
     else if (arg === '--help' || arg === '-h') explicit.help = true;
     else if (FLAGS[arg]) {
       const value = Number(argv[++i]);
-      if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${arg} needs a whole number >= 0, got ${argv[i]}`);
+      if (!Number.isSafeInteger(value) || value < 0)
+        throw new Error(`${arg} needs a whole number >= 0, got ${argv[i]}`);
       explicit[FLAGS[arg]] = value;
     } else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   // Explicit flags win over --short, wherever they stand.
   const resolved = { ...options, ...explicit } as unknown as SoakOptions;
-  if (resolved.checkpoints < resolved.warmupCheckpoints + 6) throw new Error('need at least 6 checkpoints after warm-up to see a trend');
-  if (resolved.cycles < resolved.checkpoints || resolved.clients < 1 || resolved.workersPerClient < 1) throw new Error('cycles >= checkpoints, and at least one client and worker');
+  if (resolved.checkpoints < resolved.warmupCheckpoints + 6)
+    throw new Error('need at least 6 checkpoints after warm-up to see a trend');
+  if (resolved.cycles < resolved.checkpoints || resolved.clients < 1 || resolved.workersPerClient < 1)
+    throw new Error('cycles >= checkpoints, and at least one client and worker');
   return resolved;
 }

@@ -21,11 +21,16 @@ const COLUMNS: ReadonlyArray<[metric: string, heading: string, format: (v: numbe
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
+  return rows
+    .map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '))
+    .join('\n');
 }
 
 /** One row per checkpoint: cycles, seconds, reconnects so far, then every metric. */
-export function checkpointTable(checkpoints: ReadonlyArray<Checkpoint & { seconds: number; reconnects: number }>, warmup: number): string {
+export function checkpointTable(
+  checkpoints: ReadonlyArray<Checkpoint & { seconds: number; reconnects: number }>,
+  warmup: number,
+): string {
   const head = ['#', 'cycles', 's', 'reconn', ...COLUMNS.map(([, h]) => h)];
   const rows = checkpoints.map((c, i) => [
     `${i}${i < warmup ? 'w' : ''}`,
@@ -43,7 +48,16 @@ export function verdictTable(verdicts: readonly GrowthVerdict[], rules: readonly
   const rows = verdicts.map((v) => {
     const rule = rules.find((r) => r.metric === v.metric)!;
     const n = (x: number): string => (Math.abs(x) >= 1000 ? x.toFixed(0) : Number(x.toPrecision(3)).toString());
-    return [v.metric, n(v.first), n(v.last), n(v.rise), n(rule.maxRise), n(v.perCycle * 1000), n(rule.maxPerCycle * 1000), v.failed ? 'GROWS' : 'flat'];
+    return [
+      v.metric,
+      n(v.first),
+      n(v.last),
+      n(v.rise),
+      n(rule.maxRise),
+      n(v.perCycle * 1000),
+      n(rule.maxPerCycle * 1000),
+      v.failed ? 'GROWS' : 'flat',
+    ];
   });
   return table([head, ...rows]);
 }

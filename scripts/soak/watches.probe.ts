@@ -19,7 +19,8 @@ export async function serverWatches(port: number, sessions: readonly bigint[]): 
   let current: bigint | undefined;
   for (const line of byConnection.split('\n')) {
     if (/^0x[0-9a-f]+$/i.test(line.trim()) && !line.startsWith('\t')) current = BigInt(line.trim());
-    else if (line.startsWith('\t') && current !== undefined && ourSessions.has(current)) oursListed.push(`0x${current.toString(16)} ${line.trim()}`);
+    else if (line.startsWith('\t') && current !== undefined && ourSessions.has(current))
+      oursListed.push(`0x${current.toString(16)} ${line.trim()}`);
   }
   return { total: Number(total), ours: oursListed.length, oursListed };
 }

@@ -35,7 +35,9 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     return found;
   };
   const trips = (scenario: number, impl: ImplName, per?: string): RoundTripRow => {
-    const found = results.roundTrips.find((r) => r.scenario === scenario && r.impl === impl && (per === undefined || r.per.includes(per)));
+    const found = results.roundTrips.find(
+      (r) => r.scenario === scenario && r.impl === impl && (per === undefined || r.per.includes(per)),
+    );
     if (!found) throw new Error(`no round trips for scenario ${scenario} ${impl} ${per ?? ''}`);
     return found;
   };
@@ -160,8 +162,11 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     for (const impl of ['ours', 'kazoo'] as const) {
       const [sample] = samples<LeasesSample>('leases', impl);
       expect(sample.throughput.grants).toBeGreaterThan(0);
-      expect(sample.cost.map((r) => r.grants)).toEqual(QUICK_COUNTS.leases.costContenders.map(() => QUICK_COUNTS.leases.costGrants));
-      for (const run of [sample.throughput, ...sample.cost]) expect(run.maxHolding).toBeLessThanOrEqual(QUICK_COUNTS.leases.maxLeases);
+      expect(sample.cost.map((r) => r.grants)).toEqual(
+        QUICK_COUNTS.leases.costContenders.map(() => QUICK_COUNTS.leases.costGrants),
+      );
+      for (const run of [sample.throughput, ...sample.cost])
+        expect(run.maxHolding).toBeLessThanOrEqual(QUICK_COUNTS.leases.maxLeases);
     }
     expect(metric('leases.grantsPerSec').ratio.kazoo).toBeGreaterThan(0);
     for (const n of QUICK_COUNTS.leases.costContenders) {
@@ -173,7 +178,26 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
   });
 
   it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
-    expect(results.targets.map((t) => t.id)).toEqual(['1a', '1b', '2a', '2b', '3', '4a', '4b', '5', '7a', '7b', '8a', '8b', '1c', '2c', '3b', '6', '7c', '8c']);
+    expect(results.targets.map((t) => t.id)).toEqual([
+      '1a',
+      '1b',
+      '2a',
+      '2b',
+      '3',
+      '4a',
+      '4b',
+      '5',
+      '7a',
+      '7b',
+      '8a',
+      '8b',
+      '1c',
+      '2c',
+      '3b',
+      '6',
+      '7c',
+      '8c',
+    ]);
     // 7c and 8c (ours against Curator's multi-lock and semaphore) are reported, with no threshold.
     const reported = ['4a', '7c', '8c'];
     for (const t of results.targets) if (!reported.includes(t.id)) expect(typeof t.pass).toBe('boolean');
@@ -198,7 +222,9 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     try {
       const written = writeReports(results, { resultsDir: join(dir, 'results'), docsDir: join(dir, 'docs') });
       expect(written.every((path) => existsSync(path))).toBe(true);
-      expect(JSON.parse(readFileSync(join(dir, 'results', 'latest.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(results)));
+      expect(JSON.parse(readFileSync(join(dir, 'results', 'latest.json'), 'utf8'))).toEqual(
+        JSON.parse(JSON.stringify(results)),
+      );
       expect(readFileSync(join(dir, 'docs', `${docsBaseName(results)}.svg`), 'utf8')).toBe(svg);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -208,10 +234,30 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
 
 describe('bench command line', () => {
   it('reads rounds, scenarios, quick and no-sync, and ZK_CONNECT', () => {
-    const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], { ZK_CONNECT: '127.0.0.1:2181' });
-    expect(options).toMatchObject({ rounds: 7, scenarios: [1, 3], forceSync: false, quick: false, warmupRounds: 1, connectionString: '127.0.0.1:2181' });
-    expect(parseBenchArgs([], {})).toMatchObject({ rounds: 9, scenarios: [1, 2, 3, 4, 5, 6, 7, 8], forceSync: true, connectionString: undefined });
-    expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({ quick: true, rounds: 2, warmupRounds: 0, scenarios: [2], counts: QUICK_COUNTS });
+    const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], {
+      ZK_CONNECT: '127.0.0.1:2181',
+    });
+    expect(options).toMatchObject({
+      rounds: 7,
+      scenarios: [1, 3],
+      forceSync: false,
+      quick: false,
+      warmupRounds: 1,
+      connectionString: '127.0.0.1:2181',
+    });
+    expect(parseBenchArgs([], {})).toMatchObject({
+      rounds: 9,
+      scenarios: [1, 2, 3, 4, 5, 6, 7, 8],
+      forceSync: true,
+      connectionString: undefined,
+    });
+    expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({
+      quick: true,
+      rounds: 2,
+      warmupRounds: 0,
+      scenarios: [2],
+      counts: QUICK_COUNTS,
+    });
   });
 
   it('refuses what it does not know', () => {

@@ -1,6 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { LockBackend, LockContender, LockHandle, LockList, LockMode, MultiAcquireOptions, MultiLockHandle } from '../../lib/index';
+import type {
+  LockBackend,
+  LockContender,
+  LockHandle,
+  LockList,
+  LockMode,
+  MultiAcquireOptions,
+  MultiLockHandle,
+} from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 
 /** An acquire under way, and whether it was granted yet. */
@@ -76,7 +84,11 @@ export class OverlapMeter {
 export const KAZOO_NODE = /^[0-9a-f]{32}(__lock__|__rlock__)\d{10}$/;
 
 /** `backend.acquireAll`, which every backend of this library has (the port makes it optional). */
-export function acquireAll(backend: LockBackend, locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+export function acquireAll(
+  backend: LockBackend,
+  locks: LockList,
+  options?: MultiAcquireOptions,
+): Promise<MultiLockHandle> {
   if (!backend.acquireAll) throw new Error('this backend has no acquireAll');
   return backend.acquireAll(locks, options);
 }

@@ -97,7 +97,9 @@ export function describeLockBackendConformance(label: string, makeWorld: MakeLoc
     afterAll(() => world?.cleanup());
     afterEach(async () => {
       const names = used.splice(0);
-      const left = await Promise.all(names.map(async (name) => [name, (await observer.contenders(name)).length] as const));
+      const left = await Promise.all(
+        names.map(async (name) => [name, (await observer.contenders(name)).length] as const),
+      );
       expect(left.filter(([, count]) => count > 0)).toEqual([]);
     });
 

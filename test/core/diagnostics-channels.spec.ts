@@ -1,6 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
 
-import { LOCK_CHANNELS, ReentrantLocker, type AcquireMessage, type LostMessage, type ReleaseMessage, type SessionMessage } from '../../lib/index';
+import {
+  LOCK_CHANNELS,
+  ReentrantLocker,
+  type AcquireMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type SessionMessage,
+} from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
@@ -39,7 +46,10 @@ describe('diagnostics channels', () => {
   beforeEach(() => {
     acquires.length = releases.length = losses.length = sessions.length = 0;
   });
-  const settled = () => acquires.filter((a) => a.event === 'asyncEnd').map((a) => [a.message.kind, a.message.name, a.message.mode, a.message.outcome]);
+  const settled = () =>
+    acquires
+      .filter((a) => a.event === 'asyncEnd')
+      .map((a) => [a.message.kind, a.message.name, a.message.mode, a.message.outcome]);
 
   it('traces each acquire: start, then its outcome and wait; each release with the time held', async () => {
     const [a, b] = await fx.many(2);
@@ -56,7 +66,14 @@ describe('diagnostics channels', () => {
     const lease = await a.acquireLease('pool', { maxLeases: 2 });
     await lease.release();
 
-    expect(acquires.filter((e) => e.event === 'start').map((e) => e.message.name)).toEqual(['job', 'job', 'job', 'job', 'x, y', 'pool']);
+    expect(acquires.filter((e) => e.event === 'start').map((e) => e.message.name)).toEqual([
+      'job',
+      'job',
+      'job',
+      'job',
+      'x, y',
+      'pool',
+    ]);
     expect(settled()).toEqual([
       ['lock', 'job', 'write', 'granted'],
       ['lock', 'job', 'write', 'taken'],
@@ -83,12 +100,23 @@ describe('diagnostics channels', () => {
     const lock = await holder.acquire('lost-one');
     await fx.expire(holder);
     await waitUntil(() => lock.signal.aborted, 'the holder is told');
-    expect(losses).toEqual([{ kind: 'lock', name: 'lost-one', mode: 'write', heldMs: expect.any(Number), reason: expect.stringContaining('session') }]);
+    expect(losses).toEqual([
+      {
+        kind: 'lock',
+        name: 'lost-one',
+        mode: 'write',
+        heldMs: expect.any(Number),
+        reason: expect.stringContaining('session'),
+      },
+    ]);
     await waitUntil(() => sessions.some((s) => s.state === 'connected'), 'the new session connects');
     const states = sessions.map((s) => s.state);
     expect(states.indexOf('lost')).toBeGreaterThanOrEqual(0);
     expect(states.lastIndexOf('connected')).toBeGreaterThan(states.indexOf('lost'));
-    expect(sessions.find((s) => s.state === 'connected')).toMatchObject({ sessionId: expect.stringMatching(/^0x[0-9a-f]{16}$/), server: expect.stringMatching(/:\d+$/) });
+    expect(sessions.find((s) => s.state === 'connected')).toMatchObject({
+      sessionId: expect.stringMatching(/^0x[0-9a-f]{16}$/),
+      server: expect.stringMatching(/:\d+$/),
+    });
     await lock.release();
     await holder.close();
     expect(sessions.at(-1)).toEqual({ state: 'closed' });

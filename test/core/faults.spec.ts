@@ -88,14 +88,17 @@ describe('faults: connection loss and session expiry', () => {
     await middle.close(); // its node goes; `last` must re-read, see the holder, and watch it
     expect(await middleWait).toBeInstanceOf(Error);
     await fx.queued('f3', 2);
-    await waitUntil(async () => (await watchedPaths(zkPort(), dir)).get(holderPath) === 1, 'the last waiter watches the holder');
+    await waitUntil(
+      async () => (await watchedPaths(zkPort(), dir)).get(holderPath) === 1,
+      'the last waiter watches the holder',
+    );
     expect(lastGranted).toBe(false);
 
     await held.release();
     await (await lastWait).release();
   });
 
-  it("a waiter whose session expires queues again in its new session and gets the lock", async () => {
+  it('a waiter whose session expires queues again in its new session and gets the lock', async () => {
     const [holder] = await fx.many(1);
     const waiter = await fx.expirable();
     const held = await holder.acquire('f4');

@@ -2,7 +2,6 @@ import { encodeLockName } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
-
 describe('fencing tokens, lock directories and contenders', () => {
   let fx: LockFixture;
   beforeAll(async () => (fx = await LockFixture.create('fence')));

@@ -9,7 +9,6 @@ describe('fair order without a herd', () => {
   beforeAll(async () => (fx = await LockFixture.create('fifo')));
   afterAll(() => fx.cleanup());
 
-
   it('grants waiters in the order they queued (FIFO)', async () => {
     const clients = await fx.many(6);
     const holder = await clients[0].acquire('fifo');
@@ -46,7 +45,12 @@ describe('fair order without a herd', () => {
     // ZooKeeper's watch table: five watched nodes (every node but the last), one watcher each.
     const nodes = (await fx.nodes('herd'))!.sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
     const watched = await watchedPaths(zkPort(), dir);
-    expect([...watched.keys()].sort()).toEqual(nodes.slice(0, 5).map((n) => `${dir}/${n}`).sort());
+    expect([...watched.keys()].sort()).toEqual(
+      nodes
+        .slice(0, 5)
+        .map((n) => `${dir}/${n}`)
+        .sort(),
+    );
     expect([...watched.values()]).toEqual([1, 1, 1, 1, 1]);
 
     const before = waiters.map((c) => c.client.counter.snapshot());

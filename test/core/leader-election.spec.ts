@@ -1,4 +1,10 @@
-import { InvalidLeaderGroupError, LeaderElection, LockLostError, type LeadershipChange, type ZkLockBackend } from '../../lib/index';
+import {
+  InvalidLeaderGroupError,
+  LeaderElection,
+  LockLostError,
+  type LeadershipChange,
+  type ZkLockBackend,
+} from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
@@ -50,11 +56,16 @@ describe('leader election on ZooKeeper', () => {
   /** The identities written in the leader lock's nodes, in queue (sequence) order. */
   const queue = async (group: string): Promise<string[]> => {
     const dir = clients[0].pathOf(`leader:${group}`);
-    const nodes = ((await fx.inspector.children(dir)) ?? []).sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
+    const nodes = ((await fx.inspector.children(dir)) ?? []).sort(
+      (x, y) => Number(x.slice(-10)) - Number(y.slice(-10)),
+    );
     return Promise.all(nodes.map(async (node) => (await fx.inspector.data(`${dir}/${node}`)) ?? '?'));
   };
   const queued = (group: string, identities: string[]): Promise<void> =>
-    waitUntil(async () => JSON.stringify(await queue(group)) === JSON.stringify(identities), `queue ${identities.join(', ')}`);
+    waitUntil(
+      async () => JSON.stringify(await queue(group)) === JSON.stringify(identities),
+      `queue ${identities.join(', ')}`,
+    );
 
   /** Three candidates joined in order a, b, c. */
   async function threeCandidates(group: string): Promise<Candidate[]> {
@@ -84,11 +95,16 @@ describe('leader election on ZooKeeper', () => {
     const nodes = (await fx.inspector.children(dir))!.sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
     await waitUntil(async () => (await watchedPaths(zkPort(), dir)).size === 2, 'both followers watch');
     const watched = await watchedPaths(zkPort(), dir);
-    expect([...watched.keys()].sort()).toEqual(nodes.slice(0, 2).map((n) => `${dir}/${n}`).sort());
+    expect([...watched.keys()].sort()).toEqual(
+      nodes
+        .slice(0, 2)
+        .map((n) => `${dir}/${n}`)
+        .sort(),
+    );
     expect([...watched.values()]).toEqual([1, 1]);
   });
 
-  it("stop() of the leader hands over at once to the next in the queue, and its node is gone", async () => {
+  it('stop() of the leader hands over at once to the next in the queue, and its node is gone', async () => {
     const [a, b, c] = await threeCandidates('handover');
     await waitUntil(() => a.election.isLeader, 'a leads');
     const signal = a.election.signal!;
@@ -159,7 +175,11 @@ describe('leader election on ZooKeeper', () => {
     const proxy = new TcpProxy(zkPort());
     await proxy.start();
     try {
-      const cutOff = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS, identity: 'cut-off' });
+      const cutOff = await fx.backend({
+        connectionString: proxy.connectionString,
+        sessionTimeoutMs: SESSION_MS,
+        identity: 'cut-off',
+      });
       const leader = join(cutOff, 'partition');
       await waitUntil(() => leader.election.isLeader, 'the proxied client leads');
       const next = join(clients[1], 'partition');
@@ -168,7 +188,9 @@ describe('leader election on ZooKeeper', () => {
       proxy.blackhole(); // no FIN, no RST
       await waitUntil(() => next.election.isLeader, 'the next candidate leads', 3 * SESSION_MS);
       const [lostAt, gainedAt] = [leader.at(false), next.at(true)];
-      console.log(`partition: leader told at +${(lostAt - leader.at(true)).toFixed(0)} ms, next leads ${(gainedAt - lostAt).toFixed(1)} ms later`);
+      console.log(
+        `partition: leader told at +${(lostAt - leader.at(true)).toFixed(0)} ms, next leads ${(gainedAt - lostAt).toFixed(1)} ms later`,
+      );
       expect(lostAt).toBeGreaterThan(0);
       expect(lostAt).toBeLessThan(gainedAt);
       expect(leader.changes[1]).toMatchObject({ leading: false, reason: expect.any(LockLostError) });

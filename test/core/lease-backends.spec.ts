@@ -29,8 +29,13 @@ function inMemory(): Setup {
   const store = new InMemoryLockStore();
   const made: InMemoryLockBackend[] = [];
   return {
-    clients: async (count) => Array.from({ length: count }, (_, i) => (made[made.length] = new InMemoryLockBackend({ store, identity: `client-${i}` }))),
-    queued: (name, count, via) => waitUntil(async () => (await via.leaseContenders(name)).length === count, `${count} contenders on ${name}`),
+    clients: async (count) =>
+      Array.from(
+        { length: count },
+        (_, i) => (made[made.length] = new InMemoryLockBackend({ store, identity: `client-${i}` })),
+      ),
+    queued: (name, count, via) =>
+      waitUntil(async () => (await via.leaseContenders(name)).length === count, `${count} contenders on ${name}`),
     close: async () => void (await Promise.all(made.map((backend) => backend.close()))),
   };
 }
@@ -56,19 +61,32 @@ describe.each([
   beforeAll(() => (env = setup()));
   afterAll(() => env.close());
 
-  const failure = (call: Promise<unknown>): Promise<unknown> => call.then(() => new Error('expected a rejection'), (error: unknown) => error);
+  const failure = (call: Promise<unknown>): Promise<unknown> =>
+    call.then(
+      () => new Error('expected a rejection'),
+      (error: unknown) => error,
+    );
 
   it('admits maxLeases holders, then serves waiters first come, first served', async () => {
     const clients = await env.clients(5);
-    const held = [await clients[0].acquireLease('fifo', { maxLeases: 2 }), await clients[1].acquireLease('fifo', { maxLeases: 2 })];
+    const held = [
+      await clients[0].acquireLease('fifo', { maxLeases: 2 }),
+      await clients[1].acquireLease('fifo', { maxLeases: 2 }),
+    ];
     const order: number[] = [];
     const waits: Promise<LeaseHandle>[] = [];
     for (const i of [2, 3, 4]) {
-      waits.push(clients[i].acquireLease('fifo', { maxLeases: 2, timeoutMs: 20_000 }).then((lease) => (order.push(i), lease)));
+      waits.push(
+        clients[i].acquireLease('fifo', { maxLeases: 2, timeoutMs: 20_000 }).then((lease) => (order.push(i), lease)),
+      );
       await env.queued('fifo', i + 1, clients[0]);
     }
     expect((await clients[0].leaseContenders('fifo')).map((c) => [c.identity, c.holding])).toEqual([
-      ['client-0', true], ['client-1', true], ['client-2', false], ['client-3', false], ['client-4', false],
+      ['client-0', true],
+      ['client-1', true],
+      ['client-2', false],
+      ['client-3', false],
+      ['client-4', false],
     ]);
     await held[1].release();
     const third = await waits[0];
@@ -84,16 +102,24 @@ describe.each([
   it('timeoutMs 0, a timeout and an abort reject with typed errors and leave nothing queued', async () => {
     const [a, b] = await env.clients(2);
     const held = await a.acquireLease('busy', { maxLeases: 1 });
-    await expect(b.acquireLease('busy', { maxLeases: 1, timeoutMs: 0 })).rejects.toMatchObject({ name: 'LockTimeoutError', mode: 'lease', timeoutMs: 0 });
+    await expect(b.acquireLease('busy', { maxLeases: 1, timeoutMs: 0 })).rejects.toMatchObject({
+      name: 'LockTimeoutError',
+      mode: 'lease',
+      timeoutMs: 0,
+    });
     const timedOut = await failure(b.acquireLease('busy', { maxLeases: 1, timeoutMs: 50 }));
     expect(timedOut).toBeInstanceOf(LockTimeoutError);
-    expect((timedOut as Error).message).toBe('Timed out after 50 ms waiting for one of the 1 leases of "busy". Raise timeoutMs, or list holders and waiters with leaseContenders("busy").');
+    expect((timedOut as Error).message).toBe(
+      'Timed out after 50 ms waiting for one of the 1 leases of "busy". Raise timeoutMs, or list holders and waiters with leaseContenders("busy").',
+    );
     const controller = new AbortController();
     const aborted = failure(b.acquireLease('busy', { maxLeases: 1, signal: controller.signal }));
     await env.queued('busy', 2, a);
     controller.abort('enough');
     expect(await aborted).toBeInstanceOf(LockAbortedError);
-    await expect(b.acquireLease('busy', { maxLeases: 1, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(LockAbortedError);
+    await expect(b.acquireLease('busy', { maxLeases: 1, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      LockAbortedError,
+    );
     expect((await a.leaseContenders('busy')).map((c) => c.holding)).toEqual([true]);
     await held.release();
   });
@@ -102,7 +128,13 @@ describe.each([
     const [a] = await env.clients(1);
     {
       await using lease = await a.acquireLease('handle', { maxLeases: 1 });
-      expect([lease.name, lease.maxLeases, lease.released, lease.isHeld(), lease.signal.aborted]).toEqual(['handle', 1, false, true, false]);
+      expect([lease.name, lease.maxLeases, lease.released, lease.isHeld(), lease.signal.aborted]).toEqual([
+        'handle',
+        1,
+        false,
+        true,
+        false,
+      ]);
     }
     const lease = await a.acquireLease('handle', { maxLeases: 1, timeoutMs: 0 });
     expect(lease.release()).toBe(lease.release());
@@ -114,14 +146,25 @@ describe.each([
   it('refuses another count, a lock on a semaphore and a semaphore on a lock, at once', async () => {
     const [a, b] = await env.clients(2);
     const lease = await a.acquireLease('kinds', { maxLeases: 3 });
-    await expect(b.acquireLease('kinds', { maxLeases: 2 })).rejects.toEqual(expect.objectContaining({ name: 'LeaseLimitMismatchError', requested: 2, stored: 3 }));
+    await expect(b.acquireLease('kinds', { maxLeases: 2 })).rejects.toEqual(
+      expect.objectContaining({ name: 'LeaseLimitMismatchError', requested: 2, stored: 3 }),
+    );
     await expect(b.acquireLease('kinds', { maxLeases: 2 })).rejects.toBeInstanceOf(LeaseLimitMismatchError);
-    await expect(b.acquire('kinds', { timeoutMs: 0 })).rejects.toMatchObject({ name: 'LockKindMismatchError', requested: 'lock', found: 'lease', maxLeases: 3 });
+    await expect(b.acquire('kinds', { timeoutMs: 0 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      requested: 'lock',
+      found: 'lease',
+      maxLeases: 3,
+    });
     await expect(b.tryAcquire('kinds')).rejects.toBeInstanceOf(LockKindMismatchError);
     await expect(b.contenders('kinds')).rejects.toBeInstanceOf(LockKindMismatchError);
     expect((await a.leaseContenders('kinds')).length).toBe(1);
     const lock = await a.acquire('a-lock');
-    await expect(b.acquireLease('a-lock', { maxLeases: 3 })).rejects.toMatchObject({ name: 'LockKindMismatchError', requested: 'lease', found: 'lock' });
+    await expect(b.acquireLease('a-lock', { maxLeases: 3 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      requested: 'lease',
+      found: 'lock',
+    });
     await expect(b.leaseContenders('a-lock')).rejects.toBeInstanceOf(LockKindMismatchError);
     expect((await a.contenders('a-lock')).length).toBe(1);
     await Promise.all([lease.release(), lock.release()]);
@@ -129,8 +172,14 @@ describe.each([
 
   it('checks options and the name before anything else', async () => {
     const [a] = await env.clients(1);
-    await expect(a.acquireLease('x', { maxLeases: 0 })).rejects.toMatchObject({ name: 'InvalidOptionError', option: 'maxLeases' });
-    await expect(a.acquireLease('x', { maxLeases: 2, mode: 'read' } as never)).rejects.toMatchObject({ name: 'InvalidOptionError', option: 'mode' });
+    await expect(a.acquireLease('x', { maxLeases: 0 })).rejects.toMatchObject({
+      name: 'InvalidOptionError',
+      option: 'maxLeases',
+    });
+    await expect(a.acquireLease('x', { maxLeases: 2, mode: 'read' } as never)).rejects.toMatchObject({
+      name: 'InvalidOptionError',
+      option: 'mode',
+    });
     await expect(a.acquireLease('', { maxLeases: 2 })).rejects.toBeInstanceOf(InvalidLockNameError);
     await expect(a.acquireLease('', { maxLeases: 0 })).rejects.toBeInstanceOf(InvalidOptionError); // options first
   });
@@ -162,7 +211,9 @@ describe('InMemoryLockBackend test controls on leases', () => {
     const other = await a.acquireLease('elsewhere', { maxLeases: 1 });
     const waiting = b.acquireLease('pool', { maxLeases: 2 });
     const seen: string[] = [];
-    held[0].signal.addEventListener('abort', async () => seen.push(`aborted while ${(await b.leaseContenders('pool')).length} queued`));
+    held[0].signal.addEventListener('abort', async () =>
+      seen.push(`aborted while ${(await b.leaseContenders('pool')).length} queued`),
+    );
     a.loseLock('pool');
     const lease = await waiting;
     expect(held.map((h) => h.signal.reason)).toEqual([expect.any(LockLostError), expect.any(LockLostError)]);
@@ -174,16 +225,27 @@ describe('InMemoryLockBackend test controls on leases', () => {
 
   it('expireSession() loses every lease held, and lease waits queue again at the back, in the order they stood', async () => {
     const store = new InMemoryLockStore();
-    const [a, b, c] = [new InMemoryLockBackend({ store, identity: 'a' }), new InMemoryLockBackend({ store, identity: 'b' }), new InMemoryLockBackend({ store, identity: 'c' })];
+    const [a, b, c] = [
+      new InMemoryLockBackend({ store, identity: 'a' }),
+      new InMemoryLockBackend({ store, identity: 'b' }),
+      new InMemoryLockBackend({ store, identity: 'c' }),
+    ];
     const held = await a.acquireLease('pool', { maxLeases: 1 });
     const aWaits = [a.acquireLease('pool', { maxLeases: 1 }), a.acquireLease('pool', { maxLeases: 1 })];
     const cHolds = await c.acquireLease('other', { maxLeases: 1 });
     const bWaits = b.acquireLease('pool', { maxLeases: 1 });
     expect((await b.leaseContenders('pool')).map((x) => x.identity)).toEqual(['a', 'a', 'a', 'b']);
     a.expireSession();
-    expect(held.signal.reason).toMatchObject({ name: 'LockLostError', cause: expect.objectContaining({ name: 'ZkSessionLostError' }) });
+    expect(held.signal.reason).toMatchObject({
+      name: 'LockLostError',
+      cause: expect.objectContaining({ name: 'ZkSessionLostError' }),
+    });
     const bLease = await bWaits; // b stood behind a's waits, which queued again behind it
-    expect((await b.leaseContenders('pool')).map((x) => [x.identity, x.holding])).toEqual([['b', true], ['a', false], ['a', false]]);
+    expect((await b.leaseContenders('pool')).map((x) => [x.identity, x.holding])).toEqual([
+      ['b', true],
+      ['a', false],
+      ['a', false],
+    ]);
     expect(cHolds.isHeld()).toBe(true);
     await bLease.release();
     const first = await aWaits[0];

@@ -35,7 +35,8 @@ describe('leases through connection loss and session expiry', () => {
     await proxy.stop();
   });
 
-  const queue = async (name: string): Promise<string[]> => ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
+  const queue = async (name: string): Promise<string[]> =>
+    ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
 
   /**
    * max=1: a direct holder, a direct waiter, then the client (so it watches the waiter's
@@ -82,7 +83,10 @@ describe('leases through connection loss and session expiry', () => {
       // its signal can tell S that S heads the line now; S must then get the next free lease.
       const name = `step-${++n}`;
       await (await client.acquireLease(name, { maxLeases: 2 })).release();
-      const holders = [await direct[0].acquireLease(name, { maxLeases: 2 }), await direct[2].acquireLease(name, { maxLeases: 2 })];
+      const holders = [
+        await direct[0].acquireLease(name, { maxLeases: 2 }),
+        await direct[2].acquireLease(name, { maxLeases: 2 }),
+      ];
       const waiting = client.acquireLease(name, { maxLeases: 2, timeoutMs: 20_000 });
       await fx.queued(name, 3);
       const behind = direct[1].acquireLease(name, { maxLeases: 2, timeoutMs: 20_000 });
@@ -114,7 +118,10 @@ describe('leases through connection loss and session expiry', () => {
       const error = await client.acquireLease(name, { maxLeases: 1, timeoutMs: 300 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockTimeoutError);
       await cutDone;
-      await waitUntil(async () => (await fx.nodes(name))?.length === 1, 'the abandoned node is deleted after reconnecting');
+      await waitUntil(
+        async () => (await fx.nodes(name))?.length === 1,
+        'the abandoned node is deleted after reconnecting',
+      );
       expect(await fx.nodes(name)).toEqual([leafOf(held)]);
       await held.release();
       expect(client.client.session.watcherCount()).toBe(0);
@@ -124,7 +131,9 @@ describe('leases through connection loss and session expiry', () => {
   it('an aborted wait whose delete meets a connection loss still leaves no node', async () => {
     const holder = await direct[0].acquireLease('abort-loss', { maxLeases: 1 });
     const controller = new AbortController();
-    const waiting = client.acquireLease('abort-loss', { maxLeases: 1, signal: controller.signal }).catch((e: unknown) => e);
+    const waiting = client
+      .acquireLease('abort-loss', { maxLeases: 1, signal: controller.signal })
+      .catch((e: unknown) => e);
     await fx.queued('abort-loss', 2);
     proxy.blackhole(); // the delete never reaches the server...
     controller.abort();
@@ -132,7 +141,10 @@ describe('leases through connection loss and session expiry', () => {
     proxy.drop(); // ...and the connection is lost with it
     proxy.heal();
     expect(await waiting).toBeInstanceOf(LockAbortedError);
-    await waitUntil(async () => (await fx.nodes('abort-loss'))?.length === 1, 'the reaper deletes the node after reconnecting');
+    await waitUntil(
+      async () => (await fx.nodes('abort-loss'))?.length === 1,
+      'the reaper deletes the node after reconnecting',
+    );
     expect(await fx.nodes('abort-loss')).toEqual([leafOf(holder)]);
     await holder.release();
   });
@@ -154,7 +166,10 @@ describe('leases through connection loss and session expiry', () => {
 
   it("a holder's session expiring frees its lease for the next waiter; its signal aborts with LockLostError", async () => {
     const expiring = await fx.expirable();
-    const held = [await expiring.acquireLease('expiry', { maxLeases: 2 }), await direct[0].acquireLease('expiry', { maxLeases: 2 })];
+    const held = [
+      await expiring.acquireLease('expiry', { maxLeases: 2 }),
+      await direct[0].acquireLease('expiry', { maxLeases: 2 }),
+    ];
     const waiting = direct[1].acquireLease('expiry', { maxLeases: 2, timeoutMs: 15_000 });
     await fx.queued('expiry', 3);
     await fx.expire(expiring);

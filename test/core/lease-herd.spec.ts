@@ -14,7 +14,8 @@ async function watchers(prefix: string): Promise<Map<string, string[]>> {
   let session = '';
   for (const line of (await fourLetter(zkPort(), 'wchc')).split('\n')) {
     if (/^0x[0-9a-f]+$/i.test(line)) session = BigInt(line).toString(16);
-    else if (line.startsWith('\t') && line.trim().startsWith(prefix)) table.set(line.trim(), [...(table.get(line.trim()) ?? []), session]);
+    else if (line.startsWith('\t') && line.trim().startsWith(prefix))
+      table.set(line.trim(), [...(table.get(line.trim()) ?? []), session]);
   }
   return table;
 }
@@ -39,16 +40,24 @@ describe('leases: no herd and no missed wake-up', () => {
   afterAll(() => fx.cleanup());
 
   /** Lease nodes of `name`, in queue order. */
-  const queue = async (name: string): Promise<string[]> => ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
+  const queue = async (name: string): Promise<string[]> =>
+    ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
 
   /** Queues a waiter on `name`, strictly after those queued before (so the order is known). */
-  async function wait(client: ZkLockBackend, name: string, maxLeases: number, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Waiter> {
+  async function wait(
+    client: ZkLockBackend,
+    name: string,
+    maxLeases: number,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<Waiter> {
     const before = (await fx.nodes(name))?.length ?? 0;
     const waiter: Waiter = { client, granted: false, lease: undefined as never };
-    (waiter as { lease: Promise<ZkLeaseHandle> }).lease = client.acquireLease(name, { maxLeases, timeoutMs: 20_000, ...options }).then((lease) => {
-      waiter.granted = true;
-      return lease;
-    });
+    (waiter as { lease: Promise<ZkLeaseHandle> }).lease = client
+      .acquireLease(name, { maxLeases, timeoutMs: 20_000, ...options })
+      .then((lease) => {
+        waiter.granted = true;
+        return lease;
+      });
     waiter.lease.catch(() => undefined);
     await fx.queued(name, before + 1);
     return waiter;
@@ -95,14 +104,24 @@ describe('leases: no herd and no missed wake-up', () => {
    * changes), and the head, and only the head, watches the children. `clientOf` maps every
    * node to its client.
    */
-  async function settled(name: string, dir: string, maxLeases: number, clientOf: Map<string, ZkLockBackend>, stale = new Map<string, ZkLockBackend>(), probe = true): Promise<void> {
+  async function settled(
+    name: string,
+    dir: string,
+    maxLeases: number,
+    clientOf: Map<string, ZkLockBackend>,
+    stale = new Map<string, ZkLockBackend>(),
+    probe = true,
+  ): Promise<void> {
     const waiting = (await queue(name)).slice(maxLeases);
     await waitUntil(async () => {
       const table = await watchers(dir);
       const expected = new Map<string, string[]>();
-      for (let i = 1; i < waiting.length; i++) expected.set(`${dir}/${waiting[i - 1]}`, [sessionOf(clientOf.get(waiting[i])!)]);
-      for (const [node, client] of stale) expected.set(`${dir}/${node}`, [...(expected.get(`${dir}/${node}`) ?? []), sessionOf(client)]);
-      const sorted = (table: Map<string, string[]>): string => JSON.stringify([...table].map(([path, sessions]) => [path, [...sessions].sort()]).sort());
+      for (let i = 1; i < waiting.length; i++)
+        expected.set(`${dir}/${waiting[i - 1]}`, [sessionOf(clientOf.get(waiting[i])!)]);
+      for (const [node, client] of stale)
+        expected.set(`${dir}/${node}`, [...(expected.get(`${dir}/${node}`) ?? []), sessionOf(client)]);
+      const sorted = (table: Map<string, string[]>): string =>
+        JSON.stringify([...table].map(([path, sessions]) => [path, [...sessions].sort()]).sort());
       return sorted(table) === sorted(expected);
     }, `the data watches on ${name} to settle`);
     if (waiting.length === 0) return;
@@ -122,7 +141,10 @@ describe('leases: no herd and no missed wake-up', () => {
   it('holders are watched by nobody, the head watches the children, every later waiter the node just ahead', async () => {
     const clients = await fx.many(7);
     const dir = clients[0].pathOf('shape');
-    const holders = [await clients[0].acquireLease('shape', { maxLeases: 2 }), await clients[1].acquireLease('shape', { maxLeases: 2 })];
+    const holders = [
+      await clients[0].acquireLease('shape', { maxLeases: 2 }),
+      await clients[1].acquireLease('shape', { maxLeases: 2 }),
+    ];
     const waiters: Waiter[] = [];
     for (const client of clients.slice(2)) waiters.push(await wait(client, 'shape', 2));
     const nodes = await queue('shape');
@@ -132,7 +154,12 @@ describe('leases: no herd and no missed wake-up', () => {
     const table = await watchers(dir);
     expect(table.has(`${dir}/${nodes[0]}`) || table.has(`${dir}/${nodes[1]}`)).toBe(false); // holders: nobody
     expect([...table.values()].every((sessions) => sessions.length === 1)).toBe(true); // one watcher per node
-    expect([...table.keys()].sort()).toEqual(nodes.slice(2, 6).map((node) => `${dir}/${node}`).sort()); // C..F, each by the next
+    expect([...table.keys()].sort()).toEqual(
+      nodes
+        .slice(2, 6)
+        .map((node) => `${dir}/${node}`)
+        .sort(),
+    ); // C..F, each by the next
     expect(table.get(`${dir}/${nodes[2]}`)).toEqual([sessionOf(clients[3])]);
 
     for (const holder of holders) await holder.release();
@@ -151,7 +178,10 @@ describe('leases: no herd and no missed wake-up', () => {
   ])('max=2, [A,B,C,D], %s: D is granted while the other holder still holds', async (_, steps) => {
     const name = `abcd-${steps.join('-').replace(/ /g, '')}`;
     const [a, b, c, d] = await fx.many(4);
-    const held = new Map<string, ZkLeaseHandle>([['A', await a.acquireLease(name, { maxLeases: 2 })], ['B', await b.acquireLease(name, { maxLeases: 2 })]]);
+    const held = new Map<string, ZkLeaseHandle>([
+      ['A', await a.acquireLease(name, { maxLeases: 2 })],
+      ['B', await b.acquireLease(name, { maxLeases: 2 })],
+    ]);
     const cAbort = new AbortController();
     const waitC = await wait(c, name, 2, { signal: cAbort.signal });
     const waitD = await wait(d, name, 2);
@@ -201,7 +231,13 @@ describe('leases: no herd and no missed wake-up', () => {
     expect(await queue(name)).toEqual([nodes[0], nodes[1], nodes[2], nodes[4]]);
     // E now watches C. D's watch on C stays on the server until C changes (node-zookeeper-client
     // cannot remove a watch): it fires once, to a listener D no longer has, and is gone.
-    await settled(name, dir, 2, new Map([nodes[0], nodes[1], nodes[2], nodes[4]].map((node, i) => [node, [a, b, c, e][i]])), new Map([[nodes[2], d]]));
+    await settled(
+      name,
+      dir,
+      2,
+      new Map([nodes[0], nodes[1], nodes[2], nodes[4]].map((node, i) => [node, [a, b, c, e][i]])),
+      new Map([[nodes[2], d]]),
+    );
     expect(d.client.session.watcherCount()).toBe(0);
 
     await holders[0].release();
@@ -229,7 +265,8 @@ describe('leases: no herd and no missed wake-up', () => {
     const holders = [];
     for (const client of clients.slice(0, maxLeases)) holders.push(await client.acquireLease(name, { maxLeases }));
     const waiters: Waiter[] = [];
-    for (const client of clients.slice(maxLeases)) waiters.push(await wait(client, name, maxLeases, { timeoutMs: 60_000 }));
+    for (const client of clients.slice(maxLeases))
+      waiters.push(await wait(client, name, maxLeases, { timeoutMs: 60_000 }));
     const clientOf = new Map((await queue(name)).map((node, i) => [node, clients[i]]));
     await settled(name, dir, maxLeases, clientOf);
 
@@ -257,10 +294,13 @@ describe('leases: no herd and no missed wake-up', () => {
     }
     const sums = Object.fromEntries(ops.map((op) => [op, costs.reduce((sum, cost) => sum + cost[op], 0) / grants]));
     const p50 = handoffMs.sort((x, y) => x - y)[grants >> 1];
-    console.log(`lease grant with ${waiterCount} waiters: ${JSON.stringify(sums)} per grant; release-to-grant p50 ${p50.toFixed(2)} ms`);
+    console.log(
+      `lease grant with ${waiterCount} waiters: ${JSON.stringify(sums)} per grant; release-to-grant p50 ${p50.toFixed(2)} ms`,
+    );
     // Every grant alike: the leaver's delete; the head's children read and grant signal;
     // the next waiter's children read (with a watch). Two notifications in the whole crowd.
-    for (const cost of costs) expect(cost).toEqual({ create: 0, getChildren: 2, getData: 0, setData: 1, remove: 1, notification: 2 });
+    for (const cost of costs)
+      expect(cost).toEqual({ create: 0, getChildren: 2, getData: 0, setData: 1, remove: 1, notification: 2 });
     grantCosts.set(waiterCount, sums);
     if (grantCosts.size === 2) {
       const [small, large] = [grantCosts.get(10)!, grantCosts.get(100)!];

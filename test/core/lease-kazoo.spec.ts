@@ -92,7 +92,7 @@ describe("leases and Kazoo 2.8's Semaphore", () => {
     await fx.cleanup();
   });
 
-  it("our calls refuse a Kazoo semaphore, held or idle, and leave it as it was", async () => {
+  it('our calls refuse a Kazoo semaphore, held or idle, and leave it as it was', async () => {
     const [ours] = await fx.many(1, { removeEmptyDirectories: false });
     const path = ours.pathOf('kazoo-pool');
     expect(await kazoo.send({ op: 'acquire', path, max: 2 })).toEqual({ acquired: true });
@@ -103,7 +103,10 @@ describe("leases and Kazoo 2.8's Semaphore", () => {
     const error = await ours.acquireLease('kazoo-pool', { maxLeases: 2 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockKindMismatchError);
     expect(error).toMatchObject({ requested: 'lease', found: 'kazoo-semaphore', maxLeases: 2 });
-    await expect(ours.acquire('kazoo-pool', { timeoutMs: 0 })).rejects.toMatchObject({ requested: 'lock', found: 'kazoo-semaphore' });
+    await expect(ours.acquire('kazoo-pool', { timeoutMs: 0 })).rejects.toMatchObject({
+      requested: 'lock',
+      found: 'kazoo-semaphore',
+    });
     await expect(ours.leaseContenders('kazoo-pool')).rejects.toBeInstanceOf(LockKindMismatchError);
     await expect(ours.contenders('kazoo-pool')).rejects.toBeInstanceOf(LockKindMismatchError);
     expect(ours.client.counter.snapshot().create ?? 0).toBe(creates + 1); // the lock call's own node, deleted again
@@ -120,9 +123,14 @@ describe("leases and Kazoo 2.8's Semaphore", () => {
     const held = await a.acquireLease('our-pool', { maxLeases: 2 });
     // Kazoo takes a lease with any count: it counts our node as one of its own leases.
     expect(await kazoo.send({ op: 'acquire', path, max: 5 })).toEqual({ acquired: true });
-    expect((await kazoo.send({ op: 'holders', path, max: 5 })).holders.sort()).toEqual([a.options.identity, 'kazoo-worker'].sort());
+    expect((await kazoo.send({ op: 'holders', path, max: 5 })).holders.sort()).toEqual(
+      [a.options.identity, 'kazoo-worker'].sort(),
+    );
     const tree = await fx.tree();
-    await expect(b.acquireLease('our-pool', { maxLeases: 2, timeoutMs: 10_000 })).rejects.toMatchObject({ name: 'LockKindMismatchError', found: 'kazoo-semaphore' });
+    await expect(b.acquireLease('our-pool', { maxLeases: 2, timeoutMs: 10_000 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      found: 'kazoo-semaphore',
+    });
     await expect(b.leaseContenders('our-pool')).rejects.toMatchObject({ found: 'kazoo-semaphore' });
     expect(await fx.tree()).toEqual(tree);
     await kazoo.send({ op: 'release', path });

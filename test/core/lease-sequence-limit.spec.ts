@@ -18,7 +18,13 @@ describe('a lease semaphore at the sequence-number limit', () => {
   let inspector: ZkInspector;
 
   const connect = async (): Promise<ZkLockBackend> => {
-    const backend = await ZkLockBackend.connect({ connectionString: server.connectionString, rootPath, sessionTimeoutMs: 4000, emptyDirectoryGraceMs: 0, removeEmptyDirectories: false });
+    const backend = await ZkLockBackend.connect({
+      connectionString: server.connectionString,
+      rootPath,
+      sessionTimeoutMs: 4000,
+      emptyDirectoryGraceMs: 0,
+      removeEmptyDirectories: false,
+    });
     backends.push(backend);
     return backend;
   };

@@ -15,7 +15,11 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
   beforeAll(async () => (fx = await LockFixture.create('lease-validation')));
   afterAll(() => fx.cleanup());
 
-  const failure = (call: Promise<unknown>): Promise<unknown> => call.then(() => new Error('expected a rejection'), (error: unknown) => error);
+  const failure = (call: Promise<unknown>): Promise<unknown> =>
+    call.then(
+      () => new Error('expected a rejection'),
+      (error: unknown) => error,
+    );
 
   it.each([
     ['maxLeases 0', { maxLeases: 0 }, 'maxLeases'],
@@ -37,7 +41,11 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     expect(await fx.nodes('bad-input', a)).toBeNull();
   });
 
-  it.each([['', 'it is empty'], [42, 'must be a string'], ['\ud800', 'lone UTF-16 surrogate']])('a bad name (%p): InvalidLockNameError, nothing sent', async (name, why) => {
+  it.each([
+    ['', 'it is empty'],
+    [42, 'must be a string'],
+    ['\ud800', 'lone UTF-16 surrogate'],
+  ])('a bad name (%p): InvalidLockNameError, nothing sent', async (name, why) => {
     const [a] = await fx.many(1);
     const before = a.client.counter.total();
     const error = await failure(a.acquireLease(name as never, { maxLeases: 2 }));
@@ -61,7 +69,9 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     expect(b.client.counter.snapshot().create ?? 0).toBe(creates); // refused before creating anything
     expect(await fx.tree()).toEqual(tree);
     // The same client, having held with 3, is refused 4 too.
-    await expect(a.acquireLease('count', { maxLeases: 4, timeoutMs: 0 })).rejects.toBeInstanceOf(LeaseLimitMismatchError);
+    await expect(a.acquireLease('count', { maxLeases: 4, timeoutMs: 0 })).rejects.toBeInstanceOf(
+      LeaseLimitMismatchError,
+    );
     await held.release();
   });
 
@@ -82,7 +92,12 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     const tree = await fx.tree();
     const error = await failure(b.acquireLease('used-as-lock', { maxLeases: 2 }));
     expect(error).toBeInstanceOf(LockKindMismatchError);
-    expect(error).toMatchObject({ code: 'LOCK_KIND_MISMATCH', lockName: 'used-as-lock', requested: 'lease', found: 'lock' });
+    expect(error).toMatchObject({
+      code: 'LOCK_KIND_MISMATCH',
+      lockName: 'used-as-lock',
+      requested: 'lease',
+      found: 'lock',
+    });
     expect((error as Error).message).toContain('use another name for the semaphore');
     expect(await fx.tree()).toEqual(tree);
     expect(b.client.counter.snapshot().create ?? 0).toBe(0);
@@ -97,7 +112,12 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     const [a, b] = await fx.many(2);
     const lease = await a.acquireLease('used-as-lease', { maxLeases: 2 });
     const tree = await fx.tree();
-    for (const call of [() => b.acquire('used-as-lease', { timeoutMs: 10_000 }), () => b.tryAcquire('used-as-lease'), () => b.acquire('used-as-lease', { mode: 'read' }), () => b.contenders('used-as-lease')]) {
+    for (const call of [
+      () => b.acquire('used-as-lease', { timeoutMs: 10_000 }),
+      () => b.tryAcquire('used-as-lease'),
+      () => b.acquire('used-as-lease', { mode: 'read' }),
+      () => b.contenders('used-as-lease'),
+    ]) {
       const error = await failure(call());
       expect(error).toBeInstanceOf(LockKindMismatchError);
       expect(error).toMatchObject({ lockName: 'used-as-lease', requested: 'lock', found: 'lease', maxLeases: 2 });
@@ -114,7 +134,11 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     const before = a.client.counter.snapshot();
     await (await a.acquire('plain-lock')).release();
     const after = a.client.counter.snapshot();
-    const delta = Object.fromEntries(Object.keys(after).filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0)).map((op) => [op, after[op] - (before[op] ?? 0)]));
+    const delta = Object.fromEntries(
+      Object.keys(after)
+        .filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0))
+        .map((op) => [op, after[op] - (before[op] ?? 0)]),
+    );
     expect(delta).toEqual({ create: 1, getChildren: 1, remove: 1 });
   });
 
@@ -124,8 +148,16 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     await fx.inspector.create(kazooDir, '3'); // what Kazoo's Semaphore writes
     await fx.inspector.create(`${kazooDir}/${KAZOO_UUID}`, 'kazoo-worker');
     const tree = await fx.tree();
-    await expect(a.acquireLease('kazoo-sem', { maxLeases: 3 })).rejects.toMatchObject({ name: 'LockKindMismatchError', found: 'kazoo-semaphore', maxLeases: 3 });
-    await expect(a.acquire('kazoo-sem', { timeoutMs: 0 })).rejects.toMatchObject({ name: 'LockKindMismatchError', requested: 'lock', found: 'kazoo-semaphore' });
+    await expect(a.acquireLease('kazoo-sem', { maxLeases: 3 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      found: 'kazoo-semaphore',
+      maxLeases: 3,
+    });
+    await expect(a.acquire('kazoo-sem', { timeoutMs: 0 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      requested: 'lock',
+      found: 'kazoo-semaphore',
+    });
     await expect(a.leaseContenders('kazoo-sem')).rejects.toMatchObject({ found: 'kazoo-semaphore' });
     expect(await fx.tree()).toEqual(tree);
 
@@ -135,14 +167,19 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     const error = await failure(a.acquireLease('ours', { maxLeases: 2, timeoutMs: 0 }));
     expect(error).toMatchObject({ name: 'LockKindMismatchError', requested: 'lease', found: 'kazoo-semaphore' });
     expect((error as Error).message).toContain("cannot share a semaphore with Kazoo's");
-    expect((await fx.nodes('ours'))!.sort()).toEqual([KAZOO_UUID, held.path.slice(held.path.lastIndexOf('/') + 1)].sort());
+    expect((await fx.nodes('ours'))!.sort()).toEqual(
+      [KAZOO_UUID, held.path.slice(held.path.lastIndexOf('/') + 1)].sort(),
+    );
     await held.release();
   });
 
   it('a directory with data no recipe wrote is refused by leases, and left to locks', async () => {
     const [a] = await fx.many(1, { removeEmptyDirectories: false });
     await fx.inspector.create(a.pathOf('annotated'), 'owned by the billing team');
-    await expect(a.acquireLease('annotated', { maxLeases: 2 })).rejects.toMatchObject({ name: 'LockKindMismatchError', found: 'unknown' });
+    await expect(a.acquireLease('annotated', { maxLeases: 2 })).rejects.toMatchObject({
+      name: 'LockKindMismatchError',
+      found: 'unknown',
+    });
     const lock = await a.acquire('annotated', { timeoutMs: 0 });
     await lock.release();
   });

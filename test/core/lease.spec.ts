@@ -1,4 +1,11 @@
-import { LockAbortedError, LockClientClosedError, LockLostError, LockTimeoutError, ZkLockError, type ZkLockBackend } from '../../lib/index';
+import {
+  LockAbortedError,
+  LockClientClosedError,
+  LockLostError,
+  LockTimeoutError,
+  ZkLockError,
+  type ZkLockBackend,
+} from '../../lib/index';
 import type { ZkLeaseHandle } from '../../lib/core/lease/zk-lease.handle';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
@@ -30,13 +37,16 @@ describe('leases (a semaphore of maxLeases holders)', () => {
   }
 
   /** Lease nodes of `name`, in queue order. */
-  const queue = async (name: string): Promise<string[]> => ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
+  const queue = async (name: string): Promise<string[]> =>
+    ((await fx.nodes(name)) ?? []).sort((a, b) => seq(a) - seq(b));
 
   it('grants maxLeases holders at once, queues the next in FIFO order, and names its nodes <guid>__lease__<seq> with the identity as data', async () => {
     const clients = await fx.many(6, { identity: 'lease-test' });
     const dir = clients[0].pathOf('pool');
     const holders = await Promise.all(clients.slice(0, 3).map((c) => c.acquireLease('pool', { maxLeases: 3 })));
-    expect(holders.map((h) => [h.name, h.maxLeases, h.released, h.isHeld()])).toEqual(Array(3).fill(['pool', 3, false, true]));
+    expect(holders.map((h) => [h.name, h.maxLeases, h.released, h.isHeld()])).toEqual(
+      Array(3).fill(['pool', 3, false, true]),
+    );
 
     const nodes = await queue('pool');
     expect(nodes).toHaveLength(3);
@@ -47,7 +57,9 @@ describe('leases (a semaphore of maxLeases holders)', () => {
     const order: number[] = [];
     const waits: Promise<ZkLeaseHandle>[] = [];
     for (const i of [3, 4, 5]) {
-      waits.push(clients[i].acquireLease('pool', { maxLeases: 3, timeoutMs: 20_000 }).then((lease) => (order.push(i), lease)));
+      waits.push(
+        clients[i].acquireLease('pool', { maxLeases: 3, timeoutMs: 20_000 }).then((lease) => (order.push(i), lease)),
+      );
       await fx.queued('pool', i + 1); // the next one queues strictly after this one
     }
     expect(order).toEqual([]);
@@ -88,7 +100,9 @@ describe('leases (a semaphore of maxLeases holders)', () => {
     const held = await a.acquireLease('give-up', { maxLeases: 1 });
     const timedOut = await b.acquireLease('give-up', { maxLeases: 1, timeoutMs: 150 }).catch((e: unknown) => e);
     expect(timedOut).toBeInstanceOf(LockTimeoutError);
-    expect((timedOut as Error).message).toContain('Timed out after 150 ms waiting for one of the 1 leases of "give-up"');
+    expect((timedOut as Error).message).toContain(
+      'Timed out after 150 ms waiting for one of the 1 leases of "give-up"',
+    );
     expect(await queue('give-up')).toEqual([nodeOfPath(held.path)]);
 
     const controller = new AbortController();
@@ -113,7 +127,9 @@ describe('leases (a semaphore of maxLeases holders)', () => {
   it('an already aborted signal sends nothing to ZooKeeper', async () => {
     const [a] = await fx.many(1);
     const before = a.client.counter.total();
-    const error = await a.acquireLease('pre-aborted', { maxLeases: 2, signal: AbortSignal.abort('no') }).catch((e: unknown) => e);
+    const error = await a
+      .acquireLease('pre-aborted', { maxLeases: 2, signal: AbortSignal.abort('no') })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockAbortedError);
     expect(a.client.counter.total()).toBe(before);
     expect(await fx.nodes('pre-aborted')).toBeNull();
@@ -152,7 +168,11 @@ describe('leases (a semaphore of maxLeases holders)', () => {
     const waiting = c.acquireLease('listed', { maxLeases: 2, timeoutMs: 20_000 });
     await fx.queued('listed', 3);
     const listed = await c.leaseContenders('listed');
-    expect(listed.map((x) => [x.identity, x.holding])).toEqual([['one', true], ['two', true], ['three', false]]);
+    expect(listed.map((x) => [x.identity, x.holding])).toEqual([
+      ['one', true],
+      ['two', true],
+      ['three', false],
+    ]);
     expect(listed.map((x) => x.node)).toEqual(await queue('listed'));
     expect(listed.map((x) => x.sequence)).toEqual((await queue('listed')).map(seq));
     await held[0].release();
@@ -186,7 +206,11 @@ describe('leases (a semaphore of maxLeases holders)', () => {
     const lease = await a.acquireLease('hot', { maxLeases: 4 });
     await lease.release();
     const after = a.client.counter.snapshot();
-    const delta = Object.fromEntries(Object.keys(after).filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0)).map((op) => [op, after[op] - (before[op] ?? 0)]));
+    const delta = Object.fromEntries(
+      Object.keys(after)
+        .filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0))
+        .map((op) => [op, after[op] - (before[op] ?? 0)]),
+    );
     expect(delta).toEqual({ create: 1, getChildren: 1, remove: 1 });
     await a.close();
     expect(await fx.nodes('hot')).toBeNull(); // swept at close

@@ -1,6 +1,13 @@
 import * as zookeeper from 'node-zookeeper-client';
 
-import { InvalidOptionError, LockClientClosedError, type LockHandle, type ListedLock, type ZkLockBackend, type ZkLockHandle } from '../../lib/index';
+import {
+  InvalidOptionError,
+  LockClientClosedError,
+  type LockHandle,
+  type ListedLock,
+  type ZkLockBackend,
+  type ZkLockHandle,
+} from '../../lib/index';
 import { leaseDirectoryData } from '../../lib/core/lease/lease-directory.marker';
 import { closeRawClient, createNode, openRawClient, statOf, type RawClient } from '../harness/raw-client';
 import { LockFixture } from '../support/lock-fixture';
@@ -27,11 +34,18 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
   afterEach(() => fx.cleanup());
 
   /** The node's creation time, as ZooKeeper's stat has it. */
-  const ctimeOf = async (path: string): Promise<number> => Number((await statOf(raw.client, path))!.ctime.readBigInt64BE(0));
+  const ctimeOf = async (path: string): Promise<number> =>
+    Number((await statOf(raw.client, path))!.ctime.readBigInt64BE(0));
 
   it('lists holders, waiters and readers with mode, identity, sequence, node and since (the node ctime), in name order', async () => {
-    const [a, b, c, d] = await Promise.all(['app-a', 'app-b', 'app-c', 'app-d'].map((identity) => fx.backend({ identity })));
-    const held: LockHandle[] = [await a.acquire('orders/42'), await a.acquire('reports', { mode: 'read' }), await c.acquire('reports', { mode: 'read' })];
+    const [a, b, c, d] = await Promise.all(
+      ['app-a', 'app-b', 'app-c', 'app-d'].map((identity) => fx.backend({ identity })),
+    );
+    const held: LockHandle[] = [
+      await a.acquire('orders/42'),
+      await a.acquire('reports', { mode: 'read' }),
+      await c.acquire('reports', { mode: 'read' }),
+    ];
     held.push(await c.acquire('..'), await d.acquire('café/ü'));
     const waits = [b.acquire('orders/42', { timeoutMs: 10_000 }), d.acquire('reports', { timeoutMs: 10_000 })];
     await Promise.all([fx.queued('orders/42', 2), fx.queued('reports', 3)]);
@@ -42,8 +56,22 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     expect(shape(listing)).toEqual([
       ['..', [['write', 'app-c', true]]],
       ['café/ü', [['write', 'app-d', true]]],
-      ['orders/42', [['write', 'app-a', true], ['write', 'app-b', false]]],
-      ['reports', [['read', 'app-a', true], ['read', 'app-c', true], ['write', 'app-d', false], ['read', 'app-b', false]]],
+      [
+        'orders/42',
+        [
+          ['write', 'app-a', true],
+          ['write', 'app-b', false],
+        ],
+      ],
+      [
+        'reports',
+        [
+          ['read', 'app-a', true],
+          ['read', 'app-c', true],
+          ['write', 'app-d', false],
+          ['read', 'app-b', false],
+        ],
+      ],
     ]);
     expect(listing.every((lock) => lock.kind === 'lock')).toBe(true);
     const owners = [a, b, c, d].map((backend) => `0x${backend.client.session.id}`);
@@ -51,7 +79,9 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     for (const lock of listing) {
       const dir = b.pathOf(lock.name);
       const entries = [...lock.holders, ...lock.waiters];
-      expect(entries.map((e) => e.node)).toEqual([...(await fx.nodes(lock.name))!].sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10))));
+      expect(entries.map((e) => e.node)).toEqual(
+        [...(await fx.nodes(lock.name))!].sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10))),
+      );
       for (const entry of entries) {
         expect(entry.sequence).toBe(Number(entry.node.slice(-10)));
         expect(entry.since).toBeInstanceOf(Date);
@@ -59,9 +89,16 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
         expect(owners).toContain(entry.sessionId); // the node's ephemeral owner: one of the clients' sessions
       }
       // The same queue as contenders() reports, plus `since` and `sessionId`.
-      expect(entries.map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(await b.contenders(lock.name));
+      expect(entries.map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(
+        await b.contenders(lock.name),
+      );
     }
-    expect(await fx.inspector.children(fx.rootPath)).toEqual(['%2E%2E', 'caf%C3%A9%2F%C3%BC', 'orders%2F42', 'reports']);
+    expect(await fx.inspector.children(fx.rootPath)).toEqual([
+      '%2E%2E',
+      'caf%C3%A9%2F%C3%BC',
+      'orders%2F42',
+      'reports',
+    ]);
 
     await Promise.all(held.map((lock) => lock.release()));
     for (const wait of waits) await (await wait).release(); // in queue order: each lets the next in
@@ -70,7 +107,9 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
 
   it('filters by name prefix before reading: only the matching directories are read', async () => {
     const [a, b] = await fx.many(2);
-    const held = await Promise.all(['orders/42', 'orders/43', 'orders', 'ordersX', 'reports'].map((name) => a.acquire(name)));
+    const held = await Promise.all(
+      ['orders/42', 'orders/43', 'orders', 'ordersX', 'reports'].map((name) => a.acquire(name)),
+    );
     const names = async (prefix?: string): Promise<string[]> => (await b.locks(prefix)).map((lock) => lock.name);
     expect(await names()).toEqual(['orders', 'orders/42', 'orders/43', 'ordersX', 'reports']);
     expect(await names('orders/')).toEqual(['orders/42', 'orders/43']);
@@ -116,12 +155,32 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     await fx.inspector.create(`${fx.rootPath}/pool`, leaseDirectoryData(2).toString('utf8'));
     await fx.inspector.create(`${fx.rootPath}/unlimited`, 'no marker');
     const leases = [];
-    for (const identity of ['x', 'y', 'z']) leases.push(await createNode(raw.client, `${fx.rootPath}/pool/${GUID}__lease__`, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, identity));
-    await createNode(raw.client, `${fx.rootPath}/unlimited/${GUID}__lease__`, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, 'w');
+    for (const identity of ['x', 'y', 'z'])
+      leases.push(
+        await createNode(
+          raw.client,
+          `${fx.rootPath}/pool/${GUID}__lease__`,
+          zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
+          identity,
+        ),
+      );
+    await createNode(
+      raw.client,
+      `${fx.rootPath}/unlimited/${GUID}__lease__`,
+      zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
+      'w',
+    );
 
     const listing = await b.locks();
     expect(shape(listing)).toEqual([
-      ['pool', [['lease', 'x', true], ['lease', 'y', true], ['lease', 'z', false]]],
+      [
+        'pool',
+        [
+          ['lease', 'x', true],
+          ['lease', 'y', true],
+          ['lease', 'z', false],
+        ],
+      ],
       ['unlimited', [['lease', 'w', false]]],
     ]);
     const [pool, unlimited] = listing;
@@ -138,12 +197,17 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     const lock = await a.acquire('plain');
 
     const listing = await b.locks();
-    expect(listing.map((l) => [l.kind, l.name])).toEqual([['lock', 'plain'], ['lease', 'slots']]);
+    expect(listing.map((l) => [l.kind, l.name])).toEqual([
+      ['lock', 'plain'],
+      ['lease', 'slots'],
+    ]);
     const slots = listing[1];
     expect(slots).toMatchObject({ maxLeases: 2 });
     const entries = [...slots.holders, ...slots.waiters];
     const contenders = await b.leaseContenders('slots');
-    expect(entries.map((e) => [e.node, e.identity, e.holding])).toEqual(contenders.map((c) => [c.node, c.identity, c.holding]));
+    expect(entries.map((e) => [e.node, e.identity, e.holding])).toEqual(
+      contenders.map((c) => [c.node, c.identity, c.holding]),
+    );
     expect(entries.map((e) => e.holding)).toEqual([true, true, false]);
 
     await held[0].release();
@@ -183,7 +247,9 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
 
     /** Lock reads sent since `mark`: children reads and data reads under the root. */
     const reads = (mark: number): ProxiedRequest[] =>
-      proxy.requests.slice(mark).filter((r) => (r.op === ZK_OP.getChildren2 || r.op === ZK_OP.getData) && r.path?.startsWith(fx.rootPath));
+      proxy.requests
+        .slice(mark)
+        .filter((r) => (r.op === ZK_OP.getChildren2 || r.op === ZK_OP.getData) && r.path?.startsWith(fx.rootPath));
 
     it('50 locks with 60 nodes: 1 + 50 + 60 requests in three round trips, each sent whole before any of its replies', async () => {
       const [a, b] = await fx.many(2);
@@ -202,15 +268,35 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
       // Round trip 2: all 50 directories, sent from that one reply, none answered yet.
       proxy.releaseReplies();
       proxy.holdReplies();
-      await waitFor(() => reads(mark).length === 51, { what: () => `50 directory reads (sent: ${reads(mark).length - 1})` });
-      expect(reads(mark).slice(1).every((r) => r.op === ZK_OP.getChildren2)).toBe(true);
-      expect(new Set(reads(mark).slice(1).map((r) => r.path)).size).toBe(50);
+      await waitFor(() => reads(mark).length === 51, {
+        what: () => `50 directory reads (sent: ${reads(mark).length - 1})`,
+      });
+      expect(
+        reads(mark)
+          .slice(1)
+          .every((r) => r.op === ZK_OP.getChildren2),
+      ).toBe(true);
+      expect(
+        new Set(
+          reads(mark)
+            .slice(1)
+            .map((r) => r.path),
+        ).size,
+      ).toBe(50);
       // Round trip 3: the 60 node reads, once every directory is known, none answered yet.
-      await waitFor(() => proxy.heldReplyBytes >= childrenReplyBytes(names.map((_, i) => (i < 10 ? 2 : 1))), { what: 'the 50 directory replies' });
+      await waitFor(() => proxy.heldReplyBytes >= childrenReplyBytes(names.map((_, i) => (i < 10 ? 2 : 1))), {
+        what: 'the 50 directory replies',
+      });
       proxy.releaseReplies();
       proxy.holdReplies();
-      await waitFor(() => reads(mark).length === 111, { what: () => `60 node reads (sent: ${reads(mark).length - 51})` });
-      expect(reads(mark).slice(51).every((r) => r.op === ZK_OP.getData)).toBe(true);
+      await waitFor(() => reads(mark).length === 111, {
+        what: () => `60 node reads (sent: ${reads(mark).length - 51})`,
+      });
+      expect(
+        reads(mark)
+          .slice(51)
+          .every((r) => r.op === ZK_OP.getData),
+      ).toBe(true);
       proxy.releaseReplies();
       const result = await listing;
       expect(reads(mark)).toHaveLength(111); // nothing more
@@ -219,7 +305,9 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
       expect((after.getChildren ?? 0) - (before.getChildren ?? 0)).toBe(51);
       expect((after.getData ?? 0) - (before.getData ?? 0)).toBe(60);
       expect(result.map((lock) => lock.name)).toEqual(names);
-      expect(result.map((lock) => [lock.holders.length, lock.waiters.length])).toEqual(names.map((_, i) => [1, i < 10 ? 1 : 0]));
+      expect(result.map((lock) => [lock.holders.length, lock.waiters.length])).toEqual(
+        names.map((_, i) => [1, i < 10 ? 1 : 0]),
+      );
 
       await Promise.all(held.map((lock) => lock.release()));
       await Promise.all((await Promise.all(waits)).map((lock) => lock.release()));
@@ -255,7 +343,9 @@ describe('locks(): who holds and who waits, for every lock under the root', () =
     const [a] = await fx.many(1);
     const lock = (await a.acquire('self', { revocable: true })) as ZkLockHandle;
     const listing = await a.locks();
-    expect(listing.map((l) => [l.name, l.holders.map((h) => h.node)])).toEqual([['self', [lock.path.slice(lock.path.lastIndexOf('/') + 1)]]]);
+    expect(listing.map((l) => [l.name, l.holders.map((h) => h.node)])).toEqual([
+      ['self', [lock.path.slice(lock.path.lastIndexOf('/') + 1)]],
+    ]);
     expect(lock.isHeld()).toBe(true);
     expect(lock.revocation.aborted).toBe(false);
     await lock.release();

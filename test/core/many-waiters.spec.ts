@@ -12,7 +12,10 @@ describe('many concurrent calls on one client', () => {
   });
 
   it('withdrawing tries, waiters and contending multi-locks print no MaxListenersExceededWarning', async () => {
-    const { warnings } = await runWorker<{ warnings: string[] }>('crowd.worker.ts', { connectionString: zkConnect(), rootPath });
+    const { warnings } = await runWorker<{ warnings: string[] }>('crowd.worker.ts', {
+      connectionString: zkConnect(),
+      rootPath,
+    });
     expect(warnings).toEqual([]);
   });
 });

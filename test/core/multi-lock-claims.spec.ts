@@ -22,7 +22,8 @@ describe('acquireAll: a create is sent only for a try that took it', () => {
       ...ctx,
       pathOf: (name) => ctx.pathOf(name),
       started: () => ctx.started(),
-      tryAcquire: (name, options, sent) => (name === 'b' ? Promise.reject(new Error('stopped before its create')) : ctx.tryAcquire(name, options, sent)),
+      tryAcquire: (name, options, sent) =>
+        name === 'b' ? Promise.reject(new Error('stopped before its create')) : ctx.tryAcquire(name, options, sent),
     });
     const before = backend.client.counter.snapshot();
     const results = await refusing.tryAll(planLocks(['a', 'b', 'c']), new AbortController().signal, undefined);

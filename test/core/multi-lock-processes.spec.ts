@@ -27,9 +27,21 @@ describe('acquireAll across processes', () => {
     writeFileSync(files.counter, '0');
     for (const file of Object.values(files.tokens)) writeFileSync(file, '');
     try {
-      const common = { connectionString: zkConnect(), rootPath: fx.rootPath, iterations: ITERATIONS, timeoutMs: 20_000, parties: 2, ...files };
+      const common = {
+        connectionString: zkConnect(),
+        rootPath: fx.rootPath,
+        iterations: ITERATIONS,
+        timeoutMs: 20_000,
+        parties: 2,
+        ...files,
+      };
       const results = await Promise.all(
-        [['a', 'b'], ['b', 'a']].map((names) => runWorker<{ overlaps: number }>('multi-contender.worker.ts', { ...common, names, id: names.join('') })),
+        [
+          ['a', 'b'],
+          ['b', 'a'],
+        ].map((names) =>
+          runWorker<{ overlaps: number }>('multi-contender.worker.ts', { ...common, names, id: names.join('') }),
+        ),
       );
 
       expect(results.map((r) => r.overlaps)).toEqual([0, 0]);

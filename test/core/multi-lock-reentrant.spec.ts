@@ -26,7 +26,8 @@ describe('ReentrantLocker.withLocks / acquireAll on ZooKeeper: reentrancy per ca
     await (await backend.acquireAll(list)).release();
     return list;
   };
-  const nodeCounts = (list: string[]): Promise<number[]> => Promise.all(list.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+  const nodeCounts = (list: string[]): Promise<number[]> =>
+    Promise.all(list.map(async (name) => (await fx.nodes(name))?.length ?? 0));
 
   beforeAll(async () => {
     fx = await LockFixture.create('multi-reentrant');

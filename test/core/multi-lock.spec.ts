@@ -1,4 +1,12 @@
-import { InvalidLockListError, InvalidOptionError, LockAbortedError, LockTimeoutError, type MultiLockHandle, type ZkLockBackend, type ZkLockHandle } from '../../lib/index';
+import {
+  InvalidLockListError,
+  InvalidOptionError,
+  LockAbortedError,
+  LockTimeoutError,
+  type MultiLockHandle,
+  type ZkLockBackend,
+  type ZkLockHandle,
+} from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait-for';
@@ -36,7 +44,11 @@ describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
     proxy = new TcpProxy(zkPort());
     await proxy.start();
     // Held replies must never look like a silent server; directories stay (a hot lock set).
-    client = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 10_000, emptyDirectoryGraceMs: 60_000 });
+    client = await fx.backend({
+      connectionString: proxy.connectionString,
+      sessionTimeoutMs: 10_000,
+      emptyDirectoryGraceMs: 60_000,
+    });
     await (await client.acquireAll(names)).release(); // the directories exist from now on
   });
   afterAll(async () => {
@@ -64,7 +76,9 @@ describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
       // The creates of all five names are one transaction, and the reads go right behind it.
       expect(sent[0].op).toBe(MULTI_OP);
       expect(sent.filter((r) => r.op === ZK_OP.create)).toEqual([]);
-      expect(sent.slice(1).map((r) => [r.op, r.path!.split('/').at(-1)])).toEqual(['a', 'b', 'c', 'd', 'e'].map((name) => [ZK_OP.getChildren2, name]));
+      expect(sent.slice(1).map((r) => [r.op, r.path!.split('/').at(-1)])).toEqual(
+        ['a', 'b', 'c', 'd', 'e'].map((name) => [ZK_OP.getChildren2, name]),
+      );
       await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer into the hold' });
       expect(settled).toBe(false);
     } finally {
@@ -128,7 +142,9 @@ describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
    */
   const waiting = (names: string[], expected: number[]): Promise<void> =>
     waitUntil(
-      async () => client.client.session.watcherCount() === 1 && JSON.stringify(await nodeCounts(fx, names)) === JSON.stringify(expected),
+      async () =>
+        client.client.session.watcherCount() === 1 &&
+        JSON.stringify(await nodeCounts(fx, names)) === JSON.stringify(expected),
       `the client to wait with ${JSON.stringify(expected)} nodes on ${names.join(', ')}`,
     );
 
@@ -211,8 +227,17 @@ describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
     const session = client.client.session;
     const dir = `${fx.rootPath}/${a}`;
     await session.create(dir, Buffer.alloc(0), 'persistent');
-    const ops = [`${dir}/x`, `${fx.rootPath}/missing/x`].map((path) => ({ op: 'create' as const, path, data: Buffer.alloc(0), mode: 'persistent' as const }));
-    await expect(session.multi(ops)).rejects.toMatchObject({ op: 'multi', path: `${fx.rootPath}/missing/x`, zkCode: 'NO_NODE' });
+    const ops = [`${dir}/x`, `${fx.rootPath}/missing/x`].map((path) => ({
+      op: 'create' as const,
+      path,
+      data: Buffer.alloc(0),
+      mode: 'persistent' as const,
+    }));
+    await expect(session.multi(ops)).rejects.toMatchObject({
+      op: 'multi',
+      path: `${fx.rootPath}/missing/x`,
+      zkCode: 'NO_NODE',
+    });
     expect(await session.exists(`${dir}/x`)).toBe(false);
     await session.remove(dir);
   });

@@ -48,8 +48,16 @@ describe('mutual exclusion (write mode)', () => {
     writeFileSync(files.counter, '0');
     writeFileSync(files.log, '');
     try {
-      const args = { connectionString: zkConnect(), rootPath: fx.rootPath, name: 'cross-process', iterations: 15, ...files };
-      const results = await Promise.all([1, 2, 3].map(() => runWorker<{ overlaps: number }>('contender.worker.ts', args)));
+      const args = {
+        connectionString: zkConnect(),
+        rootPath: fx.rootPath,
+        name: 'cross-process',
+        iterations: 15,
+        ...files,
+      };
+      const results = await Promise.all(
+        [1, 2, 3].map(() => runWorker<{ overlaps: number }>('contender.worker.ts', args)),
+      );
 
       expect(results.map((r) => r.overlaps)).toEqual([0, 0, 0]);
       expect(Number(readFileSync(files.counter, 'utf8'))).toBe(45);

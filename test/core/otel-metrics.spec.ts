@@ -50,7 +50,8 @@ describe('OpenTelemetry metrics', () => {
     await group.release();
 
     const waits = await points(ZK_LOCK_METRICS.wait);
-    const outcome = (kind: string, value: string) => waits.find((p) => p.attributes['zk_lock.kind'] === kind && p.attributes['zk_lock.outcome'] === value);
+    const outcome = (kind: string, value: string) =>
+      waits.find((p) => p.attributes['zk_lock.kind'] === kind && p.attributes['zk_lock.outcome'] === value);
     expect(count(outcome('lock', 'granted'))).toBeGreaterThanOrEqual(1);
     expect(count(outcome('lock', 'taken'))).toBe(1);
     expect(count(outcome('lock', 'timeout'))).toBe(1);
@@ -62,7 +63,10 @@ describe('OpenTelemetry metrics', () => {
     const lost = await holder.acquire('to-lose');
     await fx.expire(holder);
     await waitUntil(() => lost.signal.aborted, 'the holder is told');
-    expect((await points(ZK_LOCK_METRICS.lost))[0]).toMatchObject({ attributes: { 'zk_lock.kind': 'lock', 'zk_lock.mode': 'write' }, value: 1 });
+    expect((await points(ZK_LOCK_METRICS.lost))[0]).toMatchObject({
+      attributes: { 'zk_lock.kind': 'lock', 'zk_lock.mode': 'write' },
+      value: 1,
+    });
     await waitUntil(async () => (await points(ZK_LOCK_METRICS.session))[0]?.value === 1, 'the new session is up');
     await lost.release();
   });
@@ -71,7 +75,12 @@ describe('OpenTelemetry metrics', () => {
     const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
     const loaded = execFileSync(
       process.execPath,
-      ['-r', './scripts/ts-register.cjs', '-e', "require('./lib/index.ts'); process.stdout.write(String(Object.keys(require.cache).filter((f) => f.includes('@opentelemetry')).length))"],
+      [
+        '-r',
+        './scripts/ts-register.cjs',
+        '-e',
+        "require('./lib/index.ts'); process.stdout.write(String(Object.keys(require.cache).filter((f) => f.includes('@opentelemetry')).length))",
+      ],
       { cwd: `${__dirname}/../..`, encoding: 'utf8' },
     );
     expect(loaded).toBe('0');

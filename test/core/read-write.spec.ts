@@ -16,13 +16,15 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
   beforeAll(async () => (fx = await LockFixture.create('rw')));
   afterAll(() => fx.cleanup());
 
-
   it('lets readers hold together', async () => {
     const [a, b] = await fx.many(2);
     const r1 = await a.acquire('doc', { mode: 'read', timeoutMs: 5000 });
     const r2 = await b.acquire('doc', { mode: 'read', timeoutMs: 5000 });
     const contenders = await a.contenders('doc');
-    expect(contenders.map((c) => [c.mode, c.holding])).toEqual([['read', true], ['read', true]]);
+    expect(contenders.map((c) => [c.mode, c.holding])).toEqual([
+      ['read', true],
+      ['read', true],
+    ]);
     await Promise.all([r1.release(), r2.release()]);
     expect(await fx.nodes('doc')).toBeNull();
   });
@@ -38,7 +40,10 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
     await r1.release();
     await fx.queued('doc2', 2);
     expect(writer.granted()).toBe(false);
-    expect((await a.contenders('doc2')).map((x) => [x.mode, x.holding])).toEqual([['read', true], ['write', false]]);
+    expect((await a.contenders('doc2')).map((x) => [x.mode, x.holding])).toEqual([
+      ['read', true],
+      ['write', false],
+    ]);
 
     await r2.release();
     const w = await writer.handle;
@@ -75,7 +80,10 @@ describe('shared (read) and exclusive (write) modes on one name', () => {
     const [first, second] = (await fx.nodes('doc4'))!.sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
     const dir = a.pathOf('doc4');
     await waitUntil(async () => (await watchedPaths(zkPort(), dir)).size === 2, 'both waiters watch');
-    expect(Object.fromEntries(await watchedPaths(zkPort(), dir))).toEqual({ [`${dir}/${first}`]: 1, [`${dir}/${second}`]: 1 });
+    expect(Object.fromEntries(await watchedPaths(zkPort(), dir))).toEqual({
+      [`${dir}/${first}`]: 1,
+      [`${dir}/${second}`]: 1,
+    });
 
     await w1.release();
     const r = await reader.handle;

@@ -28,13 +28,16 @@ async function requestsOf(backend: ZkLockBackend, work: () => Promise<unknown>):
 const watchesIn = async (backend: ZkLockBackend, name: string): Promise<Record<string, number>> =>
   Object.fromEntries(await watchedPaths(zkPort(), `${backend.pathOf(name)}/`));
 
-const revoked = (lock: LockHandle): Promise<void> => waitUntil(() => lock.revocation.aborted, `${lock.name}'s revocation to abort`);
+const revoked = (lock: LockHandle): Promise<void> =>
+  waitUntil(() => lock.revocation.aborted, `${lock.name}'s revocation to abort`);
 
 /** Curator's `Revoker.attemptRevoke`, done by hand: `__REVOKE__` written into one node, any version. */
 async function rawSetData(path: string, data: string): Promise<void> {
   const { client } = await openRawClient(zkConnect());
   try {
-    await new Promise<void>((resolve, reject) => client.setData(path, Buffer.from(data), -1, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      client.setData(path, Buffer.from(data), -1, (error) => (error ? reject(error) : resolve())),
+    );
   } finally {
     await closeRawClient(client);
   }
@@ -56,7 +59,11 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     await revoked(lock);
     const reason = lock.revocation.reason as LockRevocationRequestedError;
     expect(reason).toBeInstanceOf(LockRevocationRequestedError);
-    expect(reason).toMatchObject({ code: 'LOCK_REVOCATION_REQUESTED', lockName: 'asked', name: 'LockRevocationRequestedError' });
+    expect(reason).toMatchObject({
+      code: 'LOCK_REVOCATION_REQUESTED',
+      lockName: 'asked',
+      name: 'LockRevocationRequestedError',
+    });
     expect(reason.message).toContain('Lock "asked"');
     expect(await fx.inspector.data(lock.path)).toBe('__REVOKE__');
 
@@ -81,7 +88,9 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
       await lock.release();
     });
     expect(plainCost).toEqual({ create: 1, getChildren: 1, remove: 1 });
-    const revocableCost = await requestsOf(hot, async () => (await hot.acquire('free-cost', { revocable: true })).release());
+    const revocableCost = await requestsOf(hot, async () =>
+      (await hot.acquire('free-cost', { revocable: true })).release(),
+    );
     // One read that sets the watch; the release's delete fires it (ZooKeeper sends the
     // notification before the delete's reply), which is how it ends.
     expect(revocableCost).toEqual({ create: 1, getChildren: 1, getData: 1, remove: 1, notification: 1 });
@@ -242,8 +251,12 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
   it('refuses a revocable option that is not a boolean, before anything is sent', async () => {
     const [a] = await fx.many(1);
     const cost = await requestsOf(a, async () => {
-      await expect(a.acquire('bad', { revocable: 'yes' as unknown as boolean })).rejects.toBeInstanceOf(InvalidOptionError);
-      await expect(a.tryAcquire('bad', { revocable: 1 as unknown as boolean })).rejects.toThrow(/revocable=1: expected true or false/);
+      await expect(a.acquire('bad', { revocable: 'yes' as unknown as boolean })).rejects.toBeInstanceOf(
+        InvalidOptionError,
+      );
+      await expect(a.tryAcquire('bad', { revocable: 1 as unknown as boolean })).rejects.toThrow(
+        /revocable=1: expected true or false/,
+      );
     });
     expect(cost).toEqual({});
     expect(await fx.nodes('bad')).toBeNull();

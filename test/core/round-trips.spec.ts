@@ -5,7 +5,8 @@ import { waitFor } from '../support/wait-for';
 import { zkPort } from '../support/zk-test-env';
 
 /** The path a write lock's sequential create asks for: `<dir>/<32 hex guid>__lock__`. */
-const createPathOf = (dir: string): RegExp => new RegExp(`^${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[0-9a-f]{32}__lock__$`);
+const createPathOf = (dir: string): RegExp =>
+  new RegExp(`^${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[0-9a-f]{32}__lock__$`);
 
 /**
  * Where the round trips of an acquire go, seen on the wire through a TcpProxy. The lock
@@ -22,7 +23,11 @@ describe('round trips of an uncontended acquire', () => {
     await proxy.start();
     // A session timeout long enough that replies held for a moment never look like a
     // silent server, and a grace long enough that the directory is never swept mid-test.
-    client = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 10_000, emptyDirectoryGraceMs: 60_000 });
+    client = await fx.backend({
+      connectionString: proxy.connectionString,
+      sessionTimeoutMs: 10_000,
+      emptyDirectoryGraceMs: 60_000,
+    });
   });
   afterAll(async () => {
     proxy.releaseReplies();
@@ -46,7 +51,8 @@ describe('round trips of an uncontended acquire', () => {
       // The read is on the wire although the client cannot have seen the create's reply.
       await waitFor(() => lockRequests(mark).some((r) => r.op === ZK_OP.getChildren2), {
         timeoutMs: 3000,
-        what: () => `a children read sent while the create's reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
+        what: () =>
+          `a children read sent while the create's reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
       });
       const sent = lockRequests(mark);
       expect(sent).toHaveLength(2);

@@ -40,7 +40,10 @@ describe('session layer', () => {
     client.client.on('session-lost', (error) => lost.push(error));
     const oldSession = client.client.session;
     await fx.expire(client);
-    await waitUntil(() => client.client.session !== oldSession && client.client.session.isConnected, 'a new session connects');
+    await waitUntil(
+      () => client.client.session !== oldSession && client.client.session.isConnected,
+      'a new session connects',
+    );
     expect(lost).toHaveLength(1);
     expect(lost[0]).toMatchObject({ code: 'SESSION_LOST', why: 'expired by the server' });
     expect(oldSession.signal.aborted).toBe(true);
@@ -61,8 +64,12 @@ describe('session layer', () => {
     expect(lostWhy).toEqual([]); // the lock is given up before the session is
     await waitUntil(() => lostWhy.length > 0, 'the session is declared lost');
     expect(lostWhy).toHaveLength(1);
-    expect(lostWhy[0]).toMatch(/^no proof for \d+ ms, the whole session timeout, that ZooKeeper's leader heard from this session/);
-    expect(lock.signal.reason.message).toMatch(/no proof for \d+ ms that ZooKeeper's leader heard from this session: it may expire the session/);
+    expect(lostWhy[0]).toMatch(
+      /^no proof for \d+ ms, the whole session timeout, that ZooKeeper's leader heard from this session/,
+    );
+    expect(lock.signal.reason.message).toMatch(
+      /no proof for \d+ ms that ZooKeeper's leader heard from this session: it may expire the session/,
+    );
     await lock.release(); // a no-op
     await client.close();
   });
@@ -107,7 +114,11 @@ describe('session layer', () => {
     try {
       // Without the attempt deadline the client waits on a silent server forever, and
       // this fails with ZkConnectionError after connectTimeoutMs.
-      client = await fx.backend({ connectionString: `${frozenAddress},${live.connectionString}`, sessionTimeoutMs, connectTimeoutMs: 15_000 });
+      client = await fx.backend({
+        connectionString: `${frozenAddress},${live.connectionString}`,
+        sessionTimeoutMs,
+        connectTimeoutMs: 15_000,
+      });
       const connectedAt = performance.now();
 
       // It tried the frozen server once, and dropped it itself, before connecting: at the
@@ -157,7 +168,9 @@ describe('session layer', () => {
   });
 
   it('closes a backend that never started without connecting', async () => {
-    const backend = ZkLockBackend.unconnected(resolveZkLockOptions({ connectionString: zkConnect(), rootPath: fx.rootPath }));
+    const backend = ZkLockBackend.unconnected(
+      resolveZkLockOptions({ connectionString: zkConnect(), rootPath: fx.rootPath }),
+    );
     expect(backend.client.isStarted).toBe(false);
     await backend.close();
     await expect(backend.acquire('x')).rejects.toBeInstanceOf(LockClientClosedError);

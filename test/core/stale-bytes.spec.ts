@@ -15,7 +15,8 @@ describe('bytes left over from a dropped connection', () => {
   const frame = (...fields: Array<[number, 'i32' | 'i64']>): Buffer => {
     const body = Buffer.alloc(fields.reduce((n, [, t]) => n + (t === 'i32' ? 4 : 8), 0));
     let at = 0;
-    for (const [value, type] of fields) at = type === 'i32' ? body.writeInt32BE(value, at) : body.writeBigInt64BE(BigInt(value), at);
+    for (const [value, type] of fields)
+      at = type === 'i32' ? body.writeInt32BE(value, at) : body.writeBigInt64BE(BigInt(value), at);
     const size = Buffer.alloc(4);
     size.writeInt32BE(body.length);
     return Buffer.concat([size, body]);
@@ -54,11 +55,18 @@ describe('bytes left over from a dropped connection', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    const backend = await ZkLockBackend.connect({ connectionString: `127.0.0.1:${port}`, sessionTimeoutMs: 4000, connectTimeoutMs: 3000 });
+    const backend = await ZkLockBackend.connect({
+      connectionString: `127.0.0.1:${port}`,
+      sessionTimeoutMs: 4000,
+      connectTimeoutMs: 3000,
+    });
     try {
       // The heartbeat is the first request; its bad answer drops the connection, and the
       // client connects again to a reply it reads correctly.
-      await waitUntil(() => connections >= 2 && backend.client.session.isConnected, 'the client is connected again after the dropped connection');
+      await waitUntil(
+        () => connections >= 2 && backend.client.session.isConnected,
+        'the client is connected again after the dropped connection',
+      );
     } finally {
       await backend.close();
     }

@@ -15,7 +15,11 @@ describe('try, timeout, cancel and close', () => {
     const after = b.client.counter.snapshot();
     // One create, one children read, then two deletes sent back to back: the node, and
     // the directory in case it fell empty (refused here: the holder is in it). No watch.
-    expect([after.create - (before.create ?? 0), after.getChildren - (before.getChildren ?? 0), after.remove - (before.remove ?? 0)]).toEqual([1, 1, 2]);
+    expect([
+      after.create - (before.create ?? 0),
+      after.getChildren - (before.getChildren ?? 0),
+      after.remove - (before.remove ?? 0),
+    ]).toEqual([1, 1, 2]);
     expect(after.getData ?? 0).toBe(before.getData ?? 0);
     expect(await fx.nodes('t1')).toEqual([nodeOf(held)]);
     await held.release();

@@ -1,4 +1,11 @@
-import { decodeLockName, encodeLockName, InvalidLockNameError, InvalidOptionError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
+import {
+  decodeLockName,
+  encodeLockName,
+  InvalidLockNameError,
+  InvalidOptionError,
+  ZkConnectionError,
+  ZkLockBackend,
+} from '../../lib/index';
 import { freePort } from '../support/free-port';
 import { LockFixture } from '../support/lock-fixture';
 
@@ -28,7 +35,11 @@ describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
   it.each(badNames)('rejects a lock name that is %s with InvalidLockNameError', async (_, name) => {
     const [a] = await fx.many(1);
     const before = a.client.counter.total();
-    for (const call of [() => a.acquire(name as string), () => a.tryAcquire(name as string), () => a.contenders(name as string)]) {
+    for (const call of [
+      () => a.acquire(name as string),
+      () => a.tryAcquire(name as string),
+      () => a.contenders(name as string),
+    ]) {
       const error = await call().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidLockNameError);
       expect((error as Error).message).toMatch(/Invalid lock name/);
@@ -104,9 +115,15 @@ describe('bad input fails fast, with nothing sent to ZooKeeper', () => {
 
   it('rejects bad client options before connecting', async () => {
     await expect(ZkLockBackend.connect({ connectionString: 'not a host' })).rejects.toBeInstanceOf(ZkConnectionError);
-    await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', rootPath: 'locks' })).rejects.toMatchObject({ option: 'rootPath' });
-    await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', sessionTimeoutMs: 0 })).rejects.toMatchObject({ option: 'sessionTimeoutMs' });
-    await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', identity: '' })).rejects.toMatchObject({ option: 'identity' });
+    await expect(
+      ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', rootPath: 'locks' }),
+    ).rejects.toMatchObject({ option: 'rootPath' });
+    await expect(
+      ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', sessionTimeoutMs: 0 }),
+    ).rejects.toMatchObject({ option: 'sessionTimeoutMs' });
+    await expect(ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', identity: '' })).rejects.toMatchObject({
+      option: 'identity',
+    });
     // A typo used to do nothing: now it is refused, naming the option meant.
     const typo = ZkLockBackend.connect({ connectionString: '127.0.0.1:2181', sessionTimeout: 3000 } as never);
     await expect(typo).rejects.toBeInstanceOf(InvalidOptionError);

@@ -23,7 +23,10 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     const backend = await fx.backend();
     const skipped: LockSkippedEvent[] = [];
     const lost: LockLostEvent[] = [];
-    const locker = new ReentrantLocker(backend, defaultTimeoutMs, { skipped: (e) => skipped.push(e), lost: (e) => lost.push(e) });
+    const locker = new ReentrantLocker(backend, defaultTimeoutMs, {
+      skipped: (e) => skipped.push(e),
+      lost: (e) => lost.push(e),
+    });
     return { backend, locker, skipped, lost };
   };
 
@@ -48,10 +51,14 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     const [other] = await fx.many(1);
     const held = await other.acquire('skip-2');
     const releaseSoon = sleep(100).then(() => held.release());
-    await expect(locker.withLock('skip-2', () => 'got it', { ifLocked: 'skip', timeoutMs: 5_000 })).resolves.toBe('got it');
+    await expect(locker.withLock('skip-2', () => 'got it', { ifLocked: 'skip', timeoutMs: 5_000 })).resolves.toBe(
+      'got it',
+    );
     await releaseSoon;
     const again = await other.acquire('skip-2');
-    await expect(locker.withLock('skip-2', () => 'got it', { ifLocked: 'skip', timeoutMs: 50 })).resolves.toBeUndefined();
+    await expect(
+      locker.withLock('skip-2', () => 'got it', { ifLocked: 'skip', timeoutMs: 50 }),
+    ).resolves.toBeUndefined();
     expect(skipped).toEqual([{ name: 'skip-2', mode: 'write', reason: 'timeout' }]);
     expect(await fx.nodes('skip-2')).toEqual([nodeOf(again)]);
     await again.release();
@@ -74,7 +81,9 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     const a = await lockerOn();
     const b = await lockerOn();
     const grantedAt = Date.now();
-    await expect(a.locker.withLock('min-1', () => 'fast job', { ifLocked: 'skip', holdAtLeastMs: 600 })).resolves.toBe('fast job');
+    await expect(a.locker.withLock('min-1', () => 'fast job', { ifLocked: 'skip', holdAtLeastMs: 600 })).resolves.toBe(
+      'fast job',
+    );
     const returnedAt = Date.now();
     expect(returnedAt - grantedAt).toBeLessThan(600); // the call did not wait for the minimum hold
     expect(await fx.nodes('min-1')).toHaveLength(1);

@@ -89,7 +89,12 @@ export function faultPlans(rig: Rig): Record<string, () => Plan> {
             },
             { timeoutMs: 8000, intervalMs: 5, what: `${proc} to be cut off and outside any section` },
           ).catch(() => false);
-          if (quiet) await step(`expire ${proc}'s session`, expireSession(ensemble.connectionString, credentials, 10_000, { blockEventLoop: false }), 15_000);
+          if (quiet)
+            await step(
+              `expire ${proc}'s session`,
+              expireSession(ensemble.connectionString, credentials, 10_000, { blockEventLoop: false }),
+              15_000,
+            );
           await step(`reconnect ${proc}`, Promise.all(w.proxies.map((p) => p.start())), 5000);
           return quiet ? `expired the session of ${proc}` : `expire of ${proc} skipped: not quiet within 8 s`;
         },
@@ -129,7 +134,9 @@ export function faultPlans(rig: Rig): Record<string, () => Plan> {
           const entered = await waitFor(
             () => {
               const inside = state.update().lockSection(proc);
-              return inside?.longUntil !== undefined && inside.longUntil - askedAt >= BigInt(rig.askedLongMs) * MS ? inside.section : undefined;
+              return inside?.longUntil !== undefined && inside.longUntil - askedAt >= BigInt(rig.askedLongMs) * MS
+                ? inside.section
+                : undefined;
             },
             { timeoutMs: 8000, intervalMs: 2, what: `${proc} to enter a long section` },
           ).catch(() => undefined);
@@ -137,12 +144,25 @@ export function faultPlans(rig: Rig): Record<string, () => Plan> {
           // A moment for its other loops to enter long sections too: at most 500 ms, as the
           // lock's must outlast the session's expiry (about 4.2 s after the cut).
           const until = askedAt + BigInt(rig.askedLongMs) * MS;
-          await waitFor(() => state.update().loopsInsideUntil(proc, until) === rig.loopsPerWorker, { timeoutMs: 500, intervalMs: 2 }).catch(() => undefined);
-          const alsoInside = state.update().sectionsOf(proc).filter((s) => s !== entered);
+          await waitFor(() => state.update().loopsInsideUntil(proc, until) === rig.loopsPerWorker, {
+            timeoutMs: 500,
+            intervalMs: 2,
+          }).catch(() => undefined);
+          const alsoInside = state
+            .update()
+            .sectionsOf(proc)
+            .filter((s) => s !== entered);
           await blackhole(w, ms);
           // Let the sections end (abandoned, if the signals did their job) before the next fault.
           const cut = [entered, ...alsoInside];
-          await waitFor(() => !state.update().sectionsOf(proc).some((s) => cut.includes(s)), { timeoutMs: rig.askedLongMs, what: `${cut.join(', ')} to end` });
+          await waitFor(
+            () =>
+              !state
+                .update()
+                .sectionsOf(proc)
+                .some((s) => cut.includes(s)),
+            { timeoutMs: rig.askedLongMs, what: `${cut.join(', ')} to end` },
+          );
           const others = alsoInside.map((s) => `${s} ${state.endings.get(s) ?? '?'}`);
           return `partitioned ${proc} for ${ms} ms inside ${entered}, which ended with ${state.endings.get(entered) ?? '?'}${others.length > 0 ? `; also inside: ${others.join(', ')}` : ''}`;
         },
@@ -190,7 +210,12 @@ export function faultPlans(rig: Rig): Record<string, () => Plan> {
  * run still sees them all. Notes each fault and its heal in the log; resolves with the
  * report lines.
  */
-export async function runSchedule(plans: Record<string, () => Plan>, rng: Rng, budgetMs: number, note: (text: string) => void): Promise<string[]> {
+export async function runSchedule(
+  plans: Record<string, () => Plan>,
+  rng: Rng,
+  budgetMs: number,
+  note: (text: string) => void,
+): Promise<string[]> {
   const bag: string[] = [];
   const nextKind = (): string => {
     if (bag.length === 0) {

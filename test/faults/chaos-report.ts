@@ -6,9 +6,16 @@ import type { Workloads } from '../workers/chaos-workloads';
 
 /** (a) to (c) on every resource: the lock and each lock of the multi-locks with their counters and tokens, the semaphore with its capacity. */
 export function checkWorkloads(log: ChaosLog, workloads: Workloads, counterOf: (path: string) => string): Violation[] {
-  const locks = [{ name: workloads.lock.name, counter: workloads.lock.counter }, ...workloads.multi.names.map((name) => ({ name, counter: workloads.multi.counters[name] }))];
+  const locks = [
+    { name: workloads.lock.name, counter: workloads.lock.counter },
+    ...workloads.multi.names.map((name) => ({ name, counter: workloads.multi.counters[name] })),
+  ];
   return [
-    ...locks.flatMap(({ name, counter }) => [...checkExclusion(log, name), ...checkCounter(log, name, counterOf(counter)), ...checkTokens(log, name)]),
+    ...locks.flatMap(({ name, counter }) => [
+      ...checkExclusion(log, name),
+      ...checkCounter(log, name, counterOf(counter)),
+      ...checkTokens(log, name),
+    ]),
     ...checkExclusion(log, workloads.lease.name, workloads.lease.maxLeases),
   ];
 }

@@ -46,7 +46,10 @@ export function stepper(seed: number): Step {
   return async (what, work, timeoutMs) => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`chaos step "${what}" took more than ${timeoutMs} ms (seed ${seed})`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`chaos step "${what}" took more than ${timeoutMs} ms (seed ${seed})`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([work, late]);

@@ -63,7 +63,9 @@ export class LogState {
 
   /** How many loops of `process` are inside a section that lasts until `until` or later. */
   loopsInsideUntil(process: string, until: bigint): number {
-    const loops = [...this.inside.values()].filter((inside) => inside.process === process && inside.longUntil !== undefined && inside.longUntil >= until);
+    const loops = [...this.inside.values()].filter(
+      (inside) => inside.process === process && inside.longUntil !== undefined && inside.longUntil >= until,
+    );
     return new Set(loops.map((inside) => inside.loop)).size;
   }
 

@@ -88,7 +88,11 @@ describe('chaos: processes, sessions, networks and servers failing under a lock,
     dir = mkdtempSync(join(tmpdir(), 'zk-lock-chaos-'));
     logPath = join(dir, 'log');
     const counters = Object.fromEntries(MULTI_NAMES.map((name) => [name, join(dir, `counter-${name}`)]));
-    workloads = { lock: { name: COUNTER_LOCK, counter: join(dir, 'counter') }, multi: { names: MULTI_NAMES, min: 2, max: 3, counters }, lease: LEASE };
+    workloads = {
+      lock: { name: COUNTER_LOCK, counter: join(dir, 'counter') },
+      multi: { names: MULTI_NAMES, min: 2, max: 3, counters },
+      lease: LEASE,
+    };
     writeFileSync(logPath, '');
     for (const counter of [workloads.lock.counter, ...Object.values(counters)]) writeFileSync(counter, '0 -');
   }, 60_000);
@@ -124,83 +128,124 @@ describe('chaos: processes, sessions, networks and servers failing under a lock,
     worker.process = child;
     child.onLine((line) => {
       const [kind, , id, password] = line.split(' ');
-      if (kind === 'session') worker.credentials = { sessionId: Buffer.from(id, 'hex'), sessionPassword: Buffer.from(password, 'hex') };
+      if (kind === 'session')
+        worker.credentials = { sessionId: Buffer.from(id, 'hex'), sessionPassword: Buffer.from(password, 'hex') };
     });
     const label = processOf(worker);
     void child.exited.then((exit) => {
-      if (exit.signal !== 'SIGKILL' && exit.code !== 0) unexpectedExits.push(`${label} exited ${JSON.stringify(exit)}: ${child.errors}`);
+      if (exit.signal !== 'SIGKILL' && exit.code !== 0)
+        unexpectedExits.push(`${label} exited ${JSON.stringify(exit)}: ${child.errors}`);
     });
   }
 
-  const connectedAgain = (w: Worker) => step(`${processOf(w)} connects`, w.process.line((l) => l.startsWith('session '), 'its session', 15_000), 20_000);
-
-  it(`keeps its invariants through ${CHAOS_MS} ms of faults`, async () => {
-    console.log(`chaos: seed ${SEED} (replay with CHAOS_SEED=${SEED}), ${CHAOS_MS} ms`);
-    const rng = prng(SEED);
-    const state = new LogState(logPath);
-
-    for (const name of WORKERS) {
-      const proxies = ensemble.servers.map((s) => new TcpProxy(s.clientPort));
-      await Promise.all(proxies.map((p) => p.start()));
-      const worker: Worker = { name, proxies, incarnation: 0, process: undefined as never };
-      workers.push(worker);
-      start(worker);
-    }
-    await Promise.all(workers.map(connectedAgain));
-
-    const faults = faultPlans({
-      rng, step, workers, state, ensemble, logPath, start, connectedAgain,
-      askedLongMs: ASKED_LONG_MS, loopsPerWorker: LOOPS.length, sessionMs: SESSION_MS,
-    });
-    const startedAt = Date.now();
-    const schedule = await runSchedule(faults, rng, CHAOS_MS, note);
-    const faultsMs = Date.now() - startedAt;
-
-    // Liveness: with every fault healed, each loop of each worker is granted again, soon.
-    const healedAt = now();
-    const loops = WORKERS.flatMap((name) => LOOPS.map((loop) => `${name}/${loop}`));
-    const since = (loop: string) => (state.update().completed.get(loop) ?? []).filter((t) => t > healedAt).length;
-    const stuck = await waitFor(() => loops.every((loop) => since(loop) >= RECOVERY_SECTIONS), { timeoutMs: RECOVERY_MS, what: 'every loop to be granted again' }).then(
-      () => undefined,
-      () => loops.map((loop) => `${loop}: ${since(loop)}`).join(', '),
-    );
-    const recoveryMs = Date.now() - startedAt - faultsMs;
-
-    // Stop: every loop finishes its section, the worker closes its client and exits 0.
-    for (const w of workers) w.process.signal('SIGTERM');
-    const exits = await step('workers stop', Promise.all(workers.map((w) => w.process.exited)), 20_000);
-    const badExits = workers.flatMap((w, i) => (exits[i].code === 0 ? [] : [`${processOf(w)} stopped with ${JSON.stringify(exits[i])}: ${w.process.errors}`]));
-    const stoppedAt = Date.now();
-
-    // (d) Every lock and lease node goes: closed sessions' at once, killed or abandoned
-    // ones' when the server expires them (within a session timeout of their last contact).
-    const inspector = await ZkInspector.connect(ensemble.connectionString);
-    const nodes = async () => (await step('list the nodes', inspector.tree(rootPath), 10_000)).filter((path) => /__(r?lock|lease)__-?\d+$/.test(path));
-    const leftover = await waitFor(async () => ((await nodes()).length === 0 ? [] : undefined), { timeoutMs: 3 * SESSION_MS, what: 'every node to go' }).catch(async () => nodes());
-    await inspector.close();
-    const cleanMs = Date.now() - stoppedAt;
-
-    const log = parseChaosLog(readFileSync(logPath, 'utf8'));
-    const counterOf = (path: string) => readFileSync(path, 'utf8');
-    const violations: Violation[] = [
-      ...checkWorkloads(log, workloads, counterOf),
-      ...leftover.map((node) => ({ invariant: 'd', what: `node left behind: ${node}`, lines: [] })),
-      ...(stuck ? [{ invariant: 'liveness', what: `after the faults, grants completed within ${RECOVERY_MS} ms: ${stuck}`, lines: [] }] : []),
-      ...log.trouble.map((line) => ({ invariant: 'liveness', what: 'a worker timed out or failed', lines: [line] })),
-      ...[...unexpectedExits, ...badExits].map((what) => ({ invariant: 'liveness', what, lines: [] })),
-    ];
-    console.log(
-      [
-        `chaos: seed ${SEED}: faults ${faultsMs} ms, recovery ${recoveryMs} ms, nodes gone ${cleanMs} ms after the stop`,
-        ...summary(log, workloads, counterOf).map((line) => `  ${line}`),
-        '  faults:',
-        ...schedule.map((s) => `    ${s}`),
-      ].join('\n'),
+  const connectedAgain = (w: Worker) =>
+    step(
+      `${processOf(w)} connects`,
+      w.process.line((l) => l.startsWith('session '), 'its session', 15_000),
+      20_000,
     );
 
-    if (violations.length > 0) {
-      keepFiles = true;
-      throw new Error(`chaos invariants broken with seed ${SEED} (replay: CHAOS_SEED=${SEED} CHAOS_MS=${CHAOS_MS}); log kept in ${logPath}\n${describeViolations(violations)}`);
-    }
-  }, CHAOS_MS + 240_000);
+  it(
+    `keeps its invariants through ${CHAOS_MS} ms of faults`,
+    async () => {
+      console.log(`chaos: seed ${SEED} (replay with CHAOS_SEED=${SEED}), ${CHAOS_MS} ms`);
+      const rng = prng(SEED);
+      const state = new LogState(logPath);
+
+      for (const name of WORKERS) {
+        const proxies = ensemble.servers.map((s) => new TcpProxy(s.clientPort));
+        await Promise.all(proxies.map((p) => p.start()));
+        const worker: Worker = { name, proxies, incarnation: 0, process: undefined as never };
+        workers.push(worker);
+        start(worker);
+      }
+      await Promise.all(workers.map(connectedAgain));
+
+      const faults = faultPlans({
+        rng,
+        step,
+        workers,
+        state,
+        ensemble,
+        logPath,
+        start,
+        connectedAgain,
+        askedLongMs: ASKED_LONG_MS,
+        loopsPerWorker: LOOPS.length,
+        sessionMs: SESSION_MS,
+      });
+      const startedAt = Date.now();
+      const schedule = await runSchedule(faults, rng, CHAOS_MS, note);
+      const faultsMs = Date.now() - startedAt;
+
+      // Liveness: with every fault healed, each loop of each worker is granted again, soon.
+      const healedAt = now();
+      const loops = WORKERS.flatMap((name) => LOOPS.map((loop) => `${name}/${loop}`));
+      const since = (loop: string) => (state.update().completed.get(loop) ?? []).filter((t) => t > healedAt).length;
+      const stuck = await waitFor(() => loops.every((loop) => since(loop) >= RECOVERY_SECTIONS), {
+        timeoutMs: RECOVERY_MS,
+        what: 'every loop to be granted again',
+      }).then(
+        () => undefined,
+        () => loops.map((loop) => `${loop}: ${since(loop)}`).join(', '),
+      );
+      const recoveryMs = Date.now() - startedAt - faultsMs;
+
+      // Stop: every loop finishes its section, the worker closes its client and exits 0.
+      for (const w of workers) w.process.signal('SIGTERM');
+      const exits = await step('workers stop', Promise.all(workers.map((w) => w.process.exited)), 20_000);
+      const badExits = workers.flatMap((w, i) =>
+        exits[i].code === 0 ? [] : [`${processOf(w)} stopped with ${JSON.stringify(exits[i])}: ${w.process.errors}`],
+      );
+      const stoppedAt = Date.now();
+
+      // (d) Every lock and lease node goes: closed sessions' at once, killed or abandoned
+      // ones' when the server expires them (within a session timeout of their last contact).
+      const inspector = await ZkInspector.connect(ensemble.connectionString);
+      const nodes = async () =>
+        (await step('list the nodes', inspector.tree(rootPath), 10_000)).filter((path) =>
+          /__(r?lock|lease)__-?\d+$/.test(path),
+        );
+      const leftover = await waitFor(async () => ((await nodes()).length === 0 ? [] : undefined), {
+        timeoutMs: 3 * SESSION_MS,
+        what: 'every node to go',
+      }).catch(async () => nodes());
+      await inspector.close();
+      const cleanMs = Date.now() - stoppedAt;
+
+      const log = parseChaosLog(readFileSync(logPath, 'utf8'));
+      const counterOf = (path: string) => readFileSync(path, 'utf8');
+      const violations: Violation[] = [
+        ...checkWorkloads(log, workloads, counterOf),
+        ...leftover.map((node) => ({ invariant: 'd', what: `node left behind: ${node}`, lines: [] })),
+        ...(stuck
+          ? [
+              {
+                invariant: 'liveness',
+                what: `after the faults, grants completed within ${RECOVERY_MS} ms: ${stuck}`,
+                lines: [],
+              },
+            ]
+          : []),
+        ...log.trouble.map((line) => ({ invariant: 'liveness', what: 'a worker timed out or failed', lines: [line] })),
+        ...[...unexpectedExits, ...badExits].map((what) => ({ invariant: 'liveness', what, lines: [] })),
+      ];
+      console.log(
+        [
+          `chaos: seed ${SEED}: faults ${faultsMs} ms, recovery ${recoveryMs} ms, nodes gone ${cleanMs} ms after the stop`,
+          ...summary(log, workloads, counterOf).map((line) => `  ${line}`),
+          '  faults:',
+          ...schedule.map((s) => `    ${s}`),
+        ].join('\n'),
+      );
+
+      if (violations.length > 0) {
+        keepFiles = true;
+        throw new Error(
+          `chaos invariants broken with seed ${SEED} (replay: CHAOS_SEED=${SEED} CHAOS_MS=${CHAOS_MS}); log kept in ${logPath}\n${describeViolations(violations)}`,
+        );
+      }
+    },
+    CHAOS_MS + 240_000,
+  );
 });

@@ -19,14 +19,18 @@ describe('a 3-server ensemble losing its leader while locks are held and awaited
     const order = [leader, ...[0, 1, 2].filter((i) => i !== leader)];
     const connectionString = order.map((i) => ensemble.servers[i].connectionString).join(',');
     const rootPath = uniqueRoot('ensemble');
-    for (let i = 0; i < 4; i++) clients.push(await ZkLockBackend.connect({ connectionString, rootPath, sessionTimeoutMs: 6000 }));
+    for (let i = 0; i < 4; i++)
+      clients.push(await ZkLockBackend.connect({ connectionString, rootPath, sessionTimeoutMs: 6000 }));
     const [holderClient, ...waiterClients] = clients;
 
     const held = await holderClient.acquire('job');
     const grants: Array<{ waiter: number; lock: ZkLockHandle }> = [];
     const errors: unknown[] = [];
     const waits = waiterClients.map(async (client, waiter) => {
-      await waitUntil(async () => (await holderClient.contenders('job')).length === waiter + 1, `waiter ${waiter} queues in turn`);
+      await waitUntil(
+        async () => (await holderClient.contenders('job')).length === waiter + 1,
+        `waiter ${waiter} queues in turn`,
+      );
       try {
         const lock = await client.acquire('job', { timeoutMs: 60_000 });
         grants.push({ waiter, lock });
@@ -43,7 +47,10 @@ describe('a 3-server ensemble losing its leader while locks are held and awaited
     const newLeader = await ensemble.leader();
     expect(newLeader).not.toBe(leader);
     await waitUntil(() => clients.every((c) => c.client.session.isConnected), 'every client reconnects');
-    await waitUntil(async () => (await holderClient.contenders('job').catch(() => [])).length === 4, 'the queue is readable again');
+    await waitUntil(
+      async () => (await holderClient.contenders('job').catch(() => [])).length === 4,
+      'the queue is readable again',
+    );
 
     expect(clients.map((c) => c.client.session.id)).toEqual(sessionsBefore);
     expect(held.signal.aborted).toBe(false);

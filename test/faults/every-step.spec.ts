@@ -75,7 +75,10 @@ describe('a dropped connection at every step of acquire and release', () => {
       const error = await client.acquire(name, { timeoutMs: 300 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockTimeoutError);
       await cutDone;
-      await waitUntil(async () => (await fx.nodes(name))?.length === 1, 'the abandoned node is deleted after reconnecting');
+      await waitUntil(
+        async () => (await fx.nodes(name))?.length === 1,
+        'the abandoned node is deleted after reconnecting',
+      );
       expect(await fx.nodes(name)).toEqual([nodeOf(held)]);
       await held.release();
       expect(client.client.session.watcherCount()).toBe(0);
@@ -88,7 +91,9 @@ describe('a dropped connection at every step of acquire and release', () => {
     await server.start();
     const own = await LockFixture.create('restart');
     try {
-      const [a, b] = await Promise.all([1, 2].map(() => own.backend({ connectionString: server.connectionString, sessionTimeoutMs: 10_000 })));
+      const [a, b] = await Promise.all(
+        [1, 2].map(() => own.backend({ connectionString: server.connectionString, sessionTimeoutMs: 10_000 })),
+      );
       const held = await a.acquire('r');
       const waiting = b.acquire('r', { timeoutMs: 30_000 });
       await waitUntil(async () => (await b.contenders('r')).length === 2, 'b queues');
@@ -100,7 +105,10 @@ describe('a dropped connection at every step of acquire and release', () => {
       await waitUntil(() => a.client.session.isConnected && b.client.session.isConnected, 'both reconnect');
       expect(held.signal.aborted).toBe(false);
       const contenders = await a.contenders('r');
-      expect(contenders.map((c) => [c.node === nodeBefore, c.holding])).toEqual([[true, true], [false, false]]);
+      expect(contenders.map((c) => [c.node === nodeBefore, c.holding])).toEqual([
+        [true, true],
+        [false, false],
+      ]);
       await held.release();
       const lock = await waiting;
       expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);

@@ -38,7 +38,12 @@ describe('a lost create reply, then a reconnect to a server lagging behind the l
     proxies.push(p1, p2);
     await p1.start();
     p2.port = await freePort(); // named in the string, refusing until started
-    client = await ZkLockBackend.connect({ connectionString: `${p1.connectionString},127.0.0.1:${p2.port}`, rootPath, sessionTimeoutMs: 4000, removeEmptyDirectories: false });
+    client = await ZkLockBackend.connect({
+      connectionString: `${p1.connectionString},127.0.0.1:${p2.port}`,
+      rootPath,
+      sessionTimeoutMs: 4000,
+      removeEmptyDirectories: false,
+    });
     await (await client.acquire('job')).release(); // the directory exists; the lock is free
     await p2.start(); // the client will go there once follower 1's link is cut
     const inspector = await ZkInspector.connect(ensemble.clientConnect(leader));

@@ -53,7 +53,7 @@ class StepCutProxy {
     let awaitedXid: number | undefined; // the cut request's, once sent: close on its answer
     client.on('data', (chunk) => {
       fromClient = Buffer.concat([fromClient, chunk]);
-      for (let frame; (frame = takeFrame(fromClient)); ) {
+      for (let frame; (frame = takeFrame(fromClient));) {
         fromClient = fromClient.subarray(frame.length);
         if (awaitedXid !== undefined) return; // cut: nothing more passes
         const request = connected ? requestOf(frame) : undefined;
@@ -67,9 +67,10 @@ class StepCutProxy {
           link.server.removeAllListeners('data');
           link.server.on('data', (data: Buffer) => {
             fromServer = Buffer.concat([fromServer, data]);
-            for (let reply; (reply = takeFrame(fromServer)); ) {
+            for (let reply; (reply = takeFrame(fromServer));) {
               fromServer = fromServer.subarray(reply.length);
-              if (reply.length >= 8 && reply.readInt32BE(4) === awaitedXid) return this.close(link, () => armed.cut(request));
+              if (reply.length >= 8 && reply.readInt32BE(4) === awaitedXid)
+                return this.close(link, () => armed.cut(request));
             }
           });
           return;
@@ -148,7 +149,21 @@ function multiOf(frame: Buffer): StepRequest {
 // watch the holder's node); once the holder goes, the read that sees it, the rest tried
 // again (c alone: a plain create); then the release, one multi. On timeout instead, the
 // node queued on b is deleted, then a's.
-const GRANTED = ['multi create a, create b, create c', 'read a', 'read b', 'read c', 'delete b', 'delete c', 'create b', 'read b', 'watch b', 'read b', 'create c', 'read c', 'multi delete a, delete b, delete c'];
+const GRANTED = [
+  'multi create a, create b, create c',
+  'read a',
+  'read b',
+  'read c',
+  'delete b',
+  'delete c',
+  'create b',
+  'read b',
+  'watch b',
+  'read b',
+  'create c',
+  'read c',
+  'multi delete a, delete b, delete c',
+];
 /** The steps of the acquire; the last one is the release. */
 const ACQUIRING = GRANTED.length - 1;
 const TIMED_OUT = [...GRANTED.slice(0, 9), 'delete b', 'delete a'];
@@ -163,7 +178,8 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
   let direct: ZkLockBackend;
   let client: ZkLockBackend;
   const [a, b, c] = ['a', 'b', 'c'];
-  const counts = (): Promise<number[]> => Promise.all([a, b, c].map(async (name) => (await fx.nodes(name, direct))?.length ?? 0));
+  const counts = (): Promise<number[]> =>
+    Promise.all([a, b, c].map(async (name) => (await fx.nodes(name, direct))?.length ?? 0));
   const same = (x: number[], y: number[]): boolean => JSON.stringify(x) === JSON.stringify(y);
 
   beforeAll(async () => {
@@ -193,7 +209,9 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
 
   /** `op name`, e.g. `create b`, of a request cut. */
   const describeRequest = (request: StepRequest): string =>
-    request.ops ? `multi ${request.ops.join(', ')}` : `${OPS[request.op] ?? request.op} ${request.path!.slice(fx.rootPath.length + 1).split('/')[0]}`;
+    request.ops
+      ? `multi ${request.ops.join(', ')}`
+      : `${OPS[request.op] ?? request.op} ${request.path!.slice(fx.rootPath.length + 1).split('/')[0]}`;
 
   /** After all: no node anywhere but the blocker's, the same session, no watch left. */
   async function expectNothingLeft(sessionId: string): Promise<void> {
@@ -206,7 +224,10 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
     it.each(steps(GRANTED))('step %i (%s): granted, then exactly one node per name; released, none', async (step) => {
       const run = await startCut(step, when, 20_000);
       // Waiting for b: a held, one node of ours queued on b, nothing on c.
-      await waitUntil(async () => client.client.session.watcherCount() === 1 && same(await counts(), [1, 2, 0]), 'the client to wait for b');
+      await waitUntil(
+        async () => client.client.session.watcherCount() === 1 && same(await counts(), [1, 2, 0]),
+        'the client to wait for b',
+      );
       await run.blocker.release();
       const group: MultiLockHandle = await run.pending;
       if (step <= ACQUIRING) expect(describeRequest(await run.cut())).toBe(GRANTED[step - 1]); // cut while acquiring

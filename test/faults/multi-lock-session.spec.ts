@@ -15,12 +15,16 @@ describe('acquireAll through a lost session', () => {
     n++;
     return [`s${n}-a`, `s${n}-b`, `s${n}-c`];
   };
-  const counts = (names: string[]): Promise<number[]> => Promise.all(names.map(async (name) => (await fx.nodes(name, other))?.length ?? 0));
+  const counts = (names: string[]): Promise<number[]> =>
+    Promise.all(names.map(async (name) => (await fx.nodes(name, other))?.length ?? 0));
   const same = (x: number[], y: number[]): boolean => JSON.stringify(x) === JSON.stringify(y);
 
   /** Waits until `client` waits for b (a watch on its holder), holding a and nothing on c. */
   const waitsForB = (client: ZkLockBackend, names: string[]): Promise<void> =>
-    waitUntil(async () => client.client.session.watcherCount() === 1 && same(await counts(names), [1, 2, 0]), 'the client to wait for b');
+    waitUntil(
+      async () => client.client.session.watcherCount() === 1 && same(await counts(names), [1, 2, 0]),
+      'the client to wait for b',
+    );
 
   beforeAll(async () => {
     fx = await LockFixture.create('multi-session');
@@ -48,7 +52,8 @@ describe('acquireAll through a lost session', () => {
     const group = await pending;
     expect(group.isHeld()).toBe(true);
     expect(group.signal.aborted).toBe(false);
-    for (const [i, name] of names.entries()) expect(await fx.nodes(name, other)).toEqual([nodeOf(group.handles[i] as ZkLockHandle)]);
+    for (const [i, name] of names.entries())
+      expect(await fx.nodes(name, other)).toEqual([nodeOf(group.handles[i] as ZkLockHandle)]);
     await group.release();
     expect(await counts(names)).toEqual([0, 0, 0]);
   });

@@ -27,7 +27,7 @@ describe('our own nodes', () => {
     await fx.cleanup();
   });
 
-  it('a second node carrying a waiting attempt\'s guid is taken as ours: deleted, and never left behind', async () => {
+  it("a second node carrying a waiting attempt's guid is taken as ours: deleted, and never left behind", async () => {
     const [holder, waiter] = await fx.many(2);
     const held = await holder.acquire('dup');
     const waiting = waiter.acquire('dup', { timeoutMs: 10_000 });
@@ -37,7 +37,12 @@ describe('our own nodes', () => {
     // The same guid again, as a create repeated after a lost reply would leave it.
     const raw = await openRawClient(zkConnect());
     await new Promise<string>((resolve, reject) =>
-      raw.client.create(`${waiter.pathOf('dup')}/${prefix}`, Buffer.alloc(0), zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, (e, path) => (e ? reject(e) : resolve(path))),
+      raw.client.create(
+        `${waiter.pathOf('dup')}/${prefix}`,
+        Buffer.alloc(0),
+        zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
+        (e, path) => (e ? reject(e) : resolve(path)),
+      ),
     );
     try {
       await held.release();
@@ -52,7 +57,7 @@ describe('our own nodes', () => {
     }
   });
 
-  it('a release the server refuses (an operator changed the directory\'s ACL) ends the session, which frees the node', async () => {
+  it("a release the server refuses (an operator changed the directory's ACL) ends the session, which frees the node", async () => {
     const [client] = await fx.many(1, { credentials });
     const other = await client.acquire('acl-other');
     const lock = await client.acquire('acl-changed');
@@ -63,17 +68,26 @@ describe('our own nodes', () => {
     const raw = await openRawClient(zkConnect());
     raw.client.addAuthInfo('digest', Buffer.from(`${credentials.username}:${credentials.password}`));
     const readOnly = [new zookeeper.ACL(zookeeper.Permission.READ, new zookeeper.Id('world', 'anyone'))];
-    await new Promise<void>((resolve, reject) => raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())),
+    );
     try {
       await lock.release();
       // The node is gone with the session, not left holding the lock for the session's life.
       expect(await owner.children(dir)).toEqual([]);
       expect(session.isLost).toBe(true);
-      expect(lostWhy).toEqual([expect.stringMatching(/a lock node in .*acl-changed could not be deleted \(NO_AUTH\), so the session was ended to free it/)]);
+      expect(lostWhy).toEqual([
+        expect.stringMatching(
+          /a lock node in .*acl-changed could not be deleted \(NO_AUTH\), so the session was ended to free it/,
+        ),
+      ]);
       // Every other lock of that session is told it is lost.
       expect(other.signal.reason).toBeInstanceOf(LockLostError);
       // The client goes on with a new session.
-      await waitUntil(() => client.client.session !== session && client.client.session.isConnected, 'a new session connects');
+      await waitUntil(
+        () => client.client.session !== session && client.client.session.isConnected,
+        'a new session connects',
+      );
       const again = await client.acquire('acl-after', { timeoutMs: 5000 });
       await again.release();
     } finally {

@@ -47,7 +47,13 @@ describe('process death: a holder process killed, shut down, or paused', () => {
     workers.push(worker);
     const held = parse(await worker.line(isEvent('held'), 'held'));
     const session = parse(await worker.line(isEvent('session'), 'its session'));
-    return { worker, node: basename(held.path as string), token: BigInt(held.token as string), sessionId: sessionIdOf(session.id as string), session };
+    return {
+      worker,
+      node: basename(held.path as string),
+      token: BigInt(held.token as string),
+      sessionId: sessionIdOf(session.id as string),
+      session,
+    };
   }
 
   /** A waiter in this process, queued behind the holder; `granted()` says whether it got in yet. */
@@ -59,7 +65,7 @@ describe('process death: a holder process killed, shut down, or paused', () => {
     return { waiting, granted: () => lock };
   }
 
-  it('SIGKILL: the waiter gets the lock only once the server has expired the dead holder\'s session', async () => {
+  it("SIGKILL: the waiter gets the lock only once the server has expired the dead holder's session", async () => {
     const holder = await holderOf('killed');
     const waiter = await waiterOn('killed');
 
@@ -95,7 +101,13 @@ describe('process death: a holder process killed, shut down, or paused', () => {
     expect(sessions).not.toContain(holder.sessionId);
     expect(nodes).not.toContain(holder.node);
     // close() released the lock under a holder that had not released it: its signal said so first.
-    expect(holder.worker.lines.map((line) => parse(line).event)).toEqual(['session', 'held', 'closing', 'aborted', 'closed']);
+    expect(holder.worker.lines.map((line) => parse(line).event)).toEqual([
+      'session',
+      'held',
+      'closing',
+      'aborted',
+      'closed',
+    ]);
     expect(parse(holder.worker.lines[3])).toMatchObject({ error: 'LockLostError' });
 
     const lock = await waiter.waiting;
@@ -115,7 +127,7 @@ describe('process death: a holder process killed, shut down, or paused', () => {
    * highest token it has accepted and refuses lower ones, and the new holder, who got the
    * lock during the pause, has a higher token than the paused one.
    */
-  it('SIGSTOP past the session: on SIGCONT the holder\'s signal aborts before it hears from ZooKeeper, and its token is the lower one', async () => {
+  it("SIGSTOP past the session: on SIGCONT the holder's signal aborts before it hears from ZooKeeper, and its token is the lower one", async () => {
     const holder = await holderOf('paused', { traceSockets: true });
     const waiter = await waiterOn('paused');
 
@@ -129,7 +141,10 @@ describe('process death: a holder process killed, shut down, or paused', () => {
     holder.worker.signal('SIGCONT');
     await holder.worker.line(isEvent('aborted'), 'aborted');
     await holder.worker.line(isEvent('session-lost'), 'session-lost');
-    await waitUntil(() => holder.worker.lines.filter(isEvent('session')).length === 2, 'the holder to report a new session');
+    await waitUntil(
+      () => holder.worker.lines.filter(isEvent('session')).length === 2,
+      'the holder to report a new session',
+    );
 
     const before = holder.worker.lines.map(parse).filter((e) => e.t < resumedAt);
     const after = holder.worker.lines.map(parse).filter((e) => e.t >= resumedAt);
@@ -137,7 +152,7 @@ describe('process death: a holder process killed, shut down, or paused', () => {
     // The pause really left something to hear: before it, answers; after it, the abort first.
     expect(before.some((e) => e.event === 'zk-socket')).toBe(true);
     expect({ first: after[0]?.event, after: summary }).toEqual({ first: 'aborted', after: summary });
-    expect(after[0]).toMatchObject({ error: 'LockLostError', why: expect.stringContaining("no proof for") });
+    expect(after[0]).toMatchObject({ error: 'LockLostError', why: expect.stringContaining('no proof for') });
     // Then it does hear from ZooKeeper, and learns the session is gone for sure.
     expect(after.findIndex((e) => e.event === 'zk-socket')).toBeGreaterThan(0);
     expect(after.findIndex((e) => e.event === 'session-lost')).toBeGreaterThan(0);

@@ -28,12 +28,21 @@ const eventsOf = (w: WorkerProcess): WorkerEvent[] => w.lines.map((line) => JSON
 const sectionsOf = (w: WorkerProcess, holder: string): Array<Section & { wrote: boolean }> =>
   eventsOf(w)
     .filter((e) => e.event === 'grant')
-    .map((e) => ({ holder, token: BigInt(e.token as string), start: BigInt(e.start as string), end: BigInt(e.end as string), wrote: e.wrote as boolean }));
+    .map((e) => ({
+      holder,
+      token: BigInt(e.token as string),
+      start: BigInt(e.start as string),
+      end: BigInt(e.end as string),
+      wrote: e.wrote as boolean,
+    }));
 /** Failures by phase and error name, e.g. `{ "acquire LockTimeoutError": 1 }`. */
 const failuresOf = (w: WorkerProcess): Record<string, number> =>
   eventsOf(w)
     .filter((e) => e.event === 'fail')
-    .reduce<Record<string, number>>((n, e) => ({ ...n, [`${e.phase} ${e.error}`]: (n[`${e.phase} ${e.error}`] ?? 0) + 1 }), {});
+    .reduce<Record<string, number>>(
+      (n, e) => ({ ...n, [`${e.phase} ${e.error}`]: (n[`${e.phase} ${e.error}`] ?? 0) + 1 }),
+      {},
+    );
 const ms = (from: number): number => Math.round(performance.now() - from);
 
 describe('a production topology: three servers, clients on all of them', () => {
@@ -66,7 +75,14 @@ describe('a production topology: three servers, clients on all of them', () => {
     const rootPath = uniqueRoot('topology-rolling');
     const counter = join(dir, 'counter');
     writeFileSync(counter, '0 -');
-    const args = { connectionString: ensemble.connectionString, rootPath, name: 'counter', sessionTimeoutMs: SESSION_MS, counter, acquireTimeoutMs: 20_000 };
+    const args = {
+      connectionString: ensemble.connectionString,
+      rootPath,
+      name: 'counter',
+      sessionTimeoutMs: SESSION_MS,
+      counter,
+      acquireTimeoutMs: 20_000,
+    };
     const ws = [1, 2, 3].map(() => WorkerProcess.spawn('fenced-counter.worker.ts', args));
     workers.push(...ws);
     const sections = () => ws.flatMap((w, i) => sectionsOf(w, `p${i + 1}`));
@@ -76,7 +92,11 @@ describe('a production topology: three servers, clients on all of them', () => {
       if (dead) throw new Error(`a worker exited: ${JSON.stringify(eventsOf(dead).at(-1))} ${dead.errors}`);
       return check();
     };
-    await waitUntil(progress(() => ws.every((w) => sectionsOf(w, '').length > 0)), 'every process to be granted the lock', 30_000);
+    await waitUntil(
+      progress(() => ws.every((w) => sectionsOf(w, '').length > 0)),
+      'every process to be granted the lock',
+      30_000,
+    );
 
     // Followers first, the leader last, as a production rolling restart goes: one election.
     const leader = await ensemble.leader();
@@ -87,17 +107,28 @@ describe('a production topology: three servers, clients on all of them', () => {
       const killedAtHr = process.hrtime.bigint();
       await ensemble.kill(i);
       // Two of three still form a quorum: every process goes on being granted meanwhile.
-      await waitUntil(progress(() => ws.every((w) => sectionsOf(w, '').some((s) => s.start > killedAtHr))), `every process to be granted while server ${i + 1} is down`, 30_000);
+      await waitUntil(
+        progress(() => ws.every((w) => sectionsOf(w, '').some((s) => s.start > killedAtHr))),
+        `every process to be granted while server ${i + 1} is down`,
+        30_000,
+      );
       await ensemble.restart(i);
       await waitQuorumJoined(ensemble);
-      restarts.push(`server ${i + 1}${i === leader ? ' (leader)' : ''} down ${ms(killedAt)} ms, ${sections().length - before} grants meanwhile`);
+      restarts.push(
+        `server ${i + 1}${i === leader ? ' (leader)' : ''} down ${ms(killedAt)} ms, ${sections().length - before} grants meanwhile`,
+      );
     }
     const restartedAt = process.hrtime.bigint();
-    await waitUntil(progress(() => ws.every((w) => sectionsOf(w, '').some((s) => s.start > restartedAt))), 'every process to be granted again after the last restart', 30_000);
+    await waitUntil(
+      progress(() => ws.every((w) => sectionsOf(w, '').some((s) => s.start > restartedAt))),
+      'every process to be granted again after the last restart',
+      30_000,
+    );
 
     for (const w of ws) w.signal('SIGTERM');
     await waitUntil(() => ws.every((w) => !w.running), 'every process to close its client and exit', 20_000);
-    for (const w of ws) expect({ exit: await w.exited, errors: w.errors }).toEqual({ exit: { code: 0, signal: null }, errors: '' });
+    for (const w of ws)
+      expect({ exit: await w.exited, errors: w.errors }).toEqual({ exit: { code: 0, signal: null }, errors: '' });
 
     const all = sections();
     const closed = ws.map((w) => eventsOf(w).find((e) => e.event === 'closed')!);
@@ -128,7 +159,11 @@ describe('a production topology: three servers, clients on all of them', () => {
     // ZooKeeper's own state: no lock node, no ephemeral under the root, none of the
     // workers' sessions alive (closed ones at once; any abandoned during a restart once
     // the server has expired it).
-    const sessions = ws.flatMap((w) => eventsOf(w).filter((e) => e.event === 'session').map((e) => sessionIdOf(e.id as string)));
+    const sessions = ws.flatMap((w) =>
+      eventsOf(w)
+        .filter((e) => e.event === 'session')
+        .map((e) => sessionIdOf(e.id as string)),
+    );
     const leftover = async () => {
       const port = ensemble.servers[await ensemble.leader()].clientPort;
       const live = await liveSessions(port);
@@ -139,14 +174,25 @@ describe('a production topology: three servers, clients on all of them', () => {
       };
     };
     const empty = { lockNodes: [], ephemerals: [], sessions: [] };
-    await waitUntil(async () => JSON.stringify(await leftover()) === JSON.stringify(empty), 'no node or session of the workers left', 3 * SESSION_MS);
+    await waitUntil(
+      async () => JSON.stringify(await leftover()) === JSON.stringify(empty),
+      'no node or session of the workers left',
+      3 * SESSION_MS,
+    );
     expect(await leftover()).toEqual(empty);
     await inspect((inspector) => inspector.removeTree(rootPath));
   }, 90_000);
 
   it('quorum lost past the session timeout: the holder aborts, the same client takes the lock again, the waiter never beside it', async () => {
     const rootPath = uniqueRoot('topology-quorum');
-    const connect = (identity: string) => ZkLockBackend.connect({ connectionString: ensemble.connectionString, rootPath, sessionTimeoutMs: SESSION_MS, emptyDirectoryGraceMs: 0, identity });
+    const connect = (identity: string) =>
+      ZkLockBackend.connect({
+        connectionString: ensemble.connectionString,
+        rootPath,
+        sessionTimeoutMs: SESSION_MS,
+        emptyDirectoryGraceMs: 0,
+        identity,
+      });
     const holder = await connect('holder');
     clients.push(holder);
     const waiter = await connect('waiter');
@@ -213,7 +259,9 @@ describe('a production topology: three servers, clients on all of them', () => {
     console.log(
       `quorum loss: abort ${abortMs} ms after losing 2 of 3 servers, servers down ${downMs} ms (restart to rejoined ${Math.round(recoveredAt - restartAt)} ms), ` +
         `same client re-acquired ${reacquireMs} ms after recovery (session ${firstSession} -> ${holder.client.session.id}), waiter: ` +
-        ('lock' in outcome ? `granted ${Math.round(outcome.grantedAt - restartAt)} ms after the restart began` : `failed with ${(outcome.error as Error).name}`),
+        ('lock' in outcome
+          ? `granted ${Math.round(outcome.grantedAt - restartAt)} ms after the restart began`
+          : `failed with ${(outcome.error as Error).name}`),
     );
     if ('lock' in outcome) {
       // After the holder was told and the servers were restarted; possibly before all three

@@ -33,7 +33,9 @@ describe('security: digest credentials, ACLs and isolation', () => {
     }
     // Cannot break the lock (delete needs DELETE on the parent), jump in, or change it…
     expect(await outsider.attempt('remove', held.path)).toBe('NO_AUTH');
-    expect(await outsider.attempt('create', `${dir}/ffffffffffffffffffffffffffffffff__lock__0000000000`)).toBe('NO_AUTH');
+    expect(await outsider.attempt('create', `${dir}/ffffffffffffffffffffffffffffffff__lock__0000000000`)).toBe(
+      'NO_AUTH',
+    );
     expect(await outsider.attempt('setData', held.path)).toBe('NO_AUTH');
     expect(await outsider.attempt('remove', dir)).toBe('NO_AUTH');
     // …but can see who holds it.
@@ -56,14 +58,27 @@ describe('security: digest credentials, ACLs and isolation', () => {
     const error = await intruder.acquire('shared').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ZkOperationError);
     expect(error).toMatchObject({ zkCode: 'NO_AUTH' });
-    for (const text of [(error as Error).message, (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(intruder.options), inspect(intruder.options, { depth: 5 }), inspect(a, { depth: 6 })]) {
+    for (const text of [
+      (error as Error).message,
+      (error as Error).stack ?? '',
+      inspect(error, { depth: 5 }),
+      JSON.stringify(intruder.options),
+      inspect(intruder.options, { depth: 5 }),
+      inspect(a, { depth: 6 }),
+    ]) {
       expect(text).not.toContain('wrong-password');
       expect(text).not.toContain(credentials.password);
     }
-    const badOption = await ZkLockBackend.connect({ connectionString: zkConnect(), credentials: { username: 'a:b', password: 'hidden-pass' } }).catch((e: unknown) => e);
+    const badOption = await ZkLockBackend.connect({
+      connectionString: zkConnect(),
+      credentials: { username: 'a:b', password: 'hidden-pass' },
+    }).catch((e: unknown) => e);
     expect((badOption as Error).message).toContain('credentials.username');
     expect((badOption as Error).message).not.toContain('hidden-pass');
-    const noPassword = await ZkLockBackend.connect({ connectionString: zkConnect(), credentials: { username: 'a', password: '' } }).catch((e: unknown) => e);
+    const noPassword = await ZkLockBackend.connect({
+      connectionString: zkConnect(),
+      credentials: { username: 'a', password: '' },
+    }).catch((e: unknown) => e);
     expect((noPassword as Error).message).toContain('credentials.password');
   });
 

@@ -76,7 +76,8 @@ describe('a lock whose directory reached the sequence-number limit (2^31 − 1)'
       for (const [i, outcome] of tries.entries()) {
         const who = i === 0 ? 'C' : 'D';
         if (outcome.status === 'rejected') {
-          if (!(outcome.reason instanceof ZkLockError)) untypedErrors.push(`round ${round}: ${who}: ${String(outcome.reason)}`);
+          if (!(outcome.reason instanceof ZkLockError))
+            untypedErrors.push(`round ${round}: ${who}: ${String(outcome.reason)}`);
         } else if (outcome.value) {
           granted.push({ who, lock: outcome.value }); // null is the safe answer: the lock is taken
         }
@@ -85,8 +86,13 @@ describe('a lock whose directory reached the sequence-number limit (2^31 − 1)'
       for (const [i, { who, lock }] of granted.entries()) {
         const line = `round ${round}: ${who} granted ${nodeOf(lock)} with fencing token ${lock.fencingToken}`;
         grantedWhileAHolds.push(`${line}; ${aHolds}${held.signal.aborted ? ' (A was told it lost it)' : ''}`);
-        const sharers = [{ who: 'A', lock: held }, ...granted.slice(0, i)].filter((other) => other.lock.fencingToken === lock.fencingToken);
-        for (const other of sharers) tokensShared.push(`round ${round}: ${who} and ${other.who} hold with the same fencing token ${lock.fencingToken}`);
+        const sharers = [{ who: 'A', lock: held }, ...granted.slice(0, i)].filter(
+          (other) => other.lock.fencingToken === lock.fencingToken,
+        );
+        for (const other of sharers)
+          tokensShared.push(
+            `round ${round}: ${who} and ${other.who} hold with the same fencing token ${lock.fencingToken}`,
+          );
       }
       await Promise.all(granted.map(({ lock }) => lock.release()));
     }

@@ -55,13 +55,19 @@ describe('expireSession (a session ended on purpose, seen by a raw node-zookeepe
     // The server closed the session (and deleted its ephemerals) before expireSession returns.
     expect(await inspector.exists(path)).toBe(false);
 
-    await waitFor(() => states.length >= 4, { timeoutMs: 3000, what: () => `the client to see its expiry (states: ${states})` });
+    await waitFor(() => states.length >= 4, {
+      timeoutMs: 3000,
+      what: () => `the client to see its expiry (states: ${states})`,
+    });
     expect(states).toEqual(['SYNC_CONNECTED', 'DISCONNECTED', 'EXPIRED', 'DISCONNECTED']);
     expect(expiredEvents).toBe(1);
     expect(client.getState()).toBe(State.DISCONNECTED);
 
     // A dead handle: calls fail at once with CONNECTION_LOSS, and it does not come back.
-    const error = await statOf(client, '/').then(() => null, (e: unknown) => e);
+    const error = await statOf(client, '/').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(errorCode(error)).toBe(Exception.CONNECTION_LOSS);
     expect(states).toHaveLength(4);
   });
@@ -69,12 +75,13 @@ describe('expireSession (a session ended on purpose, seen by a raw node-zookeepe
   it('drops a call made while the client reconnects into its expired session: no callback, ever', async () => {
     const { client, states } = await openRawClient(zkConnect());
     let callback: string | undefined;
-    client.once('disconnected', () =>
-      client.exists('/', (error) => (callback = error ? String(error) : 'answered')),
-    );
+    client.once('disconnected', () => client.exists('/', (error) => (callback = error ? String(error) : 'answered')));
 
     await expireSession(zkConnect(), credentialsOf(client));
-    await waitFor(() => states.length >= 4, { timeoutMs: 3000, what: () => `the client to see its expiry (states: ${states})` });
+    await waitFor(() => states.length >= 4, {
+      timeoutMs: 3000,
+      what: () => `the client to see its expiry (states: ${states})`,
+    });
     expect(states).toEqual(['SYNC_CONNECTED', 'DISCONNECTED', 'EXPIRED', 'DISCONNECTED']);
     // Give a late callback a fair chance to show up: it does not.
     await sleep(500);
@@ -97,7 +104,10 @@ describe('expireSession (a session ended on purpose, seen by a raw node-zookeepe
 
       // Back on the same port: the client's next attempt learns the session is gone.
       await proxy.start();
-      await waitFor(() => states.length >= 4, { timeoutMs: 5000, what: () => `the client to see its expiry (states: ${states})` });
+      await waitFor(() => states.length >= 4, {
+        timeoutMs: 5000,
+        what: () => `the client to see its expiry (states: ${states})`,
+      });
       expect(states).toEqual(['SYNC_CONNECTED', 'DISCONNECTED', 'EXPIRED', 'DISCONNECTED']);
     } finally {
       await proxy.stop();

@@ -42,7 +42,10 @@ async function probe(client: zookeeper.Client, path: string, timeoutMs = 1000): 
  */
 async function retire({ client, states }: RawClient): Promise<void> {
   const connected = () => client.getState() === State.SYNC_CONNECTED;
-  const settled = await waitFor(() => connected() || states.includes('EXPIRED'), { timeoutMs: 15_000, what: 'a client to settle' }).then(
+  const settled = await waitFor(() => connected() || states.includes('EXPIRED'), {
+    timeoutMs: 15_000,
+    what: 'a client to settle',
+  }).then(
     () => true,
     () => false,
   );
@@ -74,7 +77,9 @@ describe('ElectionGreetingRewriter (the first message of a ZooKeeper 3.8 electio
 
   it('replaces every address of a V2 greeting by the one proxy, and leaves other first messages alone', () => {
     const v2 = new ElectionGreetingRewriter('127.0.0.1:40002');
-    expect(v2.feed(greeting(-65535n, 2n, '10.0.0.1:3888|10.0.0.2:3888'))).toEqual(greeting(-65535n, 2n, '127.0.0.1:40002'));
+    expect(v2.feed(greeting(-65535n, 2n, '10.0.0.1:3888|10.0.0.2:3888'))).toEqual(
+      greeting(-65535n, 2n, '127.0.0.1:40002'),
+    );
     const old = Buffer.alloc(8);
     old.writeBigInt64BE(3n, 0); // before 3.5 the greeting was the bare sid
     expect(new ElectionGreetingRewriter('127.0.0.1:40003').feed(old)).toEqual(old);
@@ -111,7 +116,10 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
   }
 
   async function waitForMode(i: number, mode: string): Promise<void> {
-    await waitFor(async () => (await ensemble.mode(i)) === mode, { timeoutMs: 15_000, what: `server ${i + 1} to be ${mode}` });
+    await waitFor(async () => (await ensemble.mode(i)) === mode, {
+      timeoutMs: 15_000,
+      what: `server ${i + 1} to be ${mode}`,
+    });
   }
 
   /** Nothing more reached or left server i, and none of its connections skips the proxies. */
@@ -145,7 +153,9 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
     await create(onFirst, root);
     await create(onFirst, `${root}/from-s1`);
     // A follower applies a commit a moment after the leader: the read may lag briefly.
-    await waitFor(async () => (await probe(onSecond, `${root}/from-s1`)) === 'present', { what: 'the write on server 2' });
+    await waitFor(async () => (await probe(onSecond, `${root}/from-s1`)) === 'present', {
+      what: 'the write on server 2',
+    });
   });
 
   it('sends the election call back from a higher id to a lower one through the proxies as well', async () => {
@@ -158,7 +168,9 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
     await ensemble.servers[restarted].stop();
     await ensemble.servers[restarted].start();
     await waitForMode(restarted, 'follower');
-    report(`call backs redirected into servers ${higher.map((j) => j + 1).join(', ')}: before ${before.join(', ')}, after ${callbacks().join(', ')}`);
+    report(
+      `call backs redirected into servers ${higher.map((j) => j + 1).join(', ')}: before ${before.join(', ')}, after ${callbacks().join(', ')}`,
+    );
 
     callbacks().forEach((count, n) => expect(count).toBeGreaterThan(before[n]));
     for (const i of [0, 1, 2]) expect(ensemble.bypasses(i)).toEqual([]);
@@ -180,7 +192,9 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
     const stoppedMs = performance.now() - isolatedAt;
     const served = reads.filter((read) => read.result === 'absent');
     const servedMs = (served.at(-1)?.at ?? isolatedAt) - isolatedAt;
-    report(`isolated follower answered reads for ${Math.round(servedMs)} ms, stopped serving after ${Math.round(stoppedMs)} ms`);
+    report(
+      `isolated follower answered reads for ${Math.round(servedMs)} ms, stopped serving after ${Math.round(stoppedMs)} ms`,
+    );
 
     expect(reads.some((read) => read.result === 'present')).toBe(false);
     expect(served.some((read) => read.at > committedAt)).toBe(true);
@@ -211,9 +225,14 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
 
     const newLeader = await ensemble.leader(15_000);
     const electedMs = performance.now() - isolatedAt;
-    await waitFor(async () => (await ensemble.mode(oldLeader)) !== 'leader', { timeoutMs: 15_000, what: 'the old leader to step down' });
+    await waitFor(async () => (await ensemble.mode(oldLeader)) !== 'leader', {
+      timeoutMs: 15_000,
+      what: 'the old leader to step down',
+    });
     const steppedDownMs = performance.now() - isolatedAt;
-    report(`new leader elected ${Math.round(electedMs)} ms after isolating the leader; old leader stepped down after ${Math.round(steppedDownMs)} ms`);
+    report(
+      `new leader elected ${Math.round(electedMs)} ms after isolating the leader; old leader stepped down after ${Math.round(steppedDownMs)} ms`,
+    );
     expect(others(oldLeader)).toContain(newLeader);
 
     const [third] = others(oldLeader).filter((i) => i !== newLeader);

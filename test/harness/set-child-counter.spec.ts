@@ -91,14 +91,23 @@ describe('setChildCounter (sets a znode’s child counter on a standalone server
     const client = raw!.client;
     const serial: string[] = [];
     for (let i = 1; i <= 7; i++) serial.push(suffixOf(await createNode(client, `/dir/e${i}_`, EPHEMERAL_SEQUENTIAL)));
-    expect(serial).toEqual(['2147483641', '2147483642', '2147483643', '2147483644', '2147483645', '2147483646', '2147483647']);
+    expect(serial).toEqual([
+      '2147483641',
+      '2147483642',
+      '2147483643',
+      '2147483644',
+      '2147483645',
+      '2147483646',
+      '2147483647',
+    ]);
 
     // The counter is now Integer.MAX_VALUE. A create prepares MAX + 1 = Integer.MIN_VALUE as the
     // parent's new counter, and DataTree.createNode applies it only if it is larger: it never is,
     // so the stored counter stays at MAX and the parent's pzxid stops moving on creates.
     const atLimit = await statOf(client, '/dir');
     const repeated: string[] = [];
-    for (let i = 8; i <= 10; i++) repeated.push(suffixOf(await createNode(client, `/dir/e${i}_`, EPHEMERAL_SEQUENTIAL)));
+    for (let i = 8; i <= 10; i++)
+      repeated.push(suffixOf(await createNode(client, `/dir/e${i}_`, EPHEMERAL_SEQUENTIAL)));
     expect(repeated).toEqual(['2147483647', '2147483647', '2147483647']);
     const stuck = await statOf(client, '/dir');
     expect(pzxidOf(stuck)).toBe(pzxidOf(atLimit));
@@ -120,7 +129,8 @@ describe('setChildCounter (sets a znode’s child counter on a standalone server
     ).map((path) => Number(suffixOf(path)));
     expect(pipelined[0]).toBe(INT32_MAX);
     pipelined.forEach((value, i) => {
-      if (i > 0) expect([INT32_MAX, pipelined[i - 1] === INT32_MAX ? INT32_MIN : pipelined[i - 1] + 1]).toContain(value);
+      if (i > 0)
+        expect([INT32_MAX, pipelined[i - 1] === INT32_MAX ? INT32_MIN : pipelined[i - 1] + 1]).toContain(value);
     });
 
     // Deletes still move pzxid (they never moved the stored counter).

@@ -138,7 +138,12 @@ describe('TcpProxy (faults between a client and the real ZooKeeper)', () => {
     const settled: string[] = [];
     const read = outcome((done) => raw.client.getData(existing, (error) => (settled.push('read'), done(error))));
     const write = outcome((done) =>
-      raw.client.create(`${root}/held-write`, Buffer.from('w'), CreateMode.PERSISTENT, (error) => (settled.push('write'), done(error))),
+      raw.client.create(
+        `${root}/held-write`,
+        Buffer.from('w'),
+        CreateMode.PERSISTENT,
+        (error) => (settled.push('write'), done(error)),
+      ),
     );
     // Both requests went through to the server, which acted on them and answered...
     await waitFor(async () => (await inspector.exists(`${root}/held-write`)) && proxy.heldReplyBytes > 0, {
@@ -172,8 +177,12 @@ describe('TcpProxy (faults between a client and the real ZooKeeper)', () => {
     const mark = proxy.requests.length;
     const path = await createNode(raw.client, `${root}/logged`, CreateMode.PERSISTENT);
     await statOf(raw.client, path);
-    await new Promise<void>((resolve, reject) => raw.client.getChildren(root, (error) => (error ? reject(error) : resolve())));
-    await new Promise<void>((resolve, reject) => raw.client.remove(path, -1, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      raw.client.getChildren(root, (error) => (error ? reject(error) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      raw.client.remove(path, -1, (error) => (error ? reject(error) : resolve())),
+    );
     expect(proxy.requests.slice(mark).filter((r) => r.op !== ZK_OP.ping)).toEqual([
       { op: ZK_OP.create, path },
       { op: ZK_OP.exists, path },
@@ -216,7 +225,8 @@ describe('TcpProxy (faults between a client and the real ZooKeeper)', () => {
     );
     await cut;
     expect(await created.code).toBe(Exception.CONNECTION_LOSS);
-    await waitFor(async () => ((await inspector.children(root)) ?? []).some((name) => name.startsWith('sent-')), { what: 'the node the cut create made' });
+    await waitFor(async () => ((await inspector.children(root)) ?? []).some((name) => name.startsWith('sent-')), {
+      what: 'the node the cut create made',
+    });
   });
 });
-

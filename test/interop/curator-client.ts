@@ -5,7 +5,16 @@ import { createInterface } from 'node:readline';
 
 const JAVA_DIR = '/usr/share/java';
 /** Debian's Curator 5 (libcurator-recipes-java) and what it needs; slf4j-nop keeps the worker's stdout to answers. */
-const JARS = ['curator-recipes', 'curator-framework', 'curator-client', 'zookeeper', 'zookeeper-jute', 'guava', 'slf4j-api', 'slf4j-nop'];
+const JARS = [
+  'curator-recipes',
+  'curator-framework',
+  'curator-client',
+  'zookeeper',
+  'zookeeper-jute',
+  'guava',
+  'slf4j-api',
+  'slf4j-nop',
+];
 
 export type CuratorLockKind = 'mutex' | 'read' | 'write';
 
@@ -33,12 +42,17 @@ export class CuratorClient {
   static classpath(): string {
     const jars = JARS.map((jar) => join(JAVA_DIR, `${jar}.jar`));
     const missing = jars.filter((jar) => !existsSync(jar));
-    if (missing.length > 0) throw new Error(`Curator's jars are missing (${missing.join(', ')}): apt-get install -y libcurator-recipes-java`);
+    if (missing.length > 0)
+      throw new Error(`Curator's jars are missing (${missing.join(', ')}): apt-get install -y libcurator-recipes-java`);
     return jars.join(':');
   }
 
   static async start(connectionString: string): Promise<CuratorClient> {
-    const child = spawn('java', ['-cp', CuratorClient.classpath(), join(__dirname, 'CuratorWorker.java'), connectionString], { stdio: 'pipe' });
+    const child = spawn(
+      'java',
+      ['-cp', CuratorClient.classpath(), join(__dirname, 'CuratorWorker.java'), connectionString],
+      { stdio: 'pipe' },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const client = new CuratorClient(child);

@@ -29,7 +29,10 @@ describe('Curator interop through Nest (ZkLockModule nodeFormat, @WithLock nodeF
   let app: INestApplication;
   let curator: CuratorClient;
   beforeAll(async () => {
-    [app, curator] = await Promise.all([startApp({ providers: [Billing] }, { nodeFormat: 'curator-mutex' }, uniqueRoot('curator-nest')), CuratorClient.start(zkConnect())]);
+    [app, curator] = await Promise.all([
+      startApp({ providers: [Billing] }, { nodeFormat: 'curator-mutex' }, uniqueRoot('curator-nest')),
+      CuratorClient.start(zkConnect()),
+    ]);
   });
   afterAll(async () => {
     await curator?.stop();
@@ -41,7 +44,10 @@ describe('Curator interop through Nest (ZkLockModule nodeFormat, @WithLock nodeF
     await curator.lock('java', 'mutex', backendOf(app).pathOf('nightly-invoices'));
     expect(await curator.acquire('java', 'mutex', 0)).toBe(true);
     const run = billing.invoice();
-    await waitUntil(async () => (await lockNodes(app, 'nightly-invoices'))?.length === 2, 'the Nest call queues behind Java');
+    await waitUntil(
+      async () => (await lockNodes(app, 'nightly-invoices'))?.length === 2,
+      'the Nest call queues behind Java',
+    );
     expect((await app.get(LockService).contenders('nightly-invoices')).map((c) => [c.format, c.holding])).toEqual([
       ['curator-mutex', true],
       ['curator-mutex', false],
@@ -61,12 +67,17 @@ describe('Curator interop through Nest (ZkLockModule nodeFormat, @WithLock nodeF
 
     expect(await curator.acquire('prices', 'write', 0)).toBe(true);
     const read = billing.prices();
-    await waitUntil(async () => (await lockNodes(app, 'price-list'))?.length === 2, 'the Nest reader queues behind the Java writer');
+    await waitUntil(
+      async () => (await lockNodes(app, 'price-list'))?.length === 2,
+      'the Nest reader queues behind the Java writer',
+    );
     await curator.release('prices', 'write');
     expect(await read).toBe('prices');
   });
 
   it('@WithLock refuses a reader in "curator-mutex" when the class is defined', () => {
-    expect(() => WithLock('report', { mode: 'read', nodeFormat: 'curator-mutex' })).toThrow(/@WithLock: .*nodeFormat="curator-mutex".*use nodeFormat "curator-rw"/);
+    expect(() => WithLock('report', { mode: 'read', nodeFormat: 'curator-mutex' })).toThrow(
+      /@WithLock: .*nodeFormat="curator-mutex".*use nodeFormat "curator-rw"/,
+    );
   });
 });

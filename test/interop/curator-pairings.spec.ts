@@ -23,7 +23,11 @@ type Outcome = 'excludes' | 'shares' | 'UNSAFE: both hold';
 
 const KIND: Record<Kind, CuratorLockKind> = { InterProcessMutex: 'mutex', ReadLock: 'read', WriteLock: 'write' };
 const MODE_OF: Record<Kind, LockMode> = { InterProcessMutex: 'write', ReadLock: 'read', WriteLock: 'write' };
-const CURATOR_NAME: Record<Kind, string> = { InterProcessMutex: 'curator-mutex/write', ReadLock: 'curator-rw/read', WriteLock: 'curator-rw/write' };
+const CURATOR_NAME: Record<Kind, string> = {
+  InterProcessMutex: 'curator-mutex/write',
+  ReadLock: 'curator-rw/read',
+  WriteLock: 'curator-rw/write',
+};
 
 const OURS: Ours[] = [
   ['kazoo', 'write'],
@@ -47,8 +51,24 @@ function oursSecond(kind: Kind, [, mode]: Ours): Outcome {
 }
 
 const KINDS: Kind[] = ['InterProcessMutex', 'ReadLock', 'WriteLock'];
-const OURS_FIRST = OURS.flatMap((ours) => KINDS.map((kind): [string, string, Kind, Outcome, Ours] => [ours.join(' '), kind, kind, curatorSecond(ours, kind), ours]));
-const CURATOR_FIRST = OURS.flatMap((ours) => KINDS.map((kind): [string, string, Kind, Outcome, Ours] => [kind, ours.join(' '), kind, oursSecond(kind, ours), ours]));
+const OURS_FIRST = OURS.flatMap((ours) =>
+  KINDS.map((kind): [string, string, Kind, Outcome, Ours] => [
+    ours.join(' '),
+    kind,
+    kind,
+    curatorSecond(ours, kind),
+    ours,
+  ]),
+);
+const CURATOR_FIRST = OURS.flatMap((ours) =>
+  KINDS.map((kind): [string, string, Kind, Outcome, Ours] => [
+    kind,
+    ours.join(' '),
+    kind,
+    oursSecond(kind, ours),
+    ours,
+  ]),
+);
 
 interface Party {
   readonly label: string;
@@ -105,7 +125,8 @@ describe('Curator interop: every pairing of our node formats with InterProcessMu
       node: async () => {
         // Curator's participants are every node of its kind, ours included when in its format: its own is the one without our identity.
         for (const participant of (await curator.send('participants', slot, KIND[kind])).nodes as string[]) {
-          if ((await fx.inspector.data(participant)) !== 'node-service') return participant.slice(participant.lastIndexOf('/') + 1);
+          if ((await fx.inspector.data(participant)) !== 'node-service')
+            return participant.slice(participant.lastIndexOf('/') + 1);
         }
         throw new Error(`${slot} holds no node`);
       },

@@ -83,36 +83,46 @@ describe('interoperability with Curator', () => {
    * behaviour, which ours follows (later Curator releases number the read node as the
    * writer's; lock-queue.spec covers that form).
    */
-  it.each(['ours', 'Curator'])("Curator 5.4's downgrade read queues behind a waiting writer: %s is granted beside it", async (who) => {
-    const name = `downgrade-${who}`;
-    const slot = await curatorLock('rw', name);
-    const other = await curatorLock('rw', name);
-    expect(await curator.acquire(slot, 'write', 0)).toBe(true);
-    const writer = who === 'ours' ? ours.acquire(name, { nodeFormat: 'curator-rw', timeoutMs: 10_000 }) : curator.acquire(other, 'write', 10_000);
-    await fx.queued(name, 2);
-    expect(await curator.acquire(slot, 'read', 0)).toBe(true);
-    const [downgrade] = (await fx.nodes(name))!.filter((node) => node.includes('__READ__'));
-    expect(Number(downgrade.slice(-10))).toBe(2); // after the waiting writer's
+  it.each(['ours', 'Curator'])(
+    "Curator 5.4's downgrade read queues behind a waiting writer: %s is granted beside it",
+    async (who) => {
+      const name = `downgrade-${who}`;
+      const slot = await curatorLock('rw', name);
+      const other = await curatorLock('rw', name);
+      expect(await curator.acquire(slot, 'write', 0)).toBe(true);
+      const writer =
+        who === 'ours'
+          ? ours.acquire(name, { nodeFormat: 'curator-rw', timeoutMs: 10_000 })
+          : curator.acquire(other, 'write', 10_000);
+      await fx.queued(name, 2);
+      expect(await curator.acquire(slot, 'read', 0)).toBe(true);
+      const [downgrade] = (await fx.nodes(name))!.filter((node) => node.includes('__READ__'));
+      expect(Number(downgrade.slice(-10))).toBe(2); // after the waiting writer's
 
-    await curator.release(slot, 'write');
-    const granted = await writer; // while the downgraded reader still holds
-    expect(await fx.inspector.exists(`${ours.pathOf(name)}/${downgrade}`)).toBe(true);
-    if (typeof granted === 'boolean') await curator.release(other, 'write');
-    else await granted.release();
-    await curator.release(slot, 'read');
-  });
+      await curator.release(slot, 'write');
+      const granted = await writer; // while the downgraded reader still holds
+      expect(await fx.inspector.exists(`${ours.pathOf(name)}/${downgrade}`)).toBe(true);
+      if (typeof granted === 'boolean') await curator.release(other, 'write');
+      else await granted.release();
+      await curator.release(slot, 'read');
+    },
+  );
 
   it('acquireAll in "curator-mutex" waits for the name a Curator client holds, and holds none of the later ones meanwhile', async () => {
     const slot = await curatorLock('mutex', 'group-b');
     expect(await curator.acquire(slot, 'mutex', 0)).toBe(true);
-    const group = ours.acquireAll(['group-a', 'group-b', 'group-c'], { nodeFormat: 'curator-mutex', timeoutMs: 10_000 });
+    const group = ours.acquireAll(['group-a', 'group-b', 'group-c'], {
+      nodeFormat: 'curator-mutex',
+      timeoutMs: 10_000,
+    });
     await fx.queued('group-b', 2);
     // The first try created all three nodes at once; the later name is given back before the wait.
     await waitUntil(async () => ((await fx.nodes('group-c')) ?? []).length === 0, 'group-c is given back');
     expect((await fx.nodes('group-a'))!).toHaveLength(1); // held, before the blocked name
     await curator.release(slot, 'mutex');
     const held = await group;
-    for (const name of held.names) expect((await ours.contenders(name)).map((c) => [c.format, c.holding])).toEqual([['curator-mutex', true]]);
+    for (const name of held.names)
+      expect((await ours.contenders(name)).map((c) => [c.format, c.holding])).toEqual([['curator-mutex', true]]);
     await held.release();
   });
 
@@ -121,7 +131,10 @@ describe('interoperability with Curator', () => {
     await curator.send('revocable', slot, 'mutex');
     expect(await curator.acquire(slot, 'mutex', 0)).toBe(true);
     expect(await ours.requestRevocation('revoke-them')).toBe(1);
-    await waitUntil(async () => (await curator.send('revocations', slot)).count === 1, "Curator's revocation listener runs");
+    await waitUntil(
+      async () => (await curator.send('revocations', slot)).count === 1,
+      "Curator's revocation listener runs",
+    );
     await curator.release(slot, 'mutex');
 
     const lock = await ours.acquire('revoke-us', { nodeFormat: 'curator-mutex', revocable: true, timeoutMs: 0 });
@@ -139,7 +152,13 @@ describe('interoperability with Curator', () => {
     const [theirs, mine] = await ours.contenders('listed');
     expect(theirs).toMatchObject({ mode: 'read', format: 'curator-rw', holding: true });
     expect(theirs.identity).toMatch(/^\d{1,3}(\.\d{1,3}){3}$|^[0-9a-f:]+$/); // Curator's default node data: the local IP address
-    expect(mine).toMatchObject({ mode: 'read', format: 'curator-rw', holding: true, identity: 'node-service', node: nodeOf(lock) });
+    expect(mine).toMatchObject({
+      mode: 'read',
+      format: 'curator-rw',
+      holding: true,
+      identity: 'node-service',
+      node: nodeOf(lock),
+    });
     const [listed] = await ours.locks('listed');
     expect(listed).toMatchObject({ kind: 'lock', name: 'listed', waiters: [] });
     expect(listed.holders.map((h) => h.identity)).toEqual([theirs.identity, 'node-service']);
@@ -155,7 +174,9 @@ describe('interoperability with Curator', () => {
       const slot = await curatorLock('mutex', 'three');
       expect(await curator.acquire(slot, 'mutex', 0)).toBe(true);
       // Kazoo's Lock sorts Curator's node last and takes the lock beside it: their two formats do not meet.
-      expect(await kazoo.send({ op: 'acquire', kind: 'lock', path, blocking: false })).toMatchObject({ acquired: true });
+      expect(await kazoo.send({ op: 'acquire', kind: 'lock', path, blocking: false })).toMatchObject({
+        acquired: true,
+      });
       const waiting = noted('ours', ours.acquire('three', { timeoutMs: 10_000 }));
       await fx.queued('three', 3);
       expect((await ours.contenders('three')).map((c) => [c.format, c.holding])).toEqual([

@@ -20,7 +20,15 @@ export class KazooClient {
     const client = new KazooClient(child);
     const ready = await Promise.race([
       client.next(),
-      new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`kazoo worker exited (${code}): ${stderr || 'is python3-kazoo installed? apt-get install -y python3-kazoo'}`)))),
+      new Promise<never>((_, reject) =>
+        child.once('exit', (code) =>
+          reject(
+            new Error(
+              `kazoo worker exited (${code}): ${stderr || 'is python3-kazoo installed? apt-get install -y python3-kazoo'}`,
+            ),
+          ),
+        ),
+      ),
     ]);
     if (!ready.ready) throw new Error(`kazoo worker did not start: ${stderr}`);
     return client;

@@ -94,7 +94,13 @@ describe('Kazoo interop: every pairing of our modes with Kazoo Lock, ReadLock an
   const theirs = (kind: Kind, name: string): Party => {
     const path = backend.pathOf(name);
     const acquire = async (blocking: boolean): Promise<string | null> => {
-      const reply = await kazoo.send({ op: 'acquire', kind: KIND[kind], path, blocking, timeout: blocking ? 10 : null });
+      const reply = await kazoo.send({
+        op: 'acquire',
+        kind: KIND[kind],
+        path,
+        blocking,
+        timeout: blocking ? 10 : null,
+      });
       return reply.acquired ? (reply.node as string) : null;
     };
     return {
@@ -122,7 +128,14 @@ describe('Kazoo interop: every pairing of our modes with Kazoo Lock, ReadLock an
   const kazooView = async (kind: Kind, name: string): Promise<string[]> =>
     (await observer.send({ op: 'contenders', kind: KIND[kind], path: backend.pathOf(name) })).contenders;
 
-  async function play(name: string, first: Party, second: Party, kind: Kind, ourMode: Ours, outcome: Outcome): Promise<void> {
+  async function play(
+    name: string,
+    first: Party,
+    second: Party,
+    kind: Kind,
+    ourMode: Ours,
+    outcome: Outcome,
+  ): Promise<void> {
     const held = await first.tryTake();
     expect(held).toMatch(nodeName(first.mode));
     expect(await fx.nodes(name)).toEqual([held]);
@@ -139,7 +152,10 @@ describe('Kazoo interop: every pairing of our modes with Kazoo Lock, ReadLock an
       let released = false;
       const waiting = second.take().then((node) => ({ node, afterRelease: released }));
       await fx.queued(name, 2);
-      await waitUntil(async () => (await watchers(name, held!)) === 1, `${second.label} waits on ${first.label}'s node`);
+      await waitUntil(
+        async () => (await watchers(name, held!)) === 1,
+        `${second.label} waits on ${first.label}'s node`,
+      );
       expect(await ourView(name)).toEqual([
         [first.mode, true, first.identity],
         [second.mode, false, second.identity],

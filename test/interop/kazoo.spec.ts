@@ -34,7 +34,10 @@ describe('interoperability with Kazoo', () => {
       ['write', true, 'kazoo-worker'],
       ['write', false, 'node-service'],
     ]);
-    expect((await kazoo.send({ op: 'contenders', kind: 'lock', path })).contenders).toEqual(['kazoo-worker', 'node-service']);
+    expect((await kazoo.send({ op: 'contenders', kind: 'lock', path })).contenders).toEqual([
+      'kazoo-worker',
+      'node-service',
+    ]);
     await kazoo.send({ op: 'release', path });
     const lock = await waiting;
 
@@ -60,7 +63,9 @@ describe('interoperability with Kazoo', () => {
     // Our writer holds: a Kazoo ReadLock and WriteLock must both be refused.
     const writer = await ours.acquire('report', { timeoutMs: 0 });
     expect(await kazoo.send({ op: 'acquire', kind: 'read', path, blocking: false })).toMatchObject({ acquired: false });
-    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: false });
+    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({
+      acquired: false,
+    });
     await writer.release();
     expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
     expect(await ours.tryAcquire('report', { mode: 'read' })).toBeNull();
@@ -68,23 +73,30 @@ describe('interoperability with Kazoo', () => {
     expect(await fx.nodes('report')).toEqual([]); // empty, and kept for Kazoo
   });
 
-  it.each(['curator-mutex', 'curator-rw'] as const)('ours in %s waits for a Kazoo holder, but Kazoo does not see ours (the README says: not safe)', async (nodeFormat) => {
-    const [ours] = await fx.many(1, options);
-    const name = `formats-${nodeFormat}`;
-    const path = ours.pathOf(name);
-    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
-    expect(await ours.tryAcquire(name, { nodeFormat })).toBeNull();
-    await kazoo.send({ op: 'release', path });
+  it.each(['curator-mutex', 'curator-rw'] as const)(
+    'ours in %s waits for a Kazoo holder, but Kazoo does not see ours (the README says: not safe)',
+    async (nodeFormat) => {
+      const [ours] = await fx.many(1, options);
+      const name = `formats-${nodeFormat}`;
+      const path = ours.pathOf(name);
+      expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({
+        acquired: true,
+      });
+      expect(await ours.tryAcquire(name, { nodeFormat })).toBeNull();
+      await kazoo.send({ op: 'release', path });
 
-    const lock = await ours.acquire(name, { nodeFormat, timeoutMs: 0 });
-    // Kazoo sorts names that are not its own last: its WriteLock holds beside our writer.
-    expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
-    expect((await ours.contenders(name)).map((c) => [c.format, c.holding])).toEqual([
-      [nodeFormat, true],
-      ['kazoo', false],
-    ]);
-    await kazoo.send({ op: 'release', path });
-    await lock.release();
-    expect(await fx.nodes(name)).toEqual([]);
-  });
+      const lock = await ours.acquire(name, { nodeFormat, timeoutMs: 0 });
+      // Kazoo sorts names that are not its own last: its WriteLock holds beside our writer.
+      expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({
+        acquired: true,
+      });
+      expect((await ours.contenders(name)).map((c) => [c.format, c.holding])).toEqual([
+        [nodeFormat, true],
+        ['kazoo', false],
+      ]);
+      await kazoo.send({ op: 'release', path });
+      await lock.release();
+      expect(await fx.nodes(name)).toEqual([]);
+    },
+  );
 });

@@ -104,7 +104,9 @@ class ScopedController {
 async function app(rootPath: string): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     // Global, so that the lazily loaded module can inject LockService too.
-    imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, emptyDirectoryGraceMs: 0, isGlobal: true })],
+    imports: [
+      ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, emptyDirectoryGraceMs: 0, isGlobal: true }),
+    ],
     providers: [Singleton, Transient, UsesTransient, PerRequest],
     controllers: [ScopedController],
   }).compile();
@@ -114,7 +116,9 @@ async function app(rootPath: string): Promise<INestApplication> {
 
 /** Sockets this process has open to the test server. */
 const zkSockets = (): number =>
-  (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number }> })._getActiveHandles().filter((h) => h.remotePort === zkPort()).length;
+  (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number }> })
+    ._getActiveHandles()
+    .filter((h) => h.remotePort === zkPort()).length;
 
 describe('several applications in one process', () => {
   let a: INestApplication;
@@ -134,11 +138,14 @@ describe('several applications in one process', () => {
     await expect(call(b)).resolves.toBe(true);
   });
 
-  it.each(['own', 'provider', 'static', 'lazy'])('GET /scoped/%s: a request-scoped controller, its request-scoped provider, a static method and a lazy module resolve the application that serves the request', async (path) => {
-    for (const x of [a, b]) {
-      await request(x.getHttpServer()).get(`/scoped/${path}`).expect(200).expect('true');
-    }
-  });
+  it.each(['own', 'provider', 'static', 'lazy'])(
+    'GET /scoped/%s: a request-scoped controller, its request-scoped provider, a static method and a lazy module resolve the application that serves the request',
+    async (path) => {
+      for (const x of [a, b]) {
+        await request(x.getHttpServer()).get(`/scoped/${path}`).expect(200).expect('true');
+      }
+    },
+  );
 
   it('a static method called from outside any application is refused with a message that says why', async () => {
     const error = await WithStatic.run(a.get(LockService)).catch((e: unknown) => e);
@@ -181,9 +188,19 @@ describe('ZkLockModule.forRoot in two feature modules of one application', () =>
   afterAll(() => fx.cleanup());
 
   it("each provider takes its locks through its own module's service: holding `shared` in one does not enter the other's", async () => {
-    @Module({ imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: roots[1], emptyDirectoryGraceMs: 0 })], providers: [SecondService], exports: [SecondService] })
+    @Module({
+      imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: roots[1], emptyDirectoryGraceMs: 0 })],
+      providers: [SecondService],
+      exports: [SecondService],
+    })
     class FeatureTwo {}
-    @Module({ imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: roots[0], emptyDirectoryGraceMs: 0 }), FeatureTwo], providers: [FirstService] })
+    @Module({
+      imports: [
+        ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: roots[0], emptyDirectoryGraceMs: 0 }),
+        FeatureTwo,
+      ],
+      providers: [FirstService],
+    })
     class FeatureOne {}
     const moduleRef = await Test.createTestingModule({ imports: [FeatureOne] }).compile();
     const nest = await moduleRef.init();
@@ -215,27 +232,39 @@ describe('an application whose start fails', () => {
   }
 
   it.each([
-    ['a provider factory throws', { provide: 'BROKEN', useFactory: () => { throw new Error('factory failed'); } }, /factory failed/],
+    [
+      'a provider factory throws',
+      {
+        provide: 'BROKEN',
+        useFactory: () => {
+          throw new Error('factory failed');
+        },
+      },
+      /factory failed/,
+    ],
     ['a later onModuleInit throws', FailsOnInit, /later onModuleInit failed/],
-  ])('%s: no connection is left open, and the next application is not confused with it', async (_, provider, message) => {
-    const before = zkSockets();
-    const failing = Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: uniqueRoot('failed-start') })],
-      providers: [Singleton, provider as never],
-    })
-      .compile()
-      .then((moduleRef) => moduleRef.init());
-    await expect(failing).rejects.toThrow(message);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // time for a stray connection to be made
-    expect(zkSockets()).toBe(before);
-    // A plain object no application provides falls back on the one running application:
-    // the failed one does not count.
-    const next = await app(uniqueRoot('after-failed-start'));
-    try {
-      await expect(WithStatic.run(next.get(LockService))).resolves.toBe(true);
-      await expect(next.get(Singleton).run()).resolves.toBe(true);
-    } finally {
-      await next.close();
-    }
-  });
+  ])(
+    '%s: no connection is left open, and the next application is not confused with it',
+    async (_, provider, message) => {
+      const before = zkSockets();
+      const failing = Test.createTestingModule({
+        imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: uniqueRoot('failed-start') })],
+        providers: [Singleton, provider as never],
+      })
+        .compile()
+        .then((moduleRef) => moduleRef.init());
+      await expect(failing).rejects.toThrow(message);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // time for a stray connection to be made
+      expect(zkSockets()).toBe(before);
+      // A plain object no application provides falls back on the one running application:
+      // the failed one does not count.
+      const next = await app(uniqueRoot('after-failed-start'));
+      try {
+        await expect(WithStatic.run(next.get(LockService))).resolves.toBe(true);
+        await expect(next.get(Singleton).run()).resolves.toBe(true);
+      } finally {
+        await next.close();
+      }
+    },
+  );
 });

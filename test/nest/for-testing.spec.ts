@@ -1,5 +1,13 @@
 import 'reflect-metadata';
-import { Controller, Inject, Injectable, Logger, Post, type INestApplication, type INestApplicationContext } from '@nestjs/common';
+import {
+  Controller,
+  Inject,
+  Injectable,
+  Logger,
+  Post,
+  type INestApplication,
+  type INestApplicationContext,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 
@@ -59,10 +67,15 @@ class Orders {
 }
 
 const zkSockets = (): number =>
-  (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number }> })._getActiveHandles().filter((h) => h.remotePort === zkPort()).length;
+  (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number }> })
+    ._getActiveHandles()
+    .filter((h) => h.remotePort === zkPort()).length;
 
 async function context(options?: ZkLockTestingOptions): Promise<INestApplicationContext> {
-  const moduleRef = await Test.createTestingModule({ imports: [ZkLockModule.forTesting(options)], providers: [Nightly] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [ZkLockModule.forTesting(options)],
+    providers: [Nightly],
+  }).compile();
   return moduleRef.init();
 }
 
@@ -109,7 +122,10 @@ describe('ZkLockModule.forTesting', () => {
 
   it('a lock lost under a @WithLock handler: 503 instead of success, and a warning naming the lock', async () => {
     const backend = new InMemoryLockBackend();
-    const moduleRef = await Test.createTestingModule({ imports: [ZkLockModule.forTesting({ backend })], controllers: [Orders] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forTesting({ backend })],
+      controllers: [Orders],
+    }).compile();
     const app: INestApplication = moduleRef.createNestApplication({ logger: false });
     await app.init();
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -154,9 +170,15 @@ describe('ZkLockModule.forTesting', () => {
       const locks = app.get(LockService);
       await locks.withLock('billing', async () => {
         const [holder] = await locks.contenders('billing');
-        expect(holder).toMatchObject({ format: 'curator-mutex', node: expect.stringMatching(/^_c_[0-9a-f-]{36}-lock-\d{10}$/) });
+        expect(holder).toMatchObject({
+          format: 'curator-mutex',
+          node: expect.stringMatching(/^_c_[0-9a-f-]{36}-lock-\d{10}$/),
+        });
       });
-      await expect(locks.acquire('billing', { mode: 'read' })).rejects.toMatchObject({ code: 'INVALID_OPTION', option: 'mode' });
+      await expect(locks.acquire('billing', { mode: 'read' })).rejects.toMatchObject({
+        code: 'INVALID_OPTION',
+        option: 'mode',
+      });
     } finally {
       await app.close();
     }

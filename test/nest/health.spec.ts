@@ -27,7 +27,11 @@ class HealthController {
 }
 
 const healthModule = (lockModule: ReturnType<typeof ZkLockModule.forRoot>) => {
-  @Module({ imports: [TerminusModule.forRoot({ logger: false }), lockModule], providers: [ZkLockHealthIndicator], controllers: [HealthController] })
+  @Module({
+    imports: [TerminusModule.forRoot({ logger: false }), lockModule],
+    providers: [ZkLockHealthIndicator],
+    controllers: [HealthController],
+  })
   class HealthModule {}
   return HealthModule;
 };
@@ -40,7 +44,15 @@ describe('ZkLockHealthIndicator', () => {
     proxy = new TcpProxy(zkPort());
     await proxy.start();
     const moduleRef = await Test.createTestingModule({
-      imports: [healthModule(ZkLockModule.forRoot({ connectionString: proxy.connectionString, rootPath: uniqueRoot('health'), sessionTimeoutMs: 4000 }))],
+      imports: [
+        healthModule(
+          ZkLockModule.forRoot({
+            connectionString: proxy.connectionString,
+            rootPath: uniqueRoot('health'),
+            sessionTimeoutMs: 4000,
+          }),
+        ),
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -91,7 +103,12 @@ describe('ZkLockHealthIndicator', () => {
   it('the main entry point loads nothing of @nestjs/terminus (an optional peer)', () => {
     const loaded = execFileSync(
       process.execPath,
-      ['-r', './scripts/ts-register.cjs', '-e', "require('./lib/index.ts'); process.stdout.write(String(Object.keys(require.cache).filter((f) => f.includes('@nestjs/terminus')).length))"],
+      [
+        '-r',
+        './scripts/ts-register.cjs',
+        '-e',
+        "require('./lib/index.ts'); process.stdout.write(String(Object.keys(require.cache).filter((f) => f.includes('@nestjs/terminus')).length))",
+      ],
       { cwd: join(__dirname, '..', '..'), encoding: 'utf8' },
     );
     expect(loaded).toBe('0');

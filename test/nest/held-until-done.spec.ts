@@ -4,7 +4,16 @@ import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitte
 import { Test } from '@nestjs/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockLostError, LockService, LockTimeoutError, ReentrantLocker, WithLock, ZkLockModule, type ZkLockHandle, type ZkLockModuleOptions } from '../../lib/index';
+import {
+  LockLostError,
+  LockService,
+  LockTimeoutError,
+  ReentrantLocker,
+  WithLock,
+  ZkLockModule,
+  type ZkLockHandle,
+  type ZkLockModuleOptions,
+} from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
@@ -41,11 +50,13 @@ describe('a lock outlives every hold taken under it', () => {
     const section = new Section();
     let detached!: Promise<void>;
     let outerReturned = false;
-    const outer = locker.withLock('report', async () => {
-      await section.run('outer', 20);
-      // Not awaited: a fire-and-forget that enters the lock again.
-      detached = locker.withLock('report', () => section.run('detached', 400));
-    }).then(() => (outerReturned = true));
+    const outer = locker
+      .withLock('report', async () => {
+        await section.run('outer', 20);
+        // Not awaited: a fire-and-forget that enters the lock again.
+        detached = locker.withLock('report', () => section.run('detached', 400));
+      })
+      .then(() => (outerReturned = true));
     await waitUntil(() => section.log.includes('outer out'), 'the outer body ends');
     const other = b.acquire('report', { timeoutMs: 10_000 }).then(async (lock) => {
       await section.run('other client', 10);
@@ -58,7 +69,14 @@ describe('a lock outlives every hold taken under it', () => {
     await detached;
     await outer;
     const lock = await other;
-    expect(section.log).toEqual(['outer in', 'outer out', 'detached in', 'detached out', 'other client in', 'other client out']);
+    expect(section.log).toEqual([
+      'outer in',
+      'outer out',
+      'detached in',
+      'detached out',
+      'other client in',
+      'other client out',
+    ]);
     expect(section.most).toBe(1);
     await lock.release();
     expect(await fx.nodes('report')).toBeNull();
@@ -69,9 +87,14 @@ describe('a lock outlives every hold taken under it', () => {
     const locker = new ReentrantLocker(a, 10_000);
     const lock = await locker.acquire('acquired');
     // acquire() alone cannot make the caller's later code the holder: it would wait for itself.
-    await expect(locker.withLock('acquired', () => 'inside', { timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+    await expect(locker.withLock('acquired', () => 'inside', { timeoutMs: 300 })).rejects.toBeInstanceOf(
+      LockTimeoutError,
+    );
     const inside = await locker.runHolding(lock, () =>
-      locker.withLock('acquired', async (nested) => ({ token: nested.fencingToken, nodes: await fx.nodes('acquired') })),
+      locker.withLock('acquired', async (nested) => ({
+        token: nested.fencingToken,
+        nodes: await fx.nodes('acquired'),
+      })),
     );
     expect(inside).toEqual({ token: lock.fencingToken, nodes: [nodeOf(lock as ZkLockHandle)] });
     expect(lock.released).toBe(false); // runHolding leaves the grant to its owner
@@ -127,9 +150,15 @@ class SlowJob {
   }
 }
 
-async function startContext(root: string, options: Partial<ZkLockModuleOptions> = {}): Promise<INestApplicationContext> {
+async function startContext(
+  root: string,
+  options: Partial<ZkLockModuleOptions> = {},
+): Promise<INestApplicationContext> {
   @Module({
-    imports: [EventEmitterModule.forRoot(), ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0, ...options })],
+    imports: [
+      EventEmitterModule.forRoot(),
+      ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0, ...options }),
+    ],
     providers: [Producer, Consumer, SlowJob],
   })
   class AppModule {}
@@ -157,7 +186,14 @@ describe('Nest: held until done', () => {
     const other = b.get(LockService).withLock('stock', () => SECTION.run('other instance', 10));
     await produced; // resolves once the handler's hold is released too
     await other;
-    expect(SECTION.log).toEqual(['producer in', 'producer out', 'event handler in', 'event handler out', 'other instance in', 'other instance out']);
+    expect(SECTION.log).toEqual([
+      'producer in',
+      'producer out',
+      'event handler in',
+      'event handler out',
+      'other instance in',
+      'other instance out',
+    ]);
     expect(SECTION.most).toBe(1);
     expect(await lockNodes(b, 'stock')).toBeNull();
   });
@@ -167,7 +203,10 @@ describe('Nest: held until done', () => {
     const running = job.run(600);
     await waitUntil(async () => (await lockNodes(b, 'nightly'))?.length === 1, 'the job holds the lock');
     const closing = a.close();
-    const other = b.get(LockService).acquire('nightly', { timeoutMs: 10_000 }).then((lock) => ({ lock, jobEnded: job.ended }));
+    const other = b
+      .get(LockService)
+      .acquire('nightly', { timeoutMs: 10_000 })
+      .then((lock) => ({ lock, jobEnded: job.ended }));
     expect(await running).toBe('done');
     await closing;
     const { lock, jobEnded } = await other;
@@ -178,7 +217,7 @@ describe('Nest: held until done', () => {
 });
 
 describe('Nest: shutdown grace ran out', () => {
-  it('aborts the running method\'s signal before releasing, and its caller gets the LockLostError', async () => {
+  it("aborts the running method's signal before releasing, and its caller gets the LockLostError", async () => {
     const root = uniqueRoot('nest-grace');
     const a = await startContext(root, { shutdownGraceMs: 100 });
     const b = await startContext(root);

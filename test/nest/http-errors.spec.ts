@@ -1,5 +1,13 @@
 import 'reflect-metadata';
-import { Controller, ForbiddenException, Get, HttpException, Injectable, Module, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpException,
+  Injectable,
+  Module,
+  type INestApplication,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 
@@ -122,19 +130,34 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
       const mapped = await request(server).get('/lock-fails');
       expect([mapped.status, mapped.body]).toEqual([
         503,
-        { statusCode: 503, error: 'Service Unavailable', code: 'LOCK_LOST', message: new LockLostError('sibling', 'session expired').message },
+        {
+          statusCode: 503,
+          error: 'Service Unavailable',
+          code: 'LOCK_LOST',
+          message: new LockLostError('sibling', 'session expired').message,
+        },
       ]);
       // Any other error gets exactly what Nest answers for it without the interceptor:
       // plain errors and non-lock library errors the default 500...
       for (const path of ['/fails', '/fails-async', '/zk-fails']) {
         const reply = await request(server).get(path);
-        expect([path, reply.status, reply.body]).toEqual([path, 500, { statusCode: 500, message: 'Internal server error' }]);
+        expect([path, reply.status, reply.body]).toEqual([
+          path,
+          500,
+          { statusCode: 500, message: 'Internal server error' },
+        ]);
       }
       // ...and an HttpException its own status and body, untouched.
       const forbidden = await request(server).get('/http-fails');
-      expect([forbidden.status, forbidden.body]).toEqual([403, { statusCode: 403, error: 'Forbidden', message: 'not yours' }]);
+      expect([forbidden.status, forbidden.body]).toEqual([
+        403,
+        { statusCode: 403, error: 'Forbidden', message: 'not yours' },
+      ]);
       const teapot = await request(server).get('/teapot');
-      expect([teapot.status, teapot.body]).toEqual([418, { statusCode: 418, reason: 'short and stout', code: 'LOCK_TIMEOUT' }]);
+      expect([teapot.status, teapot.body]).toEqual([
+        418,
+        { statusCode: 418, reason: 'short and stout', code: 'LOCK_TIMEOUT' },
+      ]);
     });
   });
 

@@ -4,7 +4,14 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 
-import { LeadershipService, LockLostError, WhenLeader, WhenLeaderUsageError, ZkLockModule, type LeadershipChange } from '../../lib/index';
+import {
+  LeadershipService,
+  LockLostError,
+  WhenLeader,
+  WhenLeaderUsageError,
+  ZkLockModule,
+  type LeadershipChange,
+} from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
@@ -57,7 +64,13 @@ describe('LeadershipService and @WhenLeader', () => {
   async function start(identity: string): Promise<INestApplicationContext> {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, identity, sessionTimeoutMs: SESSION_MS, emptyDirectoryGraceMs: 0 }),
+        ZkLockModule.forRoot({
+          connectionString: zkConnect(),
+          rootPath: root,
+          identity,
+          sessionTimeoutMs: SESSION_MS,
+          emptyDirectoryGraceMs: 0,
+        }),
         EventEmitterModule.forRoot(),
       ],
       providers: [ReportJob],
@@ -81,7 +94,9 @@ describe('LeadershipService and @WhenLeader', () => {
     for (const key of ['run', 'countSync'] as const) {
       const method = ReportJob.prototype[key];
       expect(method.name).toBe(key);
-      expect(Reflect.getMetadata(EVENT_LISTENER_METADATA, method)).toEqual([expect.objectContaining({ event: key === 'run' ? 'report.tick' : 'report.sync' })]);
+      expect(Reflect.getMetadata(EVENT_LISTENER_METADATA, method)).toEqual([
+        expect.objectContaining({ event: key === 'run' ? 'report.tick' : 'report.sync' }),
+      ]);
       expect(Reflect.getMetadata(Symbol.for('nestjs-zk-lock.when-leader'), method)).toBe('reports');
     }
     expect(Reflect.getMetadata(PATH_METADATA, StatusController.prototype.leader)).toBe('leader');
@@ -100,12 +115,22 @@ describe('LeadershipService and @WhenLeader', () => {
     expect([a, b, c].map((app) => leads(app))).toEqual([true, false, false]);
     const debug = jest.spyOn(Logger.prototype, 'debug');
     try {
-      expect(await Promise.all([a, b, c].map((app) => app.get(ReportJob).run()))).toEqual(['ran', undefined, undefined]);
+      expect(await Promise.all([a, b, c].map((app) => app.get(ReportJob).run()))).toEqual([
+        'ran',
+        undefined,
+        undefined,
+      ]);
       // One debug line per skipped call, under the library's logger context.
       const skips = debug.mock.calls
-        .map(([message], i) => ({ message, context: (debug.mock.contexts[i] as unknown as { context?: string }).context }))
+        .map(([message], i) => ({
+          message,
+          context: (debug.mock.contexts[i] as unknown as { context?: string }).context,
+        }))
         .filter(({ message }) => /@WhenLeader/.test(String(message)));
-      const skipped = { message: 'Skipped ReportJob.run: this instance does not lead group "reports" (@WhenLeader).', context: 'ZkLock' };
+      const skipped = {
+        message: 'Skipped ReportJob.run: this instance does not lead group "reports" (@WhenLeader).',
+        context: 'ZkLock',
+      };
       expect(skips).toEqual([skipped, skipped]);
     } finally {
       debug.mockRestore();
@@ -114,7 +139,11 @@ describe('LeadershipService and @WhenLeader', () => {
     await Promise.all([a, b, c].map((app) => app.get(EventEmitter2).emitAsync('report.tick')));
     await Promise.all([a, b, c].map((app) => app.get(EventEmitter2).emitAsync('report.sync')));
     expect([a, b, c].map((app) => app.get(ReportJob).runs)).toEqual([3, 0, 0]);
-    expect(await Promise.all([a, b, c].map((app) => app.get(LeadershipService).leader('reports')))).toEqual(['app-a', 'app-a', 'app-a']);
+    expect(await Promise.all([a, b, c].map((app) => app.get(LeadershipService).leader('reports')))).toEqual([
+      'app-a',
+      'app-a',
+      'app-a',
+    ]);
     // The controller's group was joined too (the first application leads it).
     expect(await a.get(LeadershipService).leader('status')).toBe('app-a');
 

@@ -2,7 +2,14 @@ import 'reflect-metadata';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { InvalidLockNameError, LockReentryError, LockRevocationRequestedError, LockService, WithLease, WithLock } from '../../lib/index';
+import {
+  InvalidLockNameError,
+  LockReentryError,
+  LockRevocationRequestedError,
+  LockService,
+  WithLease,
+  WithLock,
+} from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot } from '../support/zk-test-env';
 import { lockNodes, startApp } from './nest-fixture';
@@ -11,7 +18,10 @@ import { lockNodes, startApp } from './nest-fixture';
 
 @Injectable()
 class Accounts {
-  readonly balances = new Map<string, number>([['a', 100], ['b', 100]]);
+  readonly balances = new Map<string, number>([
+    ['a', 100],
+    ['b', 100],
+  ]);
   inside = 0;
   most = 0;
 
@@ -55,7 +65,9 @@ describe('the lock family through LockService', () => {
   afterAll(() => app.close());
 
   it('@WithLock with a key function returning two names: opposite transfers never deadlock nor overlap', async () => {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? accounts.transfer('a', 'b', 1) : accounts.transfer('b', 'a', 1))));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? accounts.transfer('a', 'b', 1) : accounts.transfer('b', 'a', 1))),
+    );
     expect(accounts.most).toBe(1);
     expect(accounts.balances.get('a')! + accounts.balances.get('b')!).toBe(200);
     expect(await lockNodes(app, 'account:a')).toBeNull();
@@ -100,7 +112,14 @@ describe('the lock family through LockService', () => {
     const running = accounts.report();
     await waitUntil(async () => (await lockNodes(app, 'report'))?.length === 1, 'the report holds its lock');
     const listed = await locks.locks('rep');
-    expect(listed).toEqual([expect.objectContaining({ kind: 'lock', name: 'report', waiters: [], holders: [expect.objectContaining({ mode: 'write', since: expect.any(Date) })] })]);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        kind: 'lock',
+        name: 'report',
+        waiters: [],
+        holders: [expect.objectContaining({ mode: 'write', since: expect.any(Date) })],
+      }),
+    ]);
     await expect(locks.requestRevocation('report')).resolves.toBe(1);
     await expect(running).resolves.toBe(LockRevocationRequestedError.name);
     expect(await locks.locks('rep')).toEqual([]);
@@ -130,7 +149,10 @@ describe('leases through LockService and @WithLease', () => {
   const root = uniqueRoot('nest-leases');
   let apps: INestApplication[];
   beforeAll(async () => {
-    apps = await Promise.all([startApp({ providers: [PartnerApi] }, {}, root), startApp({ providers: [PartnerApi] }, {}, root)]);
+    apps = await Promise.all([
+      startApp({ providers: [PartnerApi] }, {}, root),
+      startApp({ providers: [PartnerApi] }, {}, root),
+    ]);
   });
   afterAll(() => Promise.all(apps.map((app) => app.close())));
 
@@ -145,7 +167,9 @@ describe('leases through LockService and @WithLease', () => {
     const locks = apps[0].get(LockService);
     await expect(locks.withLease('partner-api', (lease) => lease.maxLeases, { maxLeases: 2 })).resolves.toBe(2);
     const held = await locks.acquireLease('partner-api', { maxLeases: 2 });
-    await expect(locks.acquireLease('partner-api', { maxLeases: 3 })).rejects.toMatchObject({ name: 'LeaseLimitMismatchError' });
+    await expect(locks.acquireLease('partner-api', { maxLeases: 3 })).rejects.toMatchObject({
+      name: 'LeaseLimitMismatchError',
+    });
     await held.release();
   });
 
@@ -154,7 +178,9 @@ describe('leases through LockService and @WithLease', () => {
     await expect(partner.quoteFrom('partner-x')).resolves.toBe('quoted');
     const error = await partner.quoteFrom(42).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidLockNameError);
-    expect((error as Error).message).toMatch(/the key function of @WithLease on PartnerApi\.quoteFrom must return a non-empty string/);
+    expect((error as Error).message).toMatch(
+      /the key function of @WithLease on PartnerApi\.quoteFrom must return a non-empty string/,
+    );
     expect(await apps[0].get(LockService).leaseContenders('partner-x')).toEqual([]);
   });
 

@@ -32,18 +32,33 @@ describe('TCP microservice shutdown', () => {
   it('a message handler still running keeps its lock until it ends; the other instance gets it only then', async () => {
     const root = uniqueRoot('nest-tcp');
     const port = await freePort();
-    @Module({ imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 })], controllers: [JobsController] })
+    @Module({
+      imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 })],
+      controllers: [JobsController],
+    })
     class AppModule {}
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    const service = moduleRef.createNestMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port }, logger: false });
+    const service = moduleRef.createNestMicroservice({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port },
+      logger: false,
+    });
     await service.listen();
-    const other = await Test.createTestingModule({ imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 })] }).compile();
+    const other = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 })],
+    }).compile();
     await other.init();
-    const client: ClientProxy = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    const client: ClientProxy = ClientProxyFactory.create({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port },
+    });
     const inspector = await ZkInspector.connect(zkConnect());
     try {
       const reply = firstValueFrom(client.send<string>('run', 600)).catch((error: unknown) => error);
-      await waitUntil(async () => (await inspector.children(`${root}/tcp-job`))?.length === 1, 'the handler holds the lock');
+      await waitUntil(
+        async () => (await inspector.children(`${root}/tcp-job`))?.length === 1,
+        'the handler holds the lock',
+      );
       const closing = service.close();
       const lock = await other.get(LockService).acquire('tcp-job', { timeoutMs: 10_000 });
       expect(handled.ended).toBe(true); // never granted while the handler ran

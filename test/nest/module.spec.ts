@@ -3,7 +3,15 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 
-import { InvalidOptionError, LockService, ZK_LOCK_BACKEND, ZkConnectionError, ZkLockModule, type ZkLockModuleOptions, type ZkLockOptionsFactory } from '../../lib/index';
+import {
+  InvalidOptionError,
+  LockService,
+  ZK_LOCK_BACKEND,
+  ZkConnectionError,
+  ZkLockModule,
+  type ZkLockModuleOptions,
+  type ZkLockOptionsFactory,
+} from '../../lib/index';
 import { ZK_LOCK_RESOLVED_OPTIONS } from '../../lib/nest/zk-lock.constants';
 import { freePort } from '../support/free-port';
 import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
@@ -49,15 +57,25 @@ async function takesALock(app: INestApplicationContext): Promise<void> {
 describe('ZkLockModule', () => {
   const variants: Array<[string, () => unknown[]]> = [
     ['forRoot', () => [ZkLockModule.forRoot(base())]],
-    ['forRootAsync with useFactory, imports and inject', () => [
-      ZkLockModule.forRootAsync({
-        imports: [LockConfigModule],
-        inject: [LockConfig],
-        useFactory: async (config: LockConfig) => ({ connectionString: config.connectionString, rootPath: ROOT, identity: 'module-test' }),
-      }),
-    ]],
+    [
+      'forRootAsync with useFactory, imports and inject',
+      () => [
+        ZkLockModule.forRootAsync({
+          imports: [LockConfigModule],
+          inject: [LockConfig],
+          useFactory: async (config: LockConfig) => ({
+            connectionString: config.connectionString,
+            rootPath: ROOT,
+            identity: 'module-test',
+          }),
+        }),
+      ],
+    ],
     ['forRootAsync with useClass', () => [ZkLockModule.forRootAsync({ useClass: LockOptionsFactory })]],
-    ['forRootAsync with useExisting', () => [ZkLockModule.forRootAsync({ imports: [FactoryModule], useExisting: LockOptionsFactory })]],
+    [
+      'forRootAsync with useExisting',
+      () => [ZkLockModule.forRootAsync({ imports: [FactoryModule], useExisting: LockOptionsFactory })],
+    ],
   ];
 
   it.each(variants)('%s compiles, connects, and merges the same defaults', async (_, imports) => {
@@ -113,7 +131,7 @@ describe('ZkLockModule', () => {
     }
   });
 
-  it('fails start-up before jest\'s default 5 s hook timeout, with the library\'s own error, when nothing listens at the address', async () => {
+  it("fails start-up before jest's default 5 s hook timeout, with the library's own error, when nothing listens at the address", async () => {
     const connectionString = `127.0.0.1:${await freePort()},127.0.0.1:${await freePort()}`;
     const error = await boot([ZkLockModule.forRoot({ connectionString })]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ZkConnectionError);

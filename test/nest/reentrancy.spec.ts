@@ -72,14 +72,24 @@ describe('reentrancy per async call chain', () => {
     const result = await inventory.outer(async () => {
       const createsInside = creates();
       const nodesInside = await lockNodes(app, 'inventory');
-      const again = await locks.withLock('inventory', async (handle) => {
-        expect(handle.fencingToken).toBe(locks.held('inventory')!.fencingToken);
-        return (await lockNodes(app, 'inventory'))!.length;
-      }, { timeoutMs: 0 });
+      const again = await locks.withLock(
+        'inventory',
+        async (handle) => {
+          expect(handle.fencingToken).toBe(locks.held('inventory')!.fencingToken);
+          return (await lockNodes(app, 'inventory'))!.length;
+        },
+        { timeoutMs: 0 },
+      );
       const acquired = await locks.acquire('inventory', { timeoutMs: 0 });
       await acquired.release(); // a reentrant handle: the outer grant stays
       const nested = await inventory.nested();
-      return { nodesInside: nodesInside!.length, again, nested, stillHeld: (await lockNodes(app, 'inventory'))!.length, innerCreates: creates() - createsInside };
+      return {
+        nodesInside: nodesInside!.length,
+        again,
+        nested,
+        stillHeld: (await lockNodes(app, 'inventory'))!.length,
+        innerCreates: creates() - createsInside,
+      };
     });
     expect(result).toEqual({ nodesInside: 1, again: 1, nested: 'nested ran', stillHeld: 1, innerCreates: 0 });
     // The outer grant: a create refused for want of the directory, the directory, the node.
@@ -112,7 +122,7 @@ describe('reentrancy per async call chain', () => {
     expect(await lockNodes(app, 'inventory')).toBeNull();
   });
 
-  it("@WithLock(…, { reentrant: false }) called where the lock is held fails at once with LockReentryError; outside, it takes its own node", async () => {
+  it('@WithLock(…, { reentrant: false }) called where the lock is held fails at once with LockReentryError; outside, it takes its own node', async () => {
     const before = creates();
     const error = await inventory.outer(() => inventory.ownNode()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockReentryError);
@@ -140,7 +150,9 @@ describe('reentrancy per async call chain', () => {
   it('work the holder did not await takes the lock for itself once the holder is gone', async () => {
     let detached!: Promise<number>;
     await locks.withLock('detached', async () => {
-      detached = sleep(30).then(() => locks.withLock('detached', async () => (await lockNodes(app, 'detached'))!.length));
+      detached = sleep(30).then(() =>
+        locks.withLock('detached', async () => (await lockNodes(app, 'detached'))!.length),
+      );
     });
     expect(await detached).toBe(1); // its own node, taken after the outer grant ended
   });

@@ -23,7 +23,10 @@ class CapturedLog implements LoggerService {
   }
   /** Waits for a line of `level` matching `pattern` after the first `from` lines. */
   async next(level: string, pattern: RegExp, from: number): Promise<string> {
-    await waitUntil(() => this.lines.slice(from).some(([l, m]) => l === level && pattern.test(m)), `a ${level} line ${pattern}`);
+    await waitUntil(
+      () => this.lines.slice(from).some(([l, m]) => l === level && pattern.test(m)),
+      `a ${level} line ${pattern}`,
+    );
     return this.lines.slice(from).find(([l, m]) => l === level && pattern.test(m))![1];
   }
 }
@@ -38,7 +41,14 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
     proxy = new TcpProxy(zkPort());
     await proxy.start();
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: proxy.connectionString, rootPath: uniqueRoot('session-log'), sessionTimeoutMs: 4000, credentials })],
+      imports: [
+        ZkLockModule.forRoot({
+          connectionString: proxy.connectionString,
+          rootPath: uniqueRoot('session-log'),
+          sessionTimeoutMs: 4000,
+          credentials,
+        }),
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: log });
     await app.init();
@@ -52,7 +62,9 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
 
   it('logs the connection with the server, session id and negotiated timeout', async () => {
     const line = await log.next('log', /^Connected to ZooKeeper/, 0);
-    expect(line).toBe(`Connected to ZooKeeper at 127.0.0.1:${proxy.connectionString.split(':')[1]} (session ${sessionId()}, timeout 4000 ms).`);
+    expect(line).toBe(
+      `Connected to ZooKeeper at 127.0.0.1:${proxy.connectionString.split(':')[1]} (session ${sessionId()}, timeout 4000 ms).`,
+    );
   });
 
   it('a dropped connection: a warning, then connected again in the same session', async () => {
@@ -88,7 +100,9 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
     const from = log.lines.length;
     const locks = app.get(LockService);
     for (let i = 0; i < 5; i++) await locks.withLock('quiet', () => i);
-    await locks.withLock('quiet', () => locks.withLock('quiet', () => 0, { ifLocked: 'skip', reentrant: false }).catch(() => 0));
+    await locks.withLock('quiet', () =>
+      locks.withLock('quiet', () => 0, { ifLocked: 'skip', reentrant: false }).catch(() => 0),
+    );
     expect(log.lines.slice(from).filter(([level]) => level !== 'debug' && level !== 'verbose')).toEqual([]);
     expect(log.lines.some(([, message]) => message.includes(credentials.password))).toBe(false);
   });

@@ -38,7 +38,9 @@ describe('application shutdown', () => {
       await expect(skipping).resolves.toBeUndefined();
       const error = await waiting;
       expect(error).toBeInstanceOf(LockClientClosedError);
-      expect((error as Error).message).toMatch(/^Lock "tick" was not acquired: this lock client is shutting down \(in Nest: the application is stopping\)/);
+      expect((error as Error).message).toMatch(
+        /^Lock "tick" was not acquired: this lock client is shutting down \(in Nest: the application is stopping\)/,
+      );
       expect(ticks.ran).toBe(0);
       expect(errors).not.toHaveBeenCalled();
       expect(await lockNodes(b, 'tick')).toHaveLength(1);

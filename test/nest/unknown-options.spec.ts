@@ -7,20 +7,38 @@ import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 /** A typo in an option name used to do nothing at all; now it stops the call (or the start-up) and names the option meant. */
 describe('unknown options are refused, naming the closest known one', () => {
   const start = (imports: unknown[]) => Test.createTestingModule({ imports: imports as never[] }).compile();
-  const rejectionOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
+  const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
 
-  it('forRoot, and forRootAsync\'s factory result: the module does not start', async () => {
-    const options = { connectionString: zkConnect(), rootPath: uniqueRoot('unknown-options'), sessionTimeout: 4000 } as ZkLockModuleOptions;
+  it("forRoot, and forRootAsync's factory result: the module does not start", async () => {
+    const options = {
+      connectionString: zkConnect(),
+      rootPath: uniqueRoot('unknown-options'),
+      sessionTimeout: 4000,
+    } as ZkLockModuleOptions;
     for (const module of [ZkLockModule.forRoot(options), ZkLockModule.forRootAsync({ useFactory: () => options })]) {
       const error = await rejectionOf(start([module]));
       expect(error).toBeInstanceOf(InvalidOptionError);
       expect(error).toMatchObject({ option: 'sessionTimeout', value: 4000 });
-      expect((error as Error).message).toMatch(/an option ZkLockModule\.forRoot knows: .*acquireTimeoutMs.*did you mean "sessionTimeoutMs"\?/);
+      expect((error as Error).message).toMatch(
+        /an option ZkLockModule\.forRoot knows: .*acquireTimeoutMs.*did you mean "sessionTimeoutMs"\?/,
+      );
     }
   });
 
-  it('isGlobal and the module\'s own options are known', async () => {
-    const moduleRef = await start([ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: uniqueRoot('known-options'), isGlobal: true, acquireTimeoutMs: 100, shutdownGraceMs: 0 })]);
+  it("isGlobal and the module's own options are known", async () => {
+    const moduleRef = await start([
+      ZkLockModule.forRoot({
+        connectionString: zkConnect(),
+        rootPath: uniqueRoot('known-options'),
+        isGlobal: true,
+        acquireTimeoutMs: 100,
+        shutdownGraceMs: 0,
+      }),
+    ]);
     await moduleRef.close();
   });
 
@@ -44,6 +62,8 @@ describe('unknown options are refused, naming the closest known one', () => {
   });
 
   it('@WithLock, when the class is defined', () => {
-    expect(() => WithLock('a', { holdAtLeast: 500 } as never)).toThrow(/@WithLock: .*holdAtLeast.*did you mean "holdAtLeastMs"\?/);
+    expect(() => WithLock('a', { holdAtLeast: 500 } as never)).toThrow(
+      /@WithLock: .*holdAtLeast.*did you mean "holdAtLeastMs"\?/,
+    );
   });
 });

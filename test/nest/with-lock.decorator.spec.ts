@@ -1,12 +1,30 @@
 import 'reflect-metadata';
-import { CanActivate, Controller, Get, Injectable, Param, ParseIntPipe, Post, UseGuards, UsePipes, type PipeTransform } from '@nestjs/common';
+import {
+  CanActivate,
+  Controller,
+  Get,
+  Injectable,
+  Param,
+  ParseIntPipe,
+  Post,
+  UseGuards,
+  UsePipes,
+  type PipeTransform,
+} from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
 import { ApiOperation } from '@nestjs/swagger';
 import request from 'supertest';
 
 import type { INestApplication } from '@nestjs/common';
 
-import { InvalidLockNameError, LockService, WhenLeader, WithLock, WithLockUsageError, ZkLockModuleMissingError } from '../../lib/index';
+import {
+  InvalidLockNameError,
+  LockService,
+  WhenLeader,
+  WithLock,
+  WithLockUsageError,
+  ZkLockModuleMissingError,
+} from '../../lib/index';
 import { backendOf, lockNodes, startApp } from './nest-fixture';
 
 @Injectable()
@@ -52,19 +70,26 @@ class OrdersController {
 }
 
 describe('@WithLock', () => {
-  it.each(['read', 'pay'] as const)('keeps the metadata of other decorators, whichever side they are on (%s)', (method) => {
-    const fn = OrdersController.prototype[method];
-    expect(fn.name).toBe(method);
-    expect(Reflect.getMetadata(PATH_METADATA, fn)).toBe(method === 'read' ? ':id' : ':id/pay');
-    expect(Reflect.getMetadata(METHOD_METADATA, fn)).toBe(method === 'read' ? 0 : 1); // RequestMethod.GET / POST
-    expect(Reflect.getMetadata(GUARDS_METADATA, fn)).toEqual([AllowAll]);
-    expect(Reflect.getMetadata(PIPES_METADATA, fn)).toEqual([PassThroughPipe]);
-    expect(Reflect.getMetadata(SWAGGER_API_OPERATION, fn)).toMatchObject({ summary: method === 'read' ? 'read an order' : 'pay an order' });
-  });
+  it.each(['read', 'pay'] as const)(
+    'keeps the metadata of other decorators, whichever side they are on (%s)',
+    (method) => {
+      const fn = OrdersController.prototype[method];
+      expect(fn.name).toBe(method);
+      expect(Reflect.getMetadata(PATH_METADATA, fn)).toBe(method === 'read' ? ':id' : ':id/pay');
+      expect(Reflect.getMetadata(METHOD_METADATA, fn)).toBe(method === 'read' ? 0 : 1); // RequestMethod.GET / POST
+      expect(Reflect.getMetadata(GUARDS_METADATA, fn)).toEqual([AllowAll]);
+      expect(Reflect.getMetadata(PIPES_METADATA, fn)).toEqual([PassThroughPipe]);
+      expect(Reflect.getMetadata(SWAGGER_API_OPERATION, fn)).toMatchObject({
+        summary: method === 'read' ? 'read an order' : 'pay an order',
+      });
+    },
+  );
 
   describe('in an application', () => {
     let app: INestApplication;
-    beforeAll(async () => (app = await startApp({ controllers: [OrdersController], providers: [AllowAll, PassThroughPipe] })));
+    beforeAll(
+      async () => (app = await startApp({ controllers: [OrdersController], providers: [AllowAll, PassThroughPipe] })),
+    );
     afterAll(() => app.close());
 
     it('decorated routes still route, with pipes applied and `this` kept, holding the lock', async () => {
@@ -120,7 +145,9 @@ describe('@WithLock', () => {
     expect(() => WithLock(42 as never)).toThrow(/lock name/);
     expect(() => WithLock('x', { mode: 'exclusive' as never })).toThrow(/mode/);
     expect(() => WithLock('x', { timeoutMs: -1 })).toThrow(/timeoutMs/);
-    expect(() => WithLock('x', { ifLocked: 'later' as never })).toThrow(/^@WithLock: Invalid option ifLocked="later": expected "wait", "skip" or "throw"/);
+    expect(() => WithLock('x', { ifLocked: 'later' as never })).toThrow(
+      /^@WithLock: Invalid option ifLocked="later": expected "wait", "skip" or "throw"/,
+    );
     expect(() => WithLock('x', { holdAtLeastMs: -5 })).toThrow(/holdAtLeastMs=-5/);
     expect(() => WithLock('x', { holdAtLeastMs: 'long' as never })).toThrow(/holdAtLeastMs="long"/);
     expect(() => WithLock('x', { onLockLost: 'retry' as never })).toThrow(/onLockLost="retry"/);
@@ -157,7 +184,11 @@ describe('@WithLock', () => {
       const app = await startApp({ providers: [] });
       try {
         const before = backendOf(app).client.counter.total();
-        for (const [arg, pattern] of [['boom', /threw: no key for boom/], [42, /must return a non-empty string/], ['', /must return a non-empty string/]] as const) {
+        for (const [arg, pattern] of [
+          ['boom', /threw: no key for boom/],
+          [42, /must return a non-empty string/],
+          ['', /must return a non-empty string/],
+        ] as const) {
           const error = await new Plain().run(arg).catch((e: unknown) => e);
           expect(error).toBeInstanceOf(InvalidLockNameError);
           expect((error as Error).message).toMatch(pattern);

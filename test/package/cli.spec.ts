@@ -21,8 +21,11 @@ interface Run {
 /** The built bin, as `npx nestjs-zk-lock` runs it. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, BIN), ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 30_000 }, (error, out, err) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, out, err }),
+    execFile(
+      process.execPath,
+      [join(ROOT, BIN), ...args],
+      { env: { PATH: process.env.PATH, ...env }, timeout: 30_000 },
+      (error, out, err) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, out, err }),
     );
   });
 }
@@ -36,7 +39,9 @@ describe('the operator CLI', () => {
   beforeAll(async () => {
     await ensureBuilt();
     [app, waiter] = await Promise.all(
-      ['billing-1', 'billing-2'].map((identity) => ZkLockBackend.connect({ connectionString: zkConnect(), rootPath: root, identity, emptyDirectoryGraceMs: 0 })),
+      ['billing-1', 'billing-2'].map((identity) =>
+        ZkLockBackend.connect({ connectionString: zkConnect(), rootPath: root, identity, emptyDirectoryGraceMs: 0 }),
+      ),
     );
   }, 240_000);
   afterAll(async () => {
@@ -54,12 +59,19 @@ describe('the operator CLI', () => {
 
     const list = await cli(['list', ...base()]);
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(/^invoices\n\s+mode\s+identity\s+age\s+session\s+node\n\s+holds\s+write\s+billing-1\s+\d+ s\s+0x[0-9a-f]{16}\s+\S+__lock__\d{10}\n\s+waits\s+write\s+billing-2/m);
+    expect(list.out).toMatch(
+      /^invoices\n\s+mode\s+identity\s+age\s+session\s+node\n\s+holds\s+write\s+billing-1\s+\d+ s\s+0x[0-9a-f]{16}\s+\S+__lock__\d{10}\n\s+waits\s+write\s+billing-2/m,
+    );
     expect(list.out).toMatch(/^reports\n[\s\S]*holds\s+read\s+billing-1/m);
 
     const show = await cli(['show', 'invoices', '--json', ...base()]);
     const listed = JSON.parse(show.out);
-    expect(listed).toMatchObject({ kind: 'lock', name: 'invoices', holders: [{ identity: 'billing-1', sessionId: `0x${app.client.session.id}` }], waiters: [{ identity: 'billing-2' }] });
+    expect(listed).toMatchObject({
+      kind: 'lock',
+      name: 'invoices',
+      holders: [{ identity: 'billing-1', sessionId: `0x${app.client.session.id}` }],
+      waiters: [{ identity: 'billing-2' }],
+    });
     expect((await cli(['show', 'nothing-here', ...base()])).out).toContain('"nothing-here" is free');
 
     const revoke = await cli(['revoke', 'invoices', ...base()]);
@@ -71,31 +83,49 @@ describe('the operator CLI', () => {
     await reader.release();
   });
 
-  it('release --force deletes the holder\'s node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock', async () => {
+  it("release --force deletes the holder's node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock", async () => {
     const lock = await app.acquire('stuck');
     const waiting = waiter.acquire('stuck', { timeoutMs: 20_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
-    expect(await cli(['release', 'stuck', ...base()])).toMatchObject({ code: 2, err: expect.stringContaining('add --force') });
-    expect(await cli(['release', 'stuck', '--force', ...base()])).toMatchObject({ code: 4, out: expect.stringContaining('Not confirmed') });
+    expect(await cli(['release', 'stuck', ...base()])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('add --force'),
+    });
+    expect(await cli(['release', 'stuck', '--force', ...base()])).toMatchObject({
+      code: 4,
+      out: expect.stringContaining('Not confirmed'),
+    });
     expect(lock.isHeld()).toBe(true);
 
     const released = await cli(['release', 'stuck', '--force', '--yes', ...base()]);
-    expect(released).toMatchObject({ code: 0, out: expect.stringMatching(/^Deleted 1 holder node\(s\) of "stuck": \S+__lock__\d{10}\./) });
+    expect(released).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/^Deleted 1 holder node\(s\) of "stuck": \S+__lock__\d{10}\./),
+    });
     const next = await waiting; // the waiter is granted at once
     expect(next.isHeld()).toBe(true);
     await next.release();
     await lock.release(); // its node is gone already: nothing to do
-    expect(await cli(['release', 'stuck', '--force', '--yes', ...base()])).toMatchObject({ code: 1, out: expect.stringContaining('Nobody holds') });
+    expect(await cli(['release', 'stuck', '--force', '--yes', ...base()])).toMatchObject({
+      code: 1,
+      out: expect.stringContaining('Nobody holds'),
+    });
   });
 
   it('exit codes: 2 for usage, 3 when no server answers, 0 for help', async () => {
-    expect(await cli(['frobnicate'])).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "frobnicate"') });
+    expect(await cli(['frobnicate'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown command "frobnicate"'),
+    });
     expect(await cli(['show'])).toMatchObject({ code: 2, err: expect.stringContaining('show needs a lock name') });
     const nobody = `127.0.0.1:${await freePort()}`;
     const down = await cli(['list', '--connect', nobody, '--timeout', '1000']);
     expect(down.code).toBe(3);
     expect(down.err).toContain(nobody);
-    expect(await cli(['--help'])).toMatchObject({ code: 0, out: expect.stringContaining('Usage: nestjs-zk-lock <command>') });
+    expect(await cli(['--help'])).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('Usage: nestjs-zk-lock <command>'),
+    });
   });
 });

@@ -6,7 +6,8 @@ import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 const ROOT = join(__dirname, '..', '..');
-const node = (args: string[]): string => execFileSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env } });
+const node = (args: string[]): string =>
+  execFileSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env } });
 
 // The package ships CommonJS and ESM builds behind one `exports` map (Nest 11 apps are
 // mostly CommonJS, Nest 12 is ESM only). Both are loaded here by the package's own name.
@@ -20,7 +21,10 @@ describe('the published package, as CommonJS and as ESM', () => {
   });
 
   const script = (format: 'cjs' | 'esm'): string => {
-    const load = format === 'cjs' ? "const { ZkLockBackend } = require('nestjs-zk-lock');" : "import { ZkLockBackend } from 'nestjs-zk-lock';";
+    const load =
+      format === 'cjs'
+        ? "const { ZkLockBackend } = require('nestjs-zk-lock');"
+        : "import { ZkLockBackend } from 'nestjs-zk-lock';";
     return `${load}
       const locks = await ZkLockBackend.connect({ connectionString: process.env.ZK_CONNECT, rootPath: '${root}/${format}' });
       const lock = await locks.acquire('x');
@@ -41,9 +45,14 @@ describe('the published package, as CommonJS and as ESM', () => {
   });
 
   it('nestjs-zk-lock/terminus resolves to each format and exports the health indicator', () => {
-    expect(node(['-p', "require.resolve('nestjs-zk-lock/terminus')"]).trim()).toBe(join(ROOT, 'dist/cjs/terminus/index.js'));
+    expect(node(['-p', "require.resolve('nestjs-zk-lock/terminus')"]).trim()).toBe(
+      join(ROOT, 'dist/cjs/terminus/index.js'),
+    );
     expect(node(['-p', "typeof require('nestjs-zk-lock/terminus').ZkLockHealthIndicator"]).trim()).toBe('function');
-    const esm = "import { ZkLockHealthIndicator } from 'nestjs-zk-lock/terminus'; process.stdout.write(import.meta.resolve('nestjs-zk-lock/terminus') + ' ' + typeof ZkLockHealthIndicator);";
-    expect(node(['--input-type=module', '-e', esm])).toBe(`file://${join(ROOT, 'dist/esm/terminus/index.js')} function`);
+    const esm =
+      "import { ZkLockHealthIndicator } from 'nestjs-zk-lock/terminus'; process.stdout.write(import.meta.resolve('nestjs-zk-lock/terminus') + ' ' + typeof ZkLockHealthIndicator);";
+    expect(node(['--input-type=module', '-e', esm])).toBe(
+      `file://${join(ROOT, 'dist/esm/terminus/index.js')} function`,
+    );
   });
 });

@@ -21,21 +21,43 @@ describe('the package tarball', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds both builds with their types, the licence and the README', () => {
-    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'dist/cjs/terminus/index.js', 'dist/esm/terminus/index.js', 'dist/esm/terminus/index.d.ts', 'dist/cjs/otel/index.js', 'dist/esm/otel/index.js']) {
+    for (const file of [
+      'package.json',
+      'LICENSE',
+      'README.md',
+      'dist/cjs/index.js',
+      'dist/cjs/index.d.ts',
+      'dist/cjs/package.json',
+      'dist/esm/index.js',
+      'dist/esm/index.d.ts',
+      'dist/esm/package.json',
+      'dist/cjs/terminus/index.js',
+      'dist/esm/terminus/index.js',
+      'dist/esm/terminus/index.d.ts',
+      'dist/cjs/otel/index.js',
+      'dist/esm/otel/index.js',
+    ]) {
       expect(files).toContain(file);
     }
     expect(readFileSync(join(dir, 'package', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
   });
 
-  it('holds the CLI that package.json\'s bin names, runnable as a script', () => {
-    const { bin } = JSON.parse(readFileSync(join(dir, 'package', 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  it("holds the CLI that package.json's bin names, runnable as a script", () => {
+    const { bin } = JSON.parse(readFileSync(join(dir, 'package', 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
     const script = bin['nestjs-zk-lock'].replace(/^\.\//, '');
     expect(files).toContain(script);
     expect(readFileSync(join(dir, 'package', script), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
 
   it('holds nothing of the repository beyond that: no sources, tests, specs, bench, sample app', () => {
-    const stray = files.filter((file) => !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(file) || /\.spec\./.test(file));
+    const stray = files.filter(
+      (file) =>
+        !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(
+          file,
+        ) || /\.spec\./.test(file),
+    );
     expect(stray).toEqual([]);
   });
 
@@ -46,11 +68,14 @@ describe('the package tarball', () => {
     for (const link of links) expect(files).toContain(link);
   });
 
-  it('source maps carry their TypeScript sources, so stack traces resolve in users\' apps', () => {
+  it("source maps carry their TypeScript sources, so stack traces resolve in users' apps", () => {
     const maps = files.filter((file) => file.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(50);
     for (const map of maps) {
-      const { sources, sourcesContent } = JSON.parse(readFileSync(join(dir, 'package', map), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+      const { sources, sourcesContent } = JSON.parse(readFileSync(join(dir, 'package', map), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: string[];
+      };
       expect(sourcesContent?.length).toBe(sources.length);
       expect(sourcesContent!.every((content) => content.length > 0)).toBe(true);
     }

@@ -27,7 +27,11 @@ function runShortDemo(): Promise<DemoRun> {
 
 /** The summary's tables (sales, transfers, payments), each as its rows keyed by column header. */
 function tables(stdout: string): Record<string, string>[][] {
-  const cells = (line: string): string[] => line.slice(1, -1).split('|').map((cell) => cell.trim());
+  const cells = (line: string): string[] =>
+    line
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim());
   const blocks: string[][] = []; // runs of consecutive table lines
   stdout.split('\n').forEach((line, i, lines) => {
     if (!line.startsWith('|')) return;
@@ -60,11 +64,35 @@ describe('npm run demo -- --short', () => {
     expect(run.code).toBe(0);
     const [sales, transfers, payments] = tables(run.stdout);
     expect(sales.map((row) => row.endpoint)).toEqual(['locked', 'unlocked (control)']);
-    expect(Object.keys(sales[0])).toEqual(['endpoint', 'requests', 'sold/expected', 'lost updates', 'not 201', ...TIMINGS]);
+    expect(Object.keys(sales[0])).toEqual([
+      'endpoint',
+      'requests',
+      'sold/expected',
+      'lost updates',
+      'not 201',
+      ...TIMINGS,
+    ]);
     expect(transfers.map((row) => row.endpoint)).toEqual(['both locks', 'unlocked (control)']);
-    expect(Object.keys(transfers[0])).toEqual(['endpoint', 'transfers', 'moved', 'seats before', 'seats after', 'expected after', 'not 201', ...TIMINGS]);
+    expect(Object.keys(transfers[0])).toEqual([
+      'endpoint',
+      'transfers',
+      'moved',
+      'seats before',
+      'seats after',
+      'expected after',
+      'not 201',
+      ...TIMINGS,
+    ]);
     expect(payments.map((row) => row.endpoint)).toEqual(['leased', 'unlimited (control)']);
-    expect(Object.keys(payments[0])).toEqual(['endpoint', 'charges', 'charged', 'not 201', 'partner peak/limit', 'partner 429s', ...TIMINGS]);
+    expect(Object.keys(payments[0])).toEqual([
+      'endpoint',
+      'charges',
+      'charged',
+      'not 201',
+      'partner peak/limit',
+      'partner 429s',
+      ...TIMINGS,
+    ]);
   });
 
   it('loses no update under the lock, and says what the unlocked control lost', () => {
@@ -75,27 +103,46 @@ describe('npm run demo -- --short', () => {
     expect(run.stdout).toContain('locked: 60 reservations confirmed, 60 seats sold, no update lost.');
     const lost = Number(unlocked['lost updates']);
     expect(unlocked['sold/expected']).toBe(`${60 - lost}/60`);
-    expect(run.stdout).toContain(lost > 0 ? `${lost} updates lost to concurrent read-modify-writes` : 'lost no update this time');
+    expect(run.stdout).toContain(
+      lost > 0 ? `${lost} updates lost to concurrent read-modify-writes` : 'lost no update this time',
+    );
   });
 
   it('shows strictly increasing fencing tokens', () => {
-    expect(run.stdout).toMatch(/^fencing: 60 fencing tokens, in the order the store recorded them, strictly increase: \d+ … \d+\.$/m);
+    expect(run.stdout).toMatch(
+      /^fencing: 60 fencing tokens, in the order the store recorded them, strictly increase: \d+ … \d+\.$/m,
+    );
   });
 
   it('moves seats both ways under both locks without deadlock or a seat astray, and says what the control did', () => {
     const [locked, unlocked] = tables(run.stdout)[1];
-    expect(locked).toMatchObject({ transfers: '8', moved: '8', 'seats before': '40 + 40', 'seats after': '40 + 40', 'expected after': '40 + 40', 'not 201': '0' });
+    expect(locked).toMatchObject({
+      transfers: '8',
+      moved: '8',
+      'seats before': '40 + 40',
+      'seats after': '40 + 40',
+      'expected after': '40 + 40',
+      'not 201': '0',
+    });
     expect(Number(locked['hold p50 ms'])).toBeGreaterThan(0);
-    expect(run.stdout).toContain('transfers: 8 confirmed, half of them each way, from 3 instances at once: no deadlock, and the shows hold 40 + 40 seats as expected.');
+    expect(run.stdout).toContain(
+      'transfers: 8 confirmed, half of them each way, from 3 instances at once: no deadlock, and the shows hold 40 + 40 seats as expected.',
+    );
     const astray = unlocked['seats after'] !== unlocked['expected after'];
-    expect(run.stdout).toContain(astray ? `the shows hold ${unlocked['seats after']} seats, not ${unlocked['expected after']}` : 'no seat went astray this time');
+    expect(run.stdout).toContain(
+      astray
+        ? `the shows hold ${unlocked['seats after']} seats, not ${unlocked['expected after']}`
+        : 'no seat went astray this time',
+    );
   });
 
   it('keeps the partner within its limit under the lease, and says how the control overloaded it', () => {
     const [leased, unlimited] = tables(run.stdout)[2];
     expect(leased).toMatchObject({ charges: '9', charged: '9', 'not 201': '0', 'partner 429s': '0' });
     expect(['1/3', '2/3', '3/3']).toContain(leased['partner peak/limit']);
-    expect(run.stdout).toMatch(/^payments: 9 charged, at most [123] at the partner at once \(its limit is 3\), none refused\.$/m);
+    expect(run.stdout).toMatch(
+      /^payments: 9 charged, at most [123] at the partner at once \(its limit is 3\), none refused\.$/m,
+    );
     const refused = Number(unlimited['partner 429s']);
     expect(Number(unlimited.charged) + Number(unlimited['not 201'])).toBe(9);
     expect(run.stdout).toContain(refused > 0 ? `${refused} refused with 429` : 'the partner refused nothing this time');
@@ -105,7 +152,9 @@ describe('npm run demo -- --short', () => {
     expect(run.stdout).toContain('instances stopped by SIGTERM: a exit 0, b exit 0, c exit 0.');
     const zkPort = Number(/^ZooKeeper 127\.0\.0\.1:(\d+); store (.+)$/m.exec(run.stdout)?.[1]);
     const store = /^ZooKeeper .+; store (.+)$/m.exec(run.stdout)?.[1];
-    const appPorts = [.../^instances (.+)$/m.exec(run.stdout)![1].matchAll(/http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
+    const appPorts = [.../^instances (.+)$/m.exec(run.stdout)![1].matchAll(/http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) =>
+      Number(m[1]),
+    );
     const partnerPort = Number(/^payment partner http:\/\/127\.0\.0\.1:(\d+)/m.exec(run.stdout)?.[1]);
     expect(appPorts).toHaveLength(3);
     expect(await Promise.all([zkPort, partnerPort, ...appPorts].map(refused))).toEqual([true, true, true, true, true]);

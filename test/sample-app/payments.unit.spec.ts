@@ -58,12 +58,16 @@ describe('sample app payments, unit-tested over ZkLockModule.forTesting()', () =
   let one: TestingModule;
   let two: TestingModule;
   const partner = new CountingPartner(() => one.get(LockService));
-  const charge = (app: TestingModule, i: number) => app.get(PaymentsService).charge({ customer: `c${i}`, amountCents: 4500 }, performance.now());
+  const charge = (app: TestingModule, i: number) =>
+    app.get(PaymentsService).charge({ customer: `c${i}`, amountCents: 4500 }, performance.now());
 
   beforeAll(async () => {
     storeDir = mkdtempSync(join(tmpdir(), 'zk-lock-sample-payments-'));
     const locks = new InMemoryLockStore();
-    [one, two] = await Promise.all([testingInstance('one', locks, storeDir, partner), testingInstance('two', locks, storeDir, partner)]);
+    [one, two] = await Promise.all([
+      testingInstance('one', locks, storeDir, partner),
+      testingInstance('two', locks, storeDir, partner),
+    ]);
   });
   beforeEach(() => partner.reset());
   afterAll(async () => {
@@ -78,7 +82,8 @@ describe('sample app payments, unit-tested over ZkLockModule.forTesting()', () =
     expect(new Set(charged.map((c) => c.chargeId)).size).toBe(12);
     expect(partner.peak).toBe(PARTNER_MAX_CONCURRENT);
     // From inside each call: at most 3 holders, and the other calls queued behind them, from both instances.
-    for (const contenders of partner.seen) expect(contenders.filter((c) => c.holding).length).toBeLessThanOrEqual(PARTNER_MAX_CONCURRENT);
+    for (const contenders of partner.seen)
+      expect(contenders.filter((c) => c.holding).length).toBeLessThanOrEqual(PARTNER_MAX_CONCURRENT);
     const first = partner.seen[0];
     expect(first.filter((c) => c.holding)).toHaveLength(PARTNER_MAX_CONCURRENT);
     expect(new Set(first.map((c) => c.identity))).toEqual(new Set(['one', 'two']));
@@ -87,7 +92,11 @@ describe('sample app payments, unit-tested over ZkLockModule.forTesting()', () =
   });
 
   it('without the lease (the control), every charge goes to the partner at once', async () => {
-    await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? one : two).get(PaymentsService).chargeUnlimited({ customer: `c${i}`, amountCents: 4500 })));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 === 0 ? one : two).get(PaymentsService).chargeUnlimited({ customer: `c${i}`, amountCents: 4500 }),
+      ),
+    );
 
     expect(partner.peak).toBe(8);
   });

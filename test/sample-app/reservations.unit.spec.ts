@@ -36,7 +36,9 @@ import { rejectionOf, testingInstance as instance } from './sample-app.testing';
 
 /** Sockets and servers this process has open. */
 const openSockets = (): number =>
-  (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().filter((h) => h instanceof Socket || h instanceof Server).length;
+  (process as unknown as { _getActiveHandles(): unknown[] })
+    ._getActiveHandles()
+    .filter((h) => h instanceof Socket || h instanceof Server).length;
 
 const newShow = (): string => `show-${randomBytes(4).toString('hex')}`;
 
@@ -71,14 +73,28 @@ describe('sample app reservations, unit-tested over ZkLockModule.forTesting()', 
     const write = store.write.bind(store);
     const inside: Array<{ contenders: LockContender[]; token: bigint | undefined }> = [];
     jest.spyOn(store, 'write').mockImplementation(async (row) => {
-      inside.push({ contenders: await locks.contenders(showLock(show)), token: locks.held(showLock(show))?.fencingToken });
+      inside.push({
+        contenders: await locks.contenders(showLock(show)),
+        token: locks.held(showLock(show))?.fencingToken,
+      });
       return write(row);
     });
 
     const sold = await one.get(ReservationsService).reserve(show, 'ada', performance.now());
 
-    expect(inside).toEqual([{ contenders: [expect.objectContaining({ mode: 'write', holding: true, identity: 'one' })], token: expect.any(BigInt) }]);
-    expect(sold).toMatchObject({ showId: show, customer: 'ada', instance: 'one', remaining: 1, fencingToken: String(inside[0].token) });
+    expect(inside).toEqual([
+      {
+        contenders: [expect.objectContaining({ mode: 'write', holding: true, identity: 'one' })],
+        token: expect.any(BigInt),
+      },
+    ]);
+    expect(sold).toMatchObject({
+      showId: show,
+      customer: 'ada',
+      instance: 'one',
+      remaining: 1,
+      fencingToken: String(inside[0].token),
+    });
     expect(await two.get(LockService).contenders(showLock(show))).toEqual([]); // released
   });
 
@@ -118,7 +134,9 @@ describe('sample app reservations, unit-tested over ZkLockModule.forTesting()', 
     expect(error).toMatchObject({ code: 'LOCK_LOST', lockName: showLock(show) });
     expect(httpStatusOf(error)).toBe(503); // what LockHttpErrorInterceptor answers
     expect(warn).toHaveBeenCalledWith(expect.stringContaining(`Lock "${showLock(show)}" was lost`));
-    await expect(two.get(ReservationsService).reserve(show, 'bob', performance.now())).resolves.toMatchObject({ instance: 'two' });
+    await expect(two.get(ReservationsService).reserve(show, 'bob', performance.now())).resolves.toMatchObject({
+      instance: 'two',
+    });
     expect(await two.get(LockService).contenders(showLock(show))).toEqual([]);
   });
 });

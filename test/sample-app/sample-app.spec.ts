@@ -24,8 +24,11 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
   let inspector: ZkInspector;
 
   const start = (instance: string, env?: Record<string, string>): Promise<SampleAppProcess> =>
-    SampleAppProcess.start({ zkConnect: zkConnect(), storeDir, instance, entry: 'source', env }).then((app) => (apps.push(app), app));
-  const lockNodes = async (show: string): Promise<string[]> => (await inspector.children(locks.pathOf(showLock(show)))) ?? [];
+    SampleAppProcess.start({ zkConnect: zkConnect(), storeDir, instance, entry: 'source', env }).then(
+      (app) => (apps.push(app), app),
+    );
+  const lockNodes = async (show: string): Promise<string[]> =>
+    (await inspector.children(locks.pathOf(showLock(show)))) ?? [];
   const queue = async (app: SampleAppProcess, show: string): Promise<LockContender[]> =>
     (await request(app.url).get(`/shows/${show}/lock`).expect(200)).body.contenders;
 
@@ -47,7 +50,11 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
   it('GET /health: each instance reports its ZooKeeper session up (terminus)', async () => {
     for (const app of apps) {
       const { body } = await request(app.url).get('/health').expect(200);
-      expect(body.info.zookeeper).toMatchObject({ status: 'up', state: 'connected', sessionId: expect.stringMatching(/^0x/) });
+      expect(body.info.zookeeper).toMatchObject({
+        status: 'up',
+        state: 'connected',
+        sessionId: expect.stringMatching(/^0x/),
+      });
     }
   });
 
@@ -58,26 +65,39 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
 
     // Hold the show's lock so that every reservation queues behind it, then let them go.
     const held = await locks.acquire(showLock(show));
-    const reserve = (i: number) => request([one, two][i % 2].url).post(`/shows/${show}/reservations`).send({ customer: `c${i}` });
+    const reserve = (i: number) =>
+      request([one, two][i % 2].url)
+        .post(`/shows/${show}/reservations`)
+        .send({ customer: `c${i}` });
     const sent = Array.from({ length: 48 }, (_, i) => reserve(i).then((r) => r)); // then(): sent now, not when awaited
-    const waiting = await waitFor(async () => {
-      const contenders = await queue(two, show);
-      return contenders.length === 49 ? contenders : undefined;
-    }, { timeoutMs: 15_000, what: '48 reservations queued on the show lock' });
+    const waiting = await waitFor(
+      async () => {
+        const contenders = await queue(two, show);
+        return contenders.length === 49 ? contenders : undefined;
+      },
+      { timeoutMs: 15_000, what: '48 reservations queued on the show lock' },
+    );
     await sleep(300); // every reservation waits at least this long
     await held.release();
     const answers = await Promise.all(sent);
 
     // The queue, as the API reports it: the test holding, both instances waiting.
     expect(waiting.filter((c) => c.holding).map((c) => c.identity)).toEqual(['the test']);
-    expect(new Set(waiting.filter((c) => !c.holding).map((c) => c.identity?.split(' ')[0]))).toEqual(new Set(['one', 'two']));
+    expect(new Set(waiting.filter((c) => !c.holding).map((c) => c.identity?.split(' ')[0]))).toEqual(
+      new Set(['one', 'two']),
+    );
     // Exactly the seats sold; the rest told "sold out"; no update lost.
     expect(answers.filter((a) => a.status === 201)).toHaveLength(40);
     expect(answers.filter((a) => a.status === 409)).toHaveLength(8);
     const availability = await request(two.url).get(`/shows/${show}`).expect(200);
     expect(availability.body).toEqual({ id: show, seats: 40, remaining: 0, reserved: 40 });
     const recorded: Reservation[] = (await request(one.url).get(`/shows/${show}/reservations`).expect(200)).body;
-    expect(recorded.map((r) => r.customer).sort()).toEqual(answers.filter((a) => a.status === 201).map((a) => a.body.customer).sort());
+    expect(recorded.map((r) => r.customer).sort()).toEqual(
+      answers
+        .filter((a) => a.status === 201)
+        .map((a) => a.body.customer)
+        .sort(),
+    );
     expect(new Set(recorded.map((r) => r.instance))).toEqual(new Set(['one', 'two']));
     // Fencing tokens, in the order the store recorded them, strictly increase.
     const tokens = recorded.map((r) => BigInt(r.fencingToken!));
@@ -102,7 +122,9 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
 
     const writer = await locks.acquire(showLock(show));
     let answered = false;
-    const read = request(one.url).get(`/shows/${show}`).then((r) => ((answered = true), r));
+    const read = request(one.url)
+      .get(`/shows/${show}`)
+      .then((r) => ((answered = true), r));
     await waitFor(async () => (await lockNodes(show)).length === 2, { what: 'the read to queue behind the writer' });
     expect(answered).toBe(false);
     await writer.release();
@@ -117,9 +139,17 @@ describe('sample app: instances in separate processes contend over HTTP', () => 
     const slow = await start('slow', { STORE_DELAY_MS: '800' });
     await request(one.url).put(`/shows/${show}`).send({ seats: 5 }).expect(200);
 
-    const holding = request(slow.url).post(`/shows/${show}/reservations`).send({ customer: 'holder' }).then((r) => r);
-    await waitFor(async () => (await queue(one, show)).some((c) => c.holding && c.identity?.startsWith('slow')), { what: 'the slow instance to hold the lock' });
-    const waiting = request(slow.url).post(`/shows/${show}/reservations`).send({ customer: 'waiter' }).then((r) => r);
+    const holding = request(slow.url)
+      .post(`/shows/${show}/reservations`)
+      .send({ customer: 'holder' })
+      .then((r) => r);
+    await waitFor(async () => (await queue(one, show)).some((c) => c.holding && c.identity?.startsWith('slow')), {
+      what: 'the slow instance to hold the lock',
+    });
+    const waiting = request(slow.url)
+      .post(`/shows/${show}/reservations`)
+      .send({ customer: 'waiter' })
+      .then((r) => r);
     await waitFor(async () => (await lockNodes(show)).length === 2, { what: 'a second request to queue' });
 
     const exit = await slow.stop();

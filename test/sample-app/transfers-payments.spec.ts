@@ -32,7 +32,8 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
   const nodes = async (name: string): Promise<string[]> => (await inspector.children(locks.pathOf(name))) ?? [];
   const queue = async (app: SampleAppProcess, show: string): Promise<LockContender[]> =>
     (await request(app.url).get(`/shows/${show}/lock`).expect(200)).body.contenders;
-  const seats = async (app: SampleAppProcess, show: string): Promise<number> => (await request(app.url).get(`/shows/${show}`).expect(200)).body.seats;
+  const seats = async (app: SampleAppProcess, show: string): Promise<number> =>
+    (await request(app.url).get(`/shows/${show}`).expect(200)).body.seats;
 
   beforeAll(async () => {
     storeDir = mkdtempSync(join(tmpdir(), 'zk-lock-sample-app-'));
@@ -42,7 +43,11 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
     // 100 ms a charge: the charges let go together overlap at the partner.
     partner = await PaymentPartnerStub.start({ latencyMs: 100 });
     const env = { PARTNER_URL: partner.url };
-    apps = await Promise.all(['one', 'two'].map((instance) => SampleAppProcess.start({ zkConnect: zkConnect(), storeDir, instance, entry: 'source', env })));
+    apps = await Promise.all(
+      ['one', 'two'].map((instance) =>
+        SampleAppProcess.start({ zkConnect: zkConnect(), storeDir, instance, entry: 'source', env }),
+      ),
+    );
   });
 
   afterAll(async () => {
@@ -56,7 +61,9 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
   it('transfers in opposite directions from both instances, released at once: all done, no deadlock, no seat lost or created', async () => {
     const [one, two] = apps;
     const [matinee, evening] = newShows();
-    await Promise.all([matinee, evening].map((show) => request(one.url).put(`/shows/${show}`).send({ seats: 20 }).expect(200)));
+    await Promise.all(
+      [matinee, evening].map((show) => request(one.url).put(`/shows/${show}`).send({ seats: 20 }).expect(200)),
+    );
 
     // Hold both shows (as a long reset would) so that every transfer queues, then let them all go.
     const held = await locks.acquireAll([showLock(matinee), showLock(evening)]);
@@ -65,10 +72,13 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
         ? request(one.url).post(`/shows/${matinee}/transfers`).send({ to: evening, seats: 1 })
         : request(two.url).post(`/shows/${evening}/transfers`).send({ to: matinee, seats: 1 });
     const sent = Array.from({ length: 20 }, (_, i) => transfer(i).then((r) => r)); // then(): sent now, not when awaited
-    const waiting = await waitFor(async () => {
-      const contenders = [...(await queue(two, matinee)), ...(await queue(two, evening))].filter((c) => !c.holding);
-      return contenders.length >= 20 ? contenders : undefined;
-    }, { timeoutMs: 15_000, what: '20 transfers queued on the two show locks' });
+    const waiting = await waitFor(
+      async () => {
+        const contenders = [...(await queue(two, matinee)), ...(await queue(two, evening))].filter((c) => !c.holding);
+        return contenders.length >= 20 ? contenders : undefined;
+      },
+      { timeoutMs: 15_000, what: '20 transfers queued on the two show locks' },
+    );
     await sleep(300); // every transfer waits at least this long
     await held.release();
     const answers = await Promise.all(sent);
@@ -79,10 +89,15 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
     // Ten seats each way: both shows hold what they started with, seats and free seats alike.
     expect(await seats(two, matinee)).toBe(20);
     expect(await seats(one, evening)).toBe(20);
-    expect((await request(two.url).get(`/shows/${matinee}`).expect(200)).body).toMatchObject({ remaining: 20, reserved: 0 });
+    expect((await request(two.url).get(`/shows/${matinee}`).expect(200)).body).toMatchObject({
+      remaining: 20,
+      reserved: 0,
+    });
     // Each transfer held both locks: a grant of each show's lock, whose fencing tokens never repeat.
     for (const show of [matinee, evening]) {
-      const tokens = answers.map((a) => (a.body.from.id === show ? a.body.fencingTokens.from : a.body.fencingTokens.to));
+      const tokens = answers.map((a) =>
+        a.body.from.id === show ? a.body.fencingTokens.from : a.body.fencingTokens.to,
+      );
       expect(new Set(tokens).size).toBe(20);
     }
     expect(Math.min(...answers.map((a) => a.body.timing.waitMs))).toBeGreaterThanOrEqual(295);
@@ -94,15 +109,26 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
   it(`charges from both instances at once: never more than ${PARTNER_MAX_CONCURRENT} at the partner, none refused`, async () => {
     const [one, two] = apps;
     partner.reset();
-    const leaseQueue = async (): Promise<LeaseContender[]> => (await request(two.url).get('/payments/partner').expect(200)).body.contenders;
+    const leaseQueue = async (): Promise<LeaseContender[]> =>
+      (await request(two.url).get('/payments/partner').expect(200)).body.contenders;
     // Take every lease (another client of the same semaphore) so that all charges queue, then let them go.
-    const leases = await Promise.all(Array.from({ length: PARTNER_MAX_CONCURRENT }, () => locks.acquireLease(PARTNER_LEASE, { maxLeases: PARTNER_MAX_CONCURRENT })));
-    const charge = (i: number) => request([one, two][i % 2].url).post('/payments').send({ customer: `c${i}`, amountCents: 4500 });
+    const leases = await Promise.all(
+      Array.from({ length: PARTNER_MAX_CONCURRENT }, () =>
+        locks.acquireLease(PARTNER_LEASE, { maxLeases: PARTNER_MAX_CONCURRENT }),
+      ),
+    );
+    const charge = (i: number) =>
+      request([one, two][i % 2].url)
+        .post('/payments')
+        .send({ customer: `c${i}`, amountCents: 4500 });
     const sent = Array.from({ length: 15 }, (_, i) => charge(i).then((r) => r));
-    const waiting = await waitFor(async () => {
-      const contenders = await leaseQueue();
-      return contenders.length === 18 ? contenders : undefined;
-    }, { timeoutMs: 15_000, what: '15 charges queued for a lease' });
+    const waiting = await waitFor(
+      async () => {
+        const contenders = await leaseQueue();
+        return contenders.length === 18 ? contenders : undefined;
+      },
+      { timeoutMs: 15_000, what: '15 charges queued for a lease' },
+    );
     await sleep(300); // every charge waits at least this long
     await Promise.all(leases.map((lease) => lease.release()));
     let answered = false;
@@ -111,13 +137,24 @@ describe('sample app: transfers (multi-lock) and payments (lease) from separate 
     while (!answered) queues.push(await leaseQueue());
     const answers = await all;
 
-    expect(waiting.filter((c) => c.holding).map((c) => c.identity)).toEqual(Array(PARTNER_MAX_CONCURRENT).fill('the test'));
-    expect(new Set(waiting.filter((c) => !c.holding).map((c) => c.identity?.split(' ')[0]))).toEqual(new Set(['one', 'two']));
+    expect(waiting.filter((c) => c.holding).map((c) => c.identity)).toEqual(
+      Array(PARTNER_MAX_CONCURRENT).fill('the test'),
+    );
+    expect(new Set(waiting.filter((c) => !c.holding).map((c) => c.identity?.split(' ')[0]))).toEqual(
+      new Set(['one', 'two']),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(15).fill(201));
     expect(Math.min(...answers.map((a) => a.body.timing.waitMs))).toBeGreaterThanOrEqual(295);
     // What the partner counted, over both instances: 3 at once at most, so it refused nothing.
-    expect(partner.stats()).toEqual({ calls: 15, charged: 15, overloads: 0, peak: PARTNER_MAX_CONCURRENT, maxConcurrent: PARTNER_MAX_CONCURRENT });
-    for (const contenders of queues) expect(contenders.filter((c) => c.holding).length).toBeLessThanOrEqual(PARTNER_MAX_CONCURRENT);
+    expect(partner.stats()).toEqual({
+      calls: 15,
+      charged: 15,
+      overloads: 0,
+      peak: PARTNER_MAX_CONCURRENT,
+      maxConcurrent: PARTNER_MAX_CONCURRENT,
+    });
+    for (const contenders of queues)
+      expect(contenders.filter((c) => c.holding).length).toBeLessThanOrEqual(PARTNER_MAX_CONCURRENT);
     // Every lease given back: the semaphore is empty in ZooKeeper.
     expect(await nodes(PARTNER_LEASE)).toEqual([]);
     expect(await leaseQueue()).toEqual([]);

@@ -45,7 +45,8 @@ describe('sample app seat transfers, unit-tested over ZkLockModule.forTesting()'
   let one: TestingModule;
   let two: TestingModule;
 
-  const open = (shows: string[], seats: number) => Promise.all(shows.map((show) => one.get(ShowsService).open(show, seats)));
+  const open = (shows: string[], seats: number) =>
+    Promise.all(shows.map((show) => one.get(ShowsService).open(show, seats)));
   const seatsOf = (show: string) => two.get(ShowsService).availability(show);
 
   beforeAll(async () => {
@@ -130,7 +131,9 @@ describe('sample app seat transfers, unit-tested over ZkLockModule.forTesting()'
 
     await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        i % 2 === 0 ? one.get(TransfersService).transferUnlocked(matinee, evening, 1) : two.get(TransfersService).transferUnlocked(evening, matinee, 1),
+        i % 2 === 0
+          ? one.get(TransfersService).transferUnlocked(matinee, evening, 1)
+          : two.get(TransfersService).transferUnlocked(evening, matinee, 1),
       ),
     );
 

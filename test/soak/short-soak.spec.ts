@@ -14,13 +14,30 @@ const ROOT = join(__dirname, '..', '..');
  * ends with one JSON line holding every figure.
  */
 function runShortSoak(): Promise<{ code: number | null; result: SoakResult | undefined; output: string }> {
-  const args = ['--expose-gc', '--disable-warning=ExperimentalWarning', '-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'scripts', 'soak', 'soak.main.ts'), '--short', '--json'];
+  const args = [
+    '--expose-gc',
+    '--disable-warning=ExperimentalWarning',
+    '-r',
+    join(ROOT, 'scripts', 'ts-register.cjs'),
+    join(ROOT, 'scripts', 'soak', 'soak.main.ts'),
+    '--short',
+    '--json',
+  ];
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 110_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const last = stdout.trimEnd().split('\n').pop() ?? '';
-      const result = last.startsWith('{') ? (JSON.parse(last) as SoakResult) : undefined;
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, result, output: `${stdout}\n${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd: ROOT, timeout: 110_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const last = stdout.trimEnd().split('\n').pop() ?? '';
+        const result = last.startsWith('{') ? (JSON.parse(last) as SoakResult) : undefined;
+        resolve({
+          code: error ? ((error as { code?: number }).code ?? null) : 0,
+          result,
+          output: `${stdout}\n${stderr}`,
+        });
+      },
+    );
   });
 }
 
@@ -64,7 +81,13 @@ describe('short soak: lock cycles with contention and reconnects leak nothing', 
   it('holds nothing once idle: no watch, watcher, wait or request left', () => {
     const idle = result.checkpoints[result.checkpoints.length - 1].values;
     const { serverWatches, watchers, rawWatchPaths, heldOrWaiting, pendingRequests } = idle;
-    expect({ serverWatches, watchers, rawWatchPaths, heldOrWaiting, pendingRequests }).toEqual({ serverWatches: 0, watchers: 0, rawWatchPaths: 0, heldOrWaiting: 0, pendingRequests: 0 });
+    expect({ serverWatches, watchers, rawWatchPaths, heldOrWaiting, pendingRequests }).toEqual({
+      serverWatches: 0,
+      watchers: 0,
+      rawWatchPaths: 0,
+      heldOrWaiting: 0,
+      pendingRequests: 0,
+    });
   });
 
   it('leaves no znode, watch or session on the server once every client closed', () => {

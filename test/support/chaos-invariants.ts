@@ -46,9 +46,20 @@ export function checkExclusion(log: ChaosLog, resource: string, capacity = 1): V
   }
   for (const s of of(log, resource)) {
     if (s.end.kind === 'done' && s.aborted !== undefined && s.aborted < s.end.t) {
-      violations.push({ invariant: 'a', resource, what: `${s.id} wrote after its grant's signal aborted`, lines: s.lines });
+      violations.push({
+        invariant: 'a',
+        resource,
+        what: `${s.id} wrote after its grant's signal aborted`,
+        lines: s.lines,
+      });
     }
-    if (s.end.kind === 'open') violations.push({ invariant: 'a', resource, what: `${s.id} never ended (and its process was not killed)`, lines: s.lines });
+    if (s.end.kind === 'open')
+      violations.push({
+        invariant: 'a',
+        resource,
+        what: `${s.id} never ended (and its process was not killed)`,
+        lines: s.lines,
+      });
   }
   return violations;
 }
@@ -80,7 +91,8 @@ export function checkCounter(log: ChaosLog, resource: string, finalContent: stri
   const final = `(final counter file of ${resource}) ${finalContent.trim()}`;
   const byId = new Map(sections.map((s) => [s.id, s]));
   const seen = new Map<string, string[]>(); // writer -> lines that read its write
-  for (const s of sections) if (s.writerRead !== '-') seen.set(s.writerRead, [...(seen.get(s.writerRead) ?? []), s.lines[0]]);
+  for (const s of sections)
+    if (s.writerRead !== '-') seen.set(s.writerRead, [...(seen.get(s.writerRead) ?? []), s.lines[0]]);
   if (finalWriter !== '-') seen.set(finalWriter, [...(seen.get(finalWriter) ?? []), final]);
 
   const done = sections.filter((s) => s.end.kind === 'done');
@@ -88,17 +100,33 @@ export function checkCounter(log: ChaosLog, resource: string, finalContent: stri
   for (const [writer, readers] of seen) {
     const w = byId.get(writer);
     if (!w || (w.end.kind !== 'done' && w.end.kind !== 'killed')) {
-      violations.push({ invariant: 'b', resource, what: `${writer} is named as a writer but did not write`, lines: [...(w?.lines ?? []), ...readers] });
+      violations.push({
+        invariant: 'b',
+        resource,
+        what: `${writer} is named as a writer but did not write`,
+        lines: [...(w?.lines ?? []), ...readers],
+      });
     }
   }
   for (const s of sections) {
     const w = byId.get(s.writerRead);
     if (w && s.valueRead !== w.valueRead + 1) {
-      violations.push({ invariant: 'b', resource, what: `${s.id} read ${s.valueRead} from ${w.id}, which wrote ${w.valueRead + 1}`, lines: [...w.lines, s.lines[0]] });
+      violations.push({
+        invariant: 'b',
+        resource,
+        what: `${s.id} read ${s.valueRead} from ${w.id}, which wrote ${w.valueRead + 1}`,
+        lines: [...w.lines, s.lines[0]],
+      });
     }
   }
   for (const s of done) {
-    if (!seen.has(s.id)) violations.push({ invariant: 'b', resource, what: `the write of ${s.id} was lost (overwritten before anyone read it)`, lines: s.lines });
+    if (!seen.has(s.id))
+      violations.push({
+        invariant: 'b',
+        resource,
+        what: `the write of ${s.id} was lost (overwritten before anyone read it)`,
+        lines: s.lines,
+      });
   }
   if (Number(finalValue) !== done.length + killedWriters.length) {
     violations.push({
@@ -123,7 +151,12 @@ export function checkTokens(log: ChaosLog, resource: string): Violation[] {
   for (const s of of(log, resource)) {
     if (s.abortedAtEntry || s.token === undefined) continue;
     if (previous && s.token <= previous.token!) {
-      violations.push({ invariant: 'c', resource, what: `${s.id} entered after ${previous.id} with token ${s.token} <= ${previous.token}`, lines: [previous.lines[0], s.lines[0]] });
+      violations.push({
+        invariant: 'c',
+        resource,
+        what: `${s.id} entered after ${previous.id} with token ${s.token} <= ${previous.token}`,
+        lines: [previous.lines[0], s.lines[0]],
+      });
     }
     previous = s;
   }

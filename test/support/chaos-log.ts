@@ -60,7 +60,12 @@ export function idParts(id: string): { process: string; loop: string; group: str
   const group = at < 0 ? id : id.slice(0, at);
   const [worker, incarnation, step = ''] = group.split('.');
   const dash = step.lastIndexOf('-');
-  return { process: `${worker}.${incarnation}`, loop: `${worker}/${dash < 0 ? 'lock' : step.slice(0, dash)}`, group, resource: at < 0 ? COUNTER_LOCK : id.slice(at + 1) };
+  return {
+    process: `${worker}.${incarnation}`,
+    loop: `${worker}/${dash < 0 ? 'lock' : step.slice(0, dash)}`,
+    group,
+    resource: at < 0 ? COUNTER_LOCK : id.slice(at + 1),
+  };
 }
 
 export function parseChaosLog(text: string): ChaosLog {
@@ -86,7 +91,8 @@ export function parseChaosLog(text: string): ChaosLog {
     for (const section of sections) {
       section.lines.push(line);
       if (kind === 'aborted') section.aborted ??= at;
-      else if (kind === 'done') section.end = { kind: 'done', t: at, value: details[0] === undefined ? undefined : Number(details[0]) };
+      else if (kind === 'done')
+        section.end = { kind: 'done', t: at, value: details[0] === undefined ? undefined : Number(details[0]) };
       else if (kind === 'abandon') section.end = { kind: 'abandon', t: at };
     }
   }

@@ -1,6 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -58,25 +68,46 @@ function filesUnder(dir: string, keep: (file: string) => boolean): string[] {
 
 function hashFiles(files: string[]): string {
   const hash = createHash('sha256');
-  for (const file of files) hash.update(`${relative(REPO, file)}\0`).update(readFileSync(file)).update('\0');
+  for (const file of files)
+    hash
+      .update(`${relative(REPO, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
   return hash.digest('hex');
 }
 
 /** A hash of everything the build and `npm pack` read. */
 function sourceHash(): string {
   const sources = filesUnder(join(REPO, 'lib'), (file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'));
-  const extra = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'node_modules/typescript/package.json'];
+  const extra = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'scripts/build.mjs',
+    'node_modules/typescript/package.json',
+  ];
   return hashFiles([...sources, ...extra.map((file) => join(REPO, file)).filter(existsSync)]);
 }
 
-const distHash = (): string => (existsSync(join(REPO, 'dist')) ? hashFiles(filesUnder(join(REPO, 'dist'), () => true)) : 'none');
+const distHash = (): string =>
+  existsSync(join(REPO, 'dist')) ? hashFiles(filesUnder(join(REPO, 'dist'), () => true)) : 'none';
 
 function run(command: string, args: string[], cwd: string, timeoutMs = 240_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: childEnv() }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`\`${command} ${args.join(' ')}\` in ${cwd} failed: ${error.message}\n${stdout}\n${stderr}`));
-      else resolve(stdout);
-    });
+    execFile(
+      command,
+      args,
+      { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: childEnv() },
+      (error, stdout, stderr) => {
+        if (error)
+          reject(
+            new Error(`\`${command} ${args.join(' ')}\` in ${cwd} failed: ${error.message}\n${stdout}\n${stderr}`),
+          );
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -177,9 +208,19 @@ export function packedLibrary(): Promise<PackedLibrary> {
       const staging = join(CACHE, `pack-${process.pid}`);
       rmSync(staging, { recursive: true, force: true });
       mkdirSync(staging);
-      const [report] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', staging, '--loglevel=error'], REPO)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+      const [report] = JSON.parse(
+        await run('npm', ['pack', '--json', '--pack-destination', staging, '--loglevel=error'], REPO),
+      ) as Array<{ filename: string; files: Array<{ path: string }> }>;
       const files = report.files.map((file) => file.path);
-      for (const needed of ['dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'package.json']) {
+      for (const needed of [
+        'dist/cjs/index.js',
+        'dist/cjs/index.d.ts',
+        'dist/cjs/package.json',
+        'dist/esm/index.js',
+        'dist/esm/index.d.ts',
+        'dist/esm/package.json',
+        'package.json',
+      ]) {
         if (!files.includes(needed)) throw new Error(`npm pack left out ${needed}; it packed: ${files.join(', ')}`);
       }
       for (const old of readdirSync(CACHE).filter((file) => file.endsWith('.tgz'))) rmSync(join(CACHE, old));
@@ -227,7 +268,8 @@ async function installFixture(spec: FixtureSpec, library: PackedLibrary): Promis
   const stampFile = join(spec.dir, 'node_modules', '.fixture-install.json');
   const lockfile = hashFiles([join(spec.dir, 'package.json'), join(spec.dir, 'package-lock.json')]);
   const installed = join(spec.dir, 'node_modules', 'nestjs-zk-lock');
-  const installedHash = (): string => (existsSync(join(installed, 'package.json')) ? hashFiles(filesUnder(installed, () => true)) : 'none');
+  const installedHash = (): string =>
+    existsSync(join(installed, 'package.json')) ? hashFiles(filesUnder(installed, () => true)) : 'none';
   let stamp: InstallStamp | undefined;
   try {
     stamp = JSON.parse(readFileSync(stampFile, 'utf8')) as InstallStamp;
@@ -253,7 +295,9 @@ async function installFixture(spec: FixtureSpec, library: PackedLibrary): Promis
     done.push('npm install --no-save <tarball>');
   }
   if (lstatSync(installed).isSymbolicLink()) {
-    throw new Error(`${spec.name}/node_modules/nestjs-zk-lock is a symlink: the library must be installed from the tarball`);
+    throw new Error(
+      `${spec.name}/node_modules/nestjs-zk-lock is a symlink: the library must be installed from the tarball`,
+    );
   }
   return done;
 }
@@ -285,7 +329,12 @@ async function compileFixture(spec: FixtureSpec): Promise<void> {
  * picked by the package's `exports`). Resolves with tsc's output; rejects on errors.
  */
 export function typecheckFixture(spec: FixtureSpec): Promise<string> {
-  return run(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(spec.dir, 'tsconfig.json')], spec.dir, 60_000);
+  return run(
+    process.execPath,
+    [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(spec.dir, 'tsconfig.json')],
+    spec.dir,
+    60_000,
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -385,12 +434,21 @@ export class FixtureApp {
           this.listeners.delete(check);
           clearTimeout(timer);
           if (line !== undefined) resolve(line);
-          else reject(new Error(`${this.name} exited (${JSON.stringify(this.exit)}) before printing ${pattern}. Output:\n${this.output}`));
+          else
+            reject(
+              new Error(
+                `${this.name} exited (${JSON.stringify(this.exit)}) before printing ${pattern}. Output:\n${this.output}`,
+              ),
+            );
         }
       };
       const timer = setTimeout(() => {
         this.listeners.delete(check);
-        reject(new Error(`${this.name} printed no ${count > 1 ? `${count} lines` : 'line'} ${pattern} within ${timeoutMs} ms. Output:\n${this.output}`));
+        reject(
+          new Error(
+            `${this.name} printed no ${count > 1 ? `${count} lines` : 'line'} ${pattern} within ${timeoutMs} ms. Output:\n${this.output}`,
+          ),
+        );
       }, timeoutMs);
       this.listeners.add(check);
       check();

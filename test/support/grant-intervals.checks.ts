@@ -9,7 +9,8 @@ export interface Section {
 }
 
 const show = (s: Section): string => `${s.holder} token ${s.token} [${s.start}, ${s.end}]`;
-const byStart = (sections: readonly Section[]): Section[] => [...sections].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+const byStart = (sections: readonly Section[]): Section[] =>
+  [...sections].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
 
 /**
  * Sections that began before an earlier one had ended: two holders at once. Each is
@@ -31,5 +32,7 @@ export function overlaps(sections: readonly Section[]): string[] {
  */
 export function tokenDrops(sections: readonly Section[]): string[] {
   const sorted = byStart(sections);
-  return sorted.flatMap((section, i) => (i > 0 && section.token <= sorted[i - 1].token ? [`${show(section)} after ${show(sorted[i - 1])}`] : []));
+  return sorted.flatMap((section, i) =>
+    i > 0 && section.token <= sorted[i - 1].token ? [`${show(section)} after ${show(sorted[i - 1])}`] : [],
+  );
 }

@@ -28,7 +28,13 @@ export class LockFixture {
   async backend(options: Partial<ZkLockOptions> = {}): Promise<ZkLockBackend> {
     // Directories go with the release here, so tests can see ZooKeeper's state settle at
     // once; the grace period of the default is tested on its own.
-    const backend = await ZkLockBackend.connect({ connectionString: zkConnect(), rootPath: this.rootPath, sessionTimeoutMs: 4000, emptyDirectoryGraceMs: 0, ...options });
+    const backend = await ZkLockBackend.connect({
+      connectionString: zkConnect(),
+      rootPath: this.rootPath,
+      sessionTimeoutMs: 4000,
+      emptyDirectoryGraceMs: 0,
+      ...options,
+    });
     this.backends.push(backend);
     return backend;
   }

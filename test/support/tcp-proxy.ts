@@ -1,7 +1,15 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /** ZooKeeper request op codes, as they appear in a request header. */
-export const ZK_OP = { create: 1, delete: 2, exists: 3, getData: 4, getChildren2: 12, ping: 11, setWatches: 101 } as const;
+export const ZK_OP = {
+  create: 1,
+  delete: 2,
+  exists: 3,
+  getData: 4,
+  getChildren2: 12,
+  ping: 11,
+  setWatches: 101,
+} as const;
 
 interface Link {
   client: Socket;

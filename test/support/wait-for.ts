@@ -39,7 +39,9 @@ export async function waitFor<T>(
       clearTimeout(timer);
     }
     if (Date.now() >= until) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what} (${last})`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what} (${last})`,
+      );
     }
     await sleep(intervalMs);
   }

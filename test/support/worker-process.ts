@@ -30,10 +30,14 @@ export class WorkerProcess {
     readonly worker: string,
     args: unknown,
   ) {
-    this.child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'test', 'workers', worker), JSON.stringify(args)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      ['-r', join(ROOT, 'scripts', 'ts-register.cjs'), join(ROOT, 'test', 'workers', worker), JSON.stringify(args)],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk));
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) =>
@@ -73,7 +77,10 @@ export class WorkerProcess {
       () => {
         const found = this.lines.find(match);
         if (found !== undefined) return found;
-        if (!this.running) throw new Error(`${this.worker} exited (${JSON.stringify(this.exit)}) before printing ${what}; stderr: ${this.stderr}`);
+        if (!this.running)
+          throw new Error(
+            `${this.worker} exited (${JSON.stringify(this.exit)}) before printing ${what}; stderr: ${this.stderr}`,
+          );
         return undefined;
       },
       { timeoutMs, intervalMs: 5, what: `${this.worker} to print ${what}` },

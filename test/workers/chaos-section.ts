@@ -46,7 +46,12 @@ export interface Loop {
  * Runs `take` again and again until `ctx.stop` aborts. `group(n)` names the n-th grant; a
  * wait longer than the acquire timeout is logged as `timeout` (trouble) and tried again.
  */
-export async function runLoop(ctx: LoopContext, loop: Loop, group: (n: number) => string, take: (group: string) => Promise<Grant>): Promise<void> {
+export async function runLoop(
+  ctx: LoopContext,
+  loop: Loop,
+  group: (n: number) => string,
+  take: (group: string) => Promise<Grant>,
+): Promise<void> {
   for (let n = 0; !ctx.stop.aborted; n++) {
     let grant: Grant;
     try {
@@ -72,16 +77,23 @@ export async function runLoop(ctx: LoopContext, loop: Loop, group: (n: number) =
  */
 async function runSection(ctx: LoopContext, loop: Loop, group: string, token: string, grant: Grant): Promise<void> {
   const { holder, parts } = grant;
-  const onAbort = (): void => ctx.log('aborted', group, token, String((holder.signal.reason as Error).message).replace(/\s+/g, '_'));
+  const onAbort = (): void =>
+    ctx.log('aborted', group, token, String((holder.signal.reason as Error).message).replace(/\s+/g, '_'));
   holder.signal.addEventListener('abort', onAbort);
 
   const t = process.hrtime.bigint();
   const { longAskedAt, longAskWindowMs } = loop;
-  const asked = longAskedAt !== undefined && (longAskWindowMs === undefined || t - longAskedAt <= BigInt(longAskWindowMs) * 1_000_000n);
+  const asked =
+    longAskedAt !== undefined &&
+    (longAskWindowMs === undefined || t - longAskedAt <= BigInt(longAskWindowMs) * 1_000_000n);
   loop.longAskedAt = undefined;
   const pause = asked ? ctx.askedLongMs : Math.random() < ctx.longSectionRatio ? randomInt(500, 3000) : randomInt(1, 4);
   const reads = parts.map((part) => (part.counter ? readFileSync(part.counter, 'utf8').trim().split(' ') : ['-', '-']));
-  const flags = [...(pause >= 500 ? [`long=${pause}`] : []), ...(holder.signal.aborted ? ['aborted-at-entry'] : []), ...(grant.flags ?? [])];
+  const flags = [
+    ...(pause >= 500 ? [`long=${pause}`] : []),
+    ...(holder.signal.aborted ? ['aborted-at-entry'] : []),
+    ...(grant.flags ?? []),
+  ];
   parts.forEach((part, i) => ctx.logAt(t, 'enter', part.id, part.token, ...reads[i], ...flags));
   if (holder.signal.aborted) onAbort(); // aborted before we could listen
   await sleep(pause);

@@ -7,7 +7,12 @@ export interface Workloads {
   /** The one lock, guarding a counter file. */
   readonly lock: { readonly name: string; readonly counter: string };
   /** `acquireAll` of `min` to `max` of `names`, listed in random order; a counter file per name. */
-  readonly multi: { readonly names: readonly string[]; readonly min: number; readonly max: number; readonly counters: Readonly<Record<string, string>> };
+  readonly multi: {
+    readonly names: readonly string[];
+    readonly min: number;
+    readonly max: number;
+    readonly counters: Readonly<Record<string, string>>;
+  };
   /** `loops` loops per worker, each taking one lease of the semaphore `name`. */
   readonly lease: { readonly name: string; readonly maxLeases: number; readonly loops: number };
 }
@@ -22,16 +27,28 @@ export interface TakeOptions {
 export function takeLock(backend: ZkLockBackend, { name, counter }: Workloads['lock'], options: TakeOptions): Take {
   return async (group) => {
     const lock = await backend.acquire(name, options);
-    return { parts: [{ id: group, token: String(lock.fencingToken), counter }], holder: lock, release: () => lock.release() };
+    return {
+      parts: [{ id: group, token: String(lock.fencingToken), counter }],
+      holder: lock,
+      release: () => lock.release(),
+    };
   };
 }
 
-export function takeMulti(backend: ZkLockBackend, { names, min, max, counters }: Workloads['multi'], options: TakeOptions): Take {
+export function takeMulti(
+  backend: ZkLockBackend,
+  { names, min, max, counters }: Workloads['multi'],
+  options: TakeOptions,
+): Take {
   return async (group) => {
     const list = shuffled(names).slice(0, randomInt(min, max));
     const locks = await backend.acquireAll(list, options);
     return {
-      parts: locks.names.map((name, i) => ({ id: `${group}@${name}`, token: String(locks.handles[i].fencingToken), counter: counters[name] })),
+      parts: locks.names.map((name, i) => ({
+        id: `${group}@${name}`,
+        token: String(locks.handles[i].fencingToken),
+        counter: counters[name],
+      })),
       holder: locks,
       flags: [`list=${list.join(',')}`],
       release: () => locks.release(),

@@ -41,17 +41,29 @@ const args = JSON.parse(process.argv[2]) as Args;
 const me = `${args.worker}.${args.incarnation}`;
 const logAt = (t: bigint, kind: string, id: string, token: string, ...details: string[]): void =>
   appendFileSync(args.log, `${[kind, id, token, String(t), ...details].join(' ')}\n`);
-const log = (kind: string, id: string, token: string, ...details: string[]): void => logAt(process.hrtime.bigint(), kind, id, token, ...details);
+const log = (kind: string, id: string, token: string, ...details: string[]): void =>
+  logAt(process.hrtime.bigint(), kind, id, token, ...details);
 
 async function main(): Promise<void> {
   const stop = new AbortController();
   process.on('SIGTERM', () => stop.abort()); // ends each loop after its current section
 
-  const backend = await ZkLockBackend.connect({ connectionString: args.connectionString, rootPath: args.rootPath, sessionTimeoutMs: args.sessionTimeoutMs });
+  const backend = await ZkLockBackend.connect({
+    connectionString: args.connectionString,
+    rootPath: args.rootPath,
+    sessionTimeoutMs: args.sessionTimeoutMs,
+  });
   reportSessions(backend);
 
   const { workloads } = args;
-  const ctx: LoopContext = { process: me, log, logAt, stop: stop.signal, longSectionRatio: args.longSectionRatio, askedLongMs: args.askedLongMs };
+  const ctx: LoopContext = {
+    process: me,
+    log,
+    logAt,
+    stop: stop.signal,
+    longSectionRatio: args.longSectionRatio,
+    askedLongMs: args.askedLongMs,
+  };
   const options = { timeoutMs: args.acquireTimeoutMs, signal: stop.signal };
   // The test asks for long sections (SIGUSR2) to cut the worker off inside the lock's,
   // and waits for that one only: the other loops' asks lapse after a second, or a loop
@@ -59,7 +71,10 @@ async function main(): Promise<void> {
   // heal, for nothing.
   const lock: Loop = { label: 'lock' };
   const multi: Loop = { label: 'multi', longAskWindowMs: 1000 };
-  const leases: Loop[] = Array.from({ length: workloads.lease.loops }, (_, i) => ({ label: `lease${i + 1}`, longAskWindowMs: 1000 }));
+  const leases: Loop[] = Array.from({ length: workloads.lease.loops }, (_, i) => ({
+    label: `lease${i + 1}`,
+    longAskWindowMs: 1000,
+  }));
   process.on('SIGUSR2', () => [lock, multi, ...leases].forEach((l) => (l.longAskedAt = process.hrtime.bigint())));
 
   await Promise.all([
@@ -90,7 +105,9 @@ function reportSessions(backend: ZkLockBackend): void {
     reportSession();
   });
   backend.client.on('disconnected', () => log('disconnected', me, '-'));
-  backend.client.on('session-lost', (error: ZkSessionLostError) => log('session-lost', me, '-', error.why.replace(/\s+/g, '_')));
+  backend.client.on('session-lost', (error: ZkSessionLostError) =>
+    log('session-lost', me, '-', error.why.replace(/\s+/g, '_')),
+  );
 }
 
 /** Any failure ends the worker with code 1, said in the log too (the test reads it as trouble). */

@@ -13,8 +13,12 @@ async function main(): Promise<void> {
   try {
     const held = await backend.acquire('crowd');
     await Promise.all(Array.from({ length: 30 }, () => backend.tryAcquire('crowd')));
-    const waiting = Array.from({ length: 30 }, () => backend.acquire('crowd', { timeoutMs: 10_000 }).then((lock) => lock.release()));
-    const groups = Array.from({ length: 15 }, (_, i) => backend.acquireAll([`g${i % 3}`, `g${(i + 1) % 3}`], { timeoutMs: 10_000 }).then((group) => group.release()));
+    const waiting = Array.from({ length: 30 }, () =>
+      backend.acquire('crowd', { timeoutMs: 10_000 }).then((lock) => lock.release()),
+    );
+    const groups = Array.from({ length: 15 }, (_, i) =>
+      backend.acquireAll([`g${i % 3}`, `g${(i + 1) % 3}`], { timeoutMs: 10_000 }).then((group) => group.release()),
+    );
     await held.release();
     await Promise.all([...waiting, ...groups]);
     await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick

@@ -58,7 +58,13 @@ export class LockCallPolicy {
 
   lost(name: string, call: ResolvedWithLockOptions, grantedAt: number, error: LockLostError): void {
     try {
-      this.events.lost?.({ name, mode: call.mode, heldMs: Math.round(performance.now() - grantedAt), error, ignored: call.onLockLost === 'ignore' });
+      this.events.lost?.({
+        name,
+        mode: call.mode,
+        heldMs: Math.round(performance.now() - grantedAt),
+        error,
+        ignored: call.onLockLost === 'ignore',
+      });
     } catch {
       // a listener's failure must not change the call's outcome
     }

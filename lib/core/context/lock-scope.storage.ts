@@ -16,7 +16,9 @@ const holder = globalThis as typeof globalThis & { [KEY]?: AsyncLocalStorage<Loc
 export const lockScopeStorage: AsyncLocalStorage<LockScope> = (holder[KEY] ??= new AsyncLocalStorage<LockScope>());
 
 const IDS_KEY = Symbol.for('nestjs-zk-lock.lock-scope-ids.v1');
-const ids = ((globalThis as typeof globalThis & { [IDS_KEY]?: { next: number; of: WeakMap<object, number> } })[IDS_KEY] ??= {
+const ids = ((globalThis as typeof globalThis & { [IDS_KEY]?: { next: number; of: WeakMap<object, number> } })[
+  IDS_KEY
+] ??= {
   next: 1,
   of: new WeakMap(),
 });

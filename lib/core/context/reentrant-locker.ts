@@ -18,7 +18,13 @@ import type { LockerEvents } from './locker.events.js';
 import { watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
-import { resolveWithLockOptions, type ResolvedWithLockOptions, type RunAlwaysOptions, type WithLockCallOptions, type WithLocksCallOptions } from './with-lock.options.js';
+import {
+  resolveWithLockOptions,
+  type ResolvedWithLockOptions,
+  type RunAlwaysOptions,
+  type WithLockCallOptions,
+  type WithLocksCallOptions,
+} from './with-lock.options.js';
 import { describeList } from '../multi/multi-lock.options.js';
 
 /**
@@ -48,7 +54,9 @@ export class ReentrantLocker {
     this.policy = new LockCallPolicy(events);
     this.defaults = resolveWithLockOptions(undefined, defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
-    this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) => this.policy.acquiring(name, pending));
+    this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) =>
+      this.policy.acquiring(name, pending),
+    );
   }
 
   /**
@@ -59,8 +67,16 @@ export class ReentrantLocker {
    * running `fn` when another holder has the lock.
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
-  async withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: WithLockCallOptions): Promise<T | undefined> {
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options: WithLockCallOptions,
+  ): Promise<T | undefined>;
+  async withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options?: WithLockCallOptions,
+  ): Promise<T | undefined> {
     // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
     const call = options === undefined ? this.defaults : resolveWithLockOptions(options, this.defaultTimeoutMs);
     encodeLockName(name); // after the options, as the backends check them
@@ -70,7 +86,9 @@ export class ReentrantLocker {
     const handle = await this.grant(name, call);
     if (!handle) return undefined;
     const grantedAt = performance.now();
-    const stopWatching = this.policy.reportsLoss ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error)) : undefined;
+    const stopWatching = this.policy.reportsLoss
+      ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error))
+      : undefined;
     const hold = new ChainHold(handle);
     const body = runInScope(key, hold, async () => fn(handle));
     void this.bodies.track(body.catch(() => undefined));
@@ -93,7 +111,11 @@ export class ReentrantLocker {
   async runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
     const hold = new ChainHold(handle);
     try {
-      return await this.settle(handle, runInScope(this.scopePrefix + handle.name, hold, async () => fn()), false);
+      return await this.settle(
+        handle,
+        runInScope(this.scopePrefix + handle.name, hold, async () => fn()),
+        false,
+      );
     } finally {
       await hold.settle();
     }
@@ -111,7 +133,10 @@ export class ReentrantLocker {
   }
 
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
-  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
+  async tryAcquire(
+    name: string,
+    options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption,
+  ): Promise<LockHandle | null> {
     const { mode, signal, revocable, nodeFormat } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return this.nested(outer, mode, resolveReentrant(options));
@@ -136,19 +161,46 @@ export class ReentrantLocker {
    * `LockLostError` if any lock was lost while `fn` ran (unless `onLockLost: 'ignore'`).
    * `ifLocked` and `holdAtLeastMs` work as for `withLock`.
    */
-  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' }): Promise<T>;
-  withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
-  async withLocks<T>(locks: LockList, fn: (handle: MultiLockHandle) => T | Promise<T>, options?: WithLocksCallOptions): Promise<T | undefined> {
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' },
+  ): Promise<T>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options: WithLocksCallOptions,
+  ): Promise<T | undefined>;
+  async withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions,
+  ): Promise<T | undefined> {
     const { ifLocked, holdAtLeastMs, onLockLost, ...multi } = options ?? {};
-    const call = resolveWithLockOptions({ ifLocked, holdAtLeastMs, onLockLost, timeoutMs: multi.timeoutMs, signal: multi.signal, reentrant: multi.reentrant }, this.defaultTimeoutMs);
+    const call = resolveWithLockOptions(
+      {
+        ifLocked,
+        holdAtLeastMs,
+        onLockLost,
+        timeoutMs: multi.timeoutMs,
+        signal: multi.signal,
+        reentrant: multi.reentrant,
+      },
+      this.defaultTimeoutMs,
+    );
     const label = describeList(locks);
-    const taken = await this.policy.granted(label, call, () => this.multi().take(locks, { ...multi, timeoutMs: call.timeoutMs }));
+    const taken = await this.policy.granted(label, call, () =>
+      this.multi().take(locks, { ...multi, timeoutMs: call.timeoutMs }),
+    );
     if (!taken) return undefined;
     return this.multi().run(taken, fn, {
       ignoreLoss: call.onLockLost === 'ignore',
       holdAtLeastMs: call.holdAtLeastMs,
-      defer: (group, delayMs) => (this.policy.closing ? void group.release().catch(() => undefined) : this.deferred.schedule(group, delayMs)),
-      onLost: this.policy.reportsLoss ? (error, grantedAt) => this.policy.lost(label, call, grantedAt, error) : undefined,
+      defer: (group, delayMs) =>
+        this.policy.closing ? void group.release().catch(() => undefined) : this.deferred.schedule(group, delayMs),
+      onLost: this.policy.reportsLoss
+        ? (error, grantedAt) => this.policy.lost(label, call, grantedAt, error)
+        : undefined,
     });
   }
 
@@ -202,7 +254,9 @@ export class ReentrantLocker {
   /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
   private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
     const { mode, timeoutMs, signal, revocable, nodeFormat } = call;
-    return this.policy.granted(name, call, () => this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
+    return this.policy.granted(name, call, () =>
+      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }),
+    );
   }
 
   /** Ends the chain's hold; the grant goes once nested holds end, and not before `delayMs`. */
@@ -248,4 +302,3 @@ export class ReentrantLocker {
     return outer.enter(mode);
   }
 }
-

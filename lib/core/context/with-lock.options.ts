@@ -60,13 +60,22 @@ const WITH_LOCK_OPTION_KEYS: readonly string[] = ['ifLocked', 'holdAtLeastMs', '
  * Checks `withLock` options before anything is sent. Without `timeoutMs`, `wait` waits
  * `defaultTimeoutMs`; `skip` and `throw` do not wait.
  */
-export function resolveWithLockOptions(options: WithLockCallOptions | undefined, defaultTimeoutMs: number): ResolvedWithLockOptions {
+export function resolveWithLockOptions(
+  options: WithLockCallOptions | undefined,
+  defaultTimeoutMs: number,
+): ResolvedWithLockOptions {
   const { ifLocked = 'wait', holdAtLeastMs = 0, onLockLost = 'reject' } = options ?? {};
   if (!IF_LOCKED.includes(ifLocked)) throw new InvalidOptionError('ifLocked', ifLocked, '"wait", "skip" or "throw"');
   if (typeof holdAtLeastMs !== 'number' || !Number.isFinite(holdAtLeastMs) || holdAtLeastMs < 0) {
     throw new InvalidOptionError('holdAtLeastMs', holdAtLeastMs, 'a finite number of milliseconds >= 0');
   }
-  if (!ON_LOCK_LOST.includes(onLockLost)) throw new InvalidOptionError('onLockLost', onLockLost, '"reject" or "ignore"');
-  const acquire = resolveAcquireOptions(options, ifLocked === 'wait' ? defaultTimeoutMs : 0, 'withLock/@WithLock', WITH_LOCK_OPTION_KEYS);
+  if (!ON_LOCK_LOST.includes(onLockLost))
+    throw new InvalidOptionError('onLockLost', onLockLost, '"reject" or "ignore"');
+  const acquire = resolveAcquireOptions(
+    options,
+    ifLocked === 'wait' ? defaultTimeoutMs : 0,
+    'withLock/@WithLock',
+    WITH_LOCK_OPTION_KEYS,
+  );
   return { ...acquire, reentrant: resolveReentrant(options), ifLocked, holdAtLeastMs, onLockLost };
 }

@@ -70,7 +70,14 @@ export function tracedAcquire<T>(message: () => AcquireMessage, acquire: () => P
       context.outcome = result === null ? 'taken' : 'granted';
       return result;
     } catch (error) {
-      context.outcome = error instanceof LockTimeoutError ? (error.timeoutMs === 0 ? 'taken' : 'timeout') : error instanceof LockAbortedError ? 'aborted' : 'error';
+      context.outcome =
+        error instanceof LockTimeoutError
+          ? error.timeoutMs === 0
+            ? 'taken'
+            : 'timeout'
+          : error instanceof LockAbortedError
+            ? 'aborted'
+            : 'error';
       throw error;
     } finally {
       context.waitedMs = elapsedMs(startedAt);

@@ -35,8 +35,12 @@ describe('unknown options', () => {
   });
 
   it('says to check the spelling when nothing is close, and lets a hint explain a key known elsewhere', () => {
-    expect(() => assertKnownOptions({ retries: 3 }, KNOWN, 'X')).toThrow(/it has no option "retries"; check the spelling/);
-    expect(() => assertKnownOptions({ mode: 'read' }, KNOWN, 'X', (key) => (key === 'mode' ? 'no mode here' : undefined))).toThrow(/expected no mode here/);
+    expect(() => assertKnownOptions({ retries: 3 }, KNOWN, 'X')).toThrow(
+      /it has no option "retries"; check the spelling/,
+    );
+    expect(() =>
+      assertKnownOptions({ mode: 'read' }, KNOWN, 'X', (key) => (key === 'mode' ? 'no mode here' : undefined)),
+    ).toThrow(/expected no mode here/);
     expect(() => assertKnownOptions({ identity: 'a', nodeFormat: 'kazoo' }, KNOWN, 'X')).not.toThrow();
   });
 });

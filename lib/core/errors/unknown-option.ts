@@ -5,7 +5,12 @@ import { InvalidOptionError } from './invalid-option.error.js';
  * one, and the closest (`sessionTimeout` → `sessionTimeoutMs`): a typo would otherwise do
  * nothing at all. `hint` may explain a key that is known elsewhere (e.g. `mode` on a group).
  */
-export function assertKnownOptions(options: object, known: readonly string[], owner: string, hint?: (key: string) => string | undefined): void {
+export function assertKnownOptions(
+  options: object,
+  known: readonly string[],
+  owner: string,
+  hint?: (key: string) => string | undefined,
+): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const value = (options as Record<string, unknown>)[key];

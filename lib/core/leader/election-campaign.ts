@@ -69,7 +69,8 @@ export class ElectionCampaign {
     } catch (error) {
       // Compared by code, not class: the backend may come from another copy of the package.
       if ((error as { code?: unknown } | null)?.code === 'CLIENT_CLOSED') this.halter.abort(error);
-      else if (!this.isHalted) await sleep(retryDelayMs, undefined, { signal: this.halter.signal }).catch(() => undefined);
+      else if (!this.isHalted)
+        await sleep(retryDelayMs, undefined, { signal: this.halter.signal }).catch(() => undefined);
       return undefined;
     }
   }

@@ -48,7 +48,9 @@ class ScriptedBackend implements LockBackend {
     if (step instanceof Error) throw step;
     if (step !== 'wait') return step;
     const signal = options!.signal!;
-    return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new LockAbortedError(name, signal.reason)), { once: true }));
+    return new Promise((_, reject) =>
+      signal.addEventListener('abort', () => reject(new LockAbortedError(name, signal.reason)), { once: true }),
+    );
   }
   tryAcquire(): Promise<LockHandle | null> {
     throw new Error('not used');
@@ -95,7 +97,9 @@ describe('LeaderElection (scripted backend)', () => {
   });
 
   it.each([-1, Number.NaN, Infinity, '5'])('refuses retryDelayMs=%p', (retryDelayMs) => {
-    expect(() => new LeaderElection(new ScriptedBackend(), 'g', { retryDelayMs: retryDelayMs as number })).toThrow(InvalidOptionError);
+    expect(() => new LeaderElection(new ScriptedBackend(), 'g', { retryDelayMs: retryDelayMs as number })).toThrow(
+      InvalidOptionError,
+    );
   });
 
   it('retries a failed attempt after the delay, then leads', async () => {
@@ -190,7 +194,10 @@ describe('LeaderElection (scripted backend)', () => {
       election.start();
       await until(() => election.isLeader);
       expect(seen).toEqual([true]);
-      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/listener of group "g" threw \(listener bug\)/), expect.anything());
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringMatching(/listener of group "g" threw \(listener bug\)/),
+        expect.anything(),
+      );
       unsubscribe();
       await election.stop();
       expect(seen).toEqual([true]);

@@ -54,7 +54,13 @@ export class LeaderElection {
   start(): void {
     if (this.campaign && !this.campaign.isHalted) return;
     const { backend, group, lockName, retryDelayMs } = this;
-    this.campaign = new ElectionCampaign({ backend, group, lockName, retryDelayMs, notify: (leading, reason) => this.notify(leading, reason) });
+    this.campaign = new ElectionCampaign({
+      backend,
+      group,
+      lockName,
+      retryDelayMs,
+      notify: (leading, reason) => this.notify(leading, reason),
+    });
   }
 
   /** Whether this instance leads now: its lock is held, checked against the clock at this moment. */

@@ -2,7 +2,8 @@
  * Every message about leader election is written once, here: what happened, to which
  * group, and what to do about it.
  */
-const show = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : `a value of type ${typeof value}`);
+const show = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value) : `a value of type ${typeof value}`;
 
 export const leaderMessages = {
   invalidGroup: (group: unknown, why: string): string =>

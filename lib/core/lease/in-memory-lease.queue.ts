@@ -33,7 +33,12 @@ export class InMemoryLeaseQueue {
 
   append(entry: NewLeaseEntry): LeaseEntry {
     const sequence = this.nextSequence++;
-    const queued: LeaseEntry = { ...entry, node: leaseNodePrefix(newAttemptGuid()) + String(sequence).padStart(10, '0'), sequence, since: new Date() };
+    const queued: LeaseEntry = {
+      ...entry,
+      node: leaseNodePrefix(newAttemptGuid()) + String(sequence).padStart(10, '0'),
+      sequence,
+      since: new Date(),
+    };
     this.entries.push(queued);
     return queued;
   }
@@ -56,7 +61,13 @@ export class InMemoryLeaseQueue {
 
   /** The line as `locks()` lists it: holders first, then waiters, each with since when it queued. */
   listed(): Array<LeaseContender & { readonly since: Date }> {
-    return this.entries.map((entry) => ({ node: entry.node, sequence: entry.sequence, identity: entry.identity, holding: this.holders.has(entry), since: entry.since }));
+    return this.entries.map((entry) => ({
+      node: entry.node,
+      sequence: entry.sequence,
+      identity: entry.identity,
+      holding: this.holders.has(entry),
+      since: entry.since,
+    }));
   }
 
   contenders(): LeaseContender[] {

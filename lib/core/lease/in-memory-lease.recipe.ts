@@ -35,9 +35,15 @@ export class InMemoryLeaseRecipe {
     const resolved = resolveLeaseOptions(options, Infinity);
     encodeLockName(name);
     assertOpen();
-    if (this.locks.contenders(name).length > 0) throw new LockKindMismatchError(name, 'lease', 'lock', leaseMessages.inMemory);
+    if (this.locks.contenders(name).length > 0)
+      throw new LockKindMismatchError(name, 'lease', 'lock', leaseMessages.inMemory);
     const stored = this.leases.maxLeasesOf(name);
-    if (stored !== undefined) checkLeaseDirectory({ name, maxLeases: resolved.maxLeases }, { kind: 'lease', maxLeases: stored }, leaseMessages.inMemory);
+    if (stored !== undefined)
+      checkLeaseDirectory(
+        { name, maxLeases: resolved.maxLeases },
+        { kind: 'lease', maxLeases: stored },
+        leaseMessages.inMemory,
+      );
     const acquisition = new InMemoryLeaseAcquisition(this.context, { name, ...resolved });
     const running = acquisition.run();
     this.waits.set(acquisition, running);
@@ -49,19 +55,25 @@ export class InMemoryLeaseRecipe {
   }
 
   contenders(name: string): LeaseContender[] {
-    if (this.locks.contenders(name).length > 0) throw new LockKindMismatchError(name, 'lease', 'lock', leaseMessages.inMemory);
+    if (this.locks.contenders(name).length > 0)
+      throw new LockKindMismatchError(name, 'lease', 'lock', leaseMessages.inMemory);
     return this.leases.contenders(name);
   }
 
   /** For the backend's lock calls: a name that is a semaphore is refused. */
   assertNotLease(name: string): void {
     const maxLeases = this.leases.maxLeasesOf(name);
-    if (maxLeases !== undefined) throw new LockKindMismatchError(name, 'lock', 'lease', leaseMessages.inMemory, maxLeases);
+    if (maxLeases !== undefined)
+      throw new LockKindMismatchError(name, 'lock', 'lease', leaseMessages.inMemory, maxLeases);
   }
 
   /** Every lease this backend holds on `name` is lost: signals abort first, then the entries go. */
   lose(name: string, reason: (name: string) => LockLostError): void {
-    this.takeAway([...this.held.keys()].filter((handle) => handle.name === name), [], reason);
+    this.takeAway(
+      [...this.held.keys()].filter((handle) => handle.name === name),
+      [],
+      reason,
+    );
   }
 
   /**
@@ -72,10 +84,16 @@ export class InMemoryLeaseRecipe {
    */
   expire(reason: (name: string) => LockLostError): () => void {
     const held = [...this.held.keys()];
-    const waiting = [...this.waits.keys()].flatMap((wait) => (wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : []));
+    const waiting = [...this.waits.keys()].flatMap((wait) =>
+      wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : [],
+    );
     waiting.sort((a, b) => a.entry.sequence - b.entry.sequence);
     return () => {
-      this.takeAway(held, waiting.map(({ entry }) => entry), reason);
+      this.takeAway(
+        held,
+        waiting.map(({ entry }) => entry),
+        reason,
+      );
       for (const { wait } of waiting) wait.queueAgain();
     };
   }
@@ -92,7 +110,11 @@ export class InMemoryLeaseRecipe {
     await Promise.allSettled(held.map((handle) => handle.release()));
   }
 
-  private takeAway(handles: InMemoryLeaseHandle[], alsoRemove: LeaseEntry[], reason: (name: string) => LockLostError): void {
+  private takeAway(
+    handles: InMemoryLeaseHandle[],
+    alsoRemove: LeaseEntry[],
+    reason: (name: string) => LockLostError,
+  ): void {
     const entries = handles.map((handle) => this.held.get(handle)!);
     for (const handle of handles) this.held.delete(handle);
     for (const handle of handles) handle.revoke(reason(handle.name)); // holders hear before anything moves
@@ -100,7 +122,12 @@ export class InMemoryLeaseRecipe {
   }
 
   private readonly grant = (entry: LeaseEntry, maxLeases: number): InMemoryLeaseHandle => {
-    const handle = new InMemoryLeaseHandle({ name: entry.name, maxLeases, node: entry.node, onReleased: this.onReleased });
+    const handle = new InMemoryLeaseHandle({
+      name: entry.name,
+      maxLeases,
+      node: entry.node,
+      onReleased: this.onReleased,
+    });
     this.held.set(handle, entry);
     return handle;
   };

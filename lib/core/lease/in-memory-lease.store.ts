@@ -47,7 +47,13 @@ export class InMemoryLeaseStore {
       .filter(([name]) => name.startsWith(prefix))
       .map(([name, queue]) => {
         const entries = queue.listed();
-        return { kind: 'lease' as const, name, maxLeases: queue.maxLeases, holders: entries.filter((e) => e.holding), waiters: entries.filter((e) => !e.holding) };
+        return {
+          kind: 'lease' as const,
+          name,
+          maxLeases: queue.maxLeases,
+          holders: entries.filter((e) => e.holding),
+          waiters: entries.filter((e) => !e.holding),
+        };
       });
   }
 

@@ -10,8 +10,21 @@ import type { ZkSession } from '../session/zk-session.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
-import { checkNoKazooLeases, type LeaseDirectories, type Retrying, type SemaphoreRef } from './lease-directory.guard.js';
-import { readQueue, signalGrant, waitForChange, watchPredecessor, type Listing, type SeenVersion, type View } from './lease-wait.js';
+import {
+  checkNoKazooLeases,
+  type LeaseDirectories,
+  type Retrying,
+  type SemaphoreRef,
+} from './lease-directory.guard.js';
+import {
+  readQueue,
+  signalGrant,
+  waitForChange,
+  watchPredecessor,
+  type Listing,
+  type SeenVersion,
+  type View,
+} from './lease-wait.js';
 import { leaseMessages } from './lease.messages.js';
 import { leaseNodePrefix } from './lease-node.naming.js';
 import { leaseNodesWithPrefix, leasePositionOf } from './lease-queue.js';
@@ -73,7 +86,13 @@ export class LeaseAcquisition {
     const { name, maxLeases, timeoutMs, signal } = this.req;
     const timer =
       timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => this.stop.stop(new LockTimeoutError(name, 'lease', timeoutMs, leaseMessages.timeout(name, maxLeases, timeoutMs))), timeoutMs)
+        ? setTimeout(
+            () =>
+              this.stop.stop(
+                new LockTimeoutError(name, 'lease', timeoutMs, leaseMessages.timeout(name, maxLeases, timeoutMs)),
+              ),
+            timeoutMs,
+          )
         : undefined;
     const onAbort = (): void => this.stop.stop(new LockAbortedError(name, signal!.reason));
     if (signal?.aborted) onAbort();
@@ -117,7 +136,12 @@ export class LeaseAcquisition {
   }
 
   /** What one listing means for our node: an outcome, or WAIT once the wake-up it calls for came. */
-  private async takeTurn(session: ZkSession, prefix: string, { listing, wake }: View, turn: Turn): Promise<Outcome | typeof WAIT> {
+  private async takeTurn(
+    session: ZkSession,
+    prefix: string,
+    { listing, wake }: View,
+    turn: Turn,
+  ): Promise<Outcome | typeof WAIT> {
     try {
       turn.node = this.keepOne(session, prefix, turn.node, listing.children);
       const position = leasePositionOf(listing.children, turn.node, this.req.maxLeases);
@@ -233,6 +257,8 @@ export class LeaseAcquisition {
    */
   private async abandon(session: ZkSession, prefix: string, node: string | undefined): Promise<void> {
     if (session.isLost) return;
-    await session.whileConnected(this.ctx.reaper.remove(session, this.req.dir, { node, prefix, find: leaseNodesWithPrefix }));
+    await session.whileConnected(
+      this.ctx.reaper.remove(session, this.req.dir, { node, prefix, find: leaseNodesWithPrefix }),
+    );
   }
 }

@@ -41,7 +41,9 @@ export class LeaseDirectories {
   async prepare(session: ZkSession, ref: SemaphoreRef, retrying: Retrying): Promise<void> {
     if (this.verified.get(ref.dir)?.maxLeases === ref.maxLeases) return;
     for (;;) {
-      const read = (await retrying(() => readDirectory(session, ref.dir))) ?? (await retrying(() => this.createAndRead(session, ref)));
+      const read =
+        (await retrying(() => readDirectory(session, ref.dir))) ??
+        (await retrying(() => this.createAndRead(session, ref)));
       if (read) return this.accept(ref, read);
     }
   }
@@ -97,7 +99,8 @@ export function leaseCountOf(name: string, kind: DirectoryKind, where: string): 
 
 /** Throws if a semaphore directory's children include Kazoo's unsequenced lease nodes. */
 export function checkNoKazooLeases(name: string, dir: string, children: readonly string[]): void {
-  if (children.some(isKazooLeaseNode)) throw new LockKindMismatchError(name, 'lease', 'kazoo-semaphore', leaseMessages.inZooKeeper(dir));
+  if (children.some(isKazooLeaseNode))
+    throw new LockKindMismatchError(name, 'lease', 'kazoo-semaphore', leaseMessages.inZooKeeper(dir));
 }
 
 /**
@@ -105,7 +108,12 @@ export function checkNoKazooLeases(name: string, dir: string, children: readonly
  * fails at once. Free for a lock directory: it has no data, which the children read's stat
  * already tells; only a directory with data costs one read.
  */
-export async function assertLockDirectory(session: ZkSession, dir: string, name: string, stat: ZkStat | undefined): Promise<void> {
+export async function assertLockDirectory(
+  session: ZkSession,
+  dir: string,
+  name: string,
+  stat: ZkStat | undefined,
+): Promise<void> {
   if (!stat?.dataLength) return;
   let data: Buffer | undefined;
   try {

@@ -12,11 +12,21 @@ describe("a semaphore directory's data", () => {
   });
 
   it("a bare count is Kazoo's Semaphore (as Python's int() reads it)", () => {
-    for (const data of ['3', ' 3\n', '+3', '-1']) expect(directoryKindOf(Buffer.from(data))).toEqual({ kind: 'kazoo-semaphore', maxLeases: Number(data) });
+    for (const data of ['3', ' 3\n', '+3', '-1'])
+      expect(directoryKindOf(Buffer.from(data))).toEqual({ kind: 'kazoo-semaphore', maxLeases: Number(data) });
   });
 
   it('anything else is unknown, including a marker with a bad count', () => {
-    for (const data of ['hello', '{"kind":"other","maxLeases":3}', '{"kind":"nestjs-zk-lock/lease","maxLeases":0}', '{"kind":"nestjs-zk-lock/lease","maxLeases":1.5}', '{"kind":"nestjs-zk-lock/lease"}', 'null', '[1]', '\xff\xfe']) {
+    for (const data of [
+      'hello',
+      '{"kind":"other","maxLeases":3}',
+      '{"kind":"nestjs-zk-lock/lease","maxLeases":0}',
+      '{"kind":"nestjs-zk-lock/lease","maxLeases":1.5}',
+      '{"kind":"nestjs-zk-lock/lease"}',
+      'null',
+      '[1]',
+      '\xff\xfe',
+    ]) {
       expect(directoryKindOf(Buffer.from(data))).toEqual({ kind: 'unknown' });
     }
   });

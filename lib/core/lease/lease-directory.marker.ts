@@ -41,6 +41,7 @@ function leaseCountOf(text: string): number | null {
   }
   if (parsed === null || typeof parsed !== 'object') return null;
   const { kind, maxLeases } = parsed as Record<string, unknown>;
-  if (kind !== LEASE_DIRECTORY_KIND || typeof maxLeases !== 'number' || !Number.isInteger(maxLeases) || maxLeases < 1) return null;
+  if (kind !== LEASE_DIRECTORY_KIND || typeof maxLeases !== 'number' || !Number.isInteger(maxLeases) || maxLeases < 1)
+    return null;
   return maxLeases;
 }

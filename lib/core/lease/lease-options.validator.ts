@@ -21,14 +21,21 @@ export interface ResolvedLeaseOptions {
 }
 
 /** Checks `acquireLease`'s options, unknown keys included, before anything is sent to ZooKeeper. */
-export function resolveLeaseOptions(options: AcquireLeaseOptions | undefined, defaultTimeoutMs: number): ResolvedLeaseOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, leaseMessages.optionsObject);
+export function resolveLeaseOptions(
+  options: AcquireLeaseOptions | undefined,
+  defaultTimeoutMs: number,
+): ResolvedLeaseOptions {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('options', options, leaseMessages.optionsObject);
   assertKnownOptions(options, KNOWN_OPTIONS, 'acquireLease/withLease/@WithLease');
   const { maxLeases } = options;
   if (typeof maxLeases !== 'number' || !Number.isInteger(maxLeases) || maxLeases < 1 || maxLeases > MAX_LEASES) {
     throw new InvalidOptionError('maxLeases', maxLeases, leaseMessages.maxLeases(MAX_LEASES));
   }
   // The wait's options mean what they mean for locks: checked by the same rules.
-  const { timeoutMs, signal } = resolveAcquireOptions({ timeoutMs: options.timeoutMs, signal: options.signal }, defaultTimeoutMs);
+  const { timeoutMs, signal } = resolveAcquireOptions(
+    { timeoutMs: options.timeoutMs, signal: options.signal },
+    defaultTimeoutMs,
+  );
   return { maxLeases, timeoutMs, signal };
 }

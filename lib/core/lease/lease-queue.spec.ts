@@ -9,7 +9,14 @@ describe('lease node names', () => {
   it('parses <32 hex guid>__lease__<10 digits> (and a wrapped, negative counter), nothing else', () => {
     expect(parseLeaseNode(node(7, 42))).toEqual({ node: node(7, 42), sequence: 42 });
     expect(parseLeaseNode(`${guid(1)}__lease__-000000012`)).toMatchObject({ sequence: -12 });
-    for (const other of [`${guid(1)}__lock__0000000001`, `${guid(1)}__rlock__0000000001`, `${guid(1)}__lease__1`, `${'ABCDEF'.padStart(32, '0')}__lease__0000000001`, 'probe', guid(1)]) {
+    for (const other of [
+      `${guid(1)}__lock__0000000001`,
+      `${guid(1)}__rlock__0000000001`,
+      `${guid(1)}__lease__1`,
+      `${'ABCDEF'.padStart(32, '0')}__lease__0000000001`,
+      'probe',
+      guid(1),
+    ]) {
       expect(parseLeaseNode(other)).toBeNull();
     }
   });
@@ -38,8 +45,16 @@ describe('leasePositionOf (who holds, who waits, what each watches)', () => {
 
   it('the first waiter is the head (it watches the children); later waiters watch the node just ahead', () => {
     expect(leasePositionOf(queue, node(2), 2)).toEqual({ kind: 'head' });
-    expect(leasePositionOf(queue, node(3), 2)).toEqual({ kind: 'waiting', predecessor: { node: node(2), sequence: 2 }, deputy: true });
-    expect(leasePositionOf(queue, node(4), 2)).toEqual({ kind: 'waiting', predecessor: { node: node(3), sequence: 3 }, deputy: false });
+    expect(leasePositionOf(queue, node(3), 2)).toEqual({
+      kind: 'waiting',
+      predecessor: { node: node(2), sequence: 2 },
+      deputy: true,
+    });
+    expect(leasePositionOf(queue, node(4), 2)).toEqual({
+      kind: 'waiting',
+      predecessor: { node: node(3), sequence: 3 },
+      deputy: false,
+    });
     expect(leasePositionOf(queue, node(1), 1)).toEqual({ kind: 'head' });
     expect(leasePositionOf(queue, node(2), 1)).toMatchObject({ kind: 'waiting', deputy: true });
   });

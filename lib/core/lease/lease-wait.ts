@@ -53,7 +53,12 @@ export interface SeenVersion {
  * Resolves `true` when the node signalled (it holds: we are most likely the head now),
  * `false` when it went (or the wake had another cause).
  */
-export async function watchPredecessor(session: ZkSession, path: string, stop: Stop, seen: SeenVersion): Promise<boolean> {
+export async function watchPredecessor(
+  session: ZkSession,
+  path: string,
+  stop: Stop,
+  seen: SeenVersion,
+): Promise<boolean> {
   let listener!: ZkWatchListener;
   const fired = new Promise<string>((resolve) => (listener = (event) => resolve(event.type)));
   try {

@@ -43,7 +43,8 @@ interface Bounds {
   readonly giveUps: number;
 }
 
-const nodeName = (index: number): string => `${index.toString(16).padStart(32, '0')}__lease__${String(index).padStart(10, '0')}`;
+const nodeName = (index: number): string =>
+  `${index.toString(16).padStart(32, '0')}__lease__${String(index).padStart(10, '0')}`;
 
 function initial({ maxLeases, arrivals, giveUps }: Bounds): State {
   const queue = Array.from({ length: maxLeases }, (_, i) => nodeName(i));
@@ -70,7 +71,8 @@ function remove(s: State, node: string, phase: Phase): State {
 
 function fireChildren(s: State): State {
   const phase = { ...s.phase };
-  for (const client of s.childWatchers) if (phase[client].k === 'waitChildren') phase[client] = { k: 'list', watch: false };
+  for (const client of s.childWatchers)
+    if (phase[client].k === 'waitChildren') phase[client] = { k: 'list', watch: false };
   return { ...s, childWatchers: [], phase };
 }
 
@@ -94,20 +96,41 @@ function step(s: State, client: string, rule: Rule, maxLeases: number): State {
     if (rule === 'naive') return naiveList(armed, client, maxLeases);
     const pos = leasePositionOf(s.queue, client, maxLeases);
     if (pos.kind === 'holding') {
-      return { ...armed, phase: { ...s.phase, [client]: { k: 'holding' } }, signals: pos.successor ? [...s.signals, client] : s.signals };
+      return {
+        ...armed,
+        phase: { ...s.phase, [client]: { k: 'holding' } },
+        signals: pos.successor ? [...s.signals, client] : s.signals,
+      };
     }
-    if (pos.kind === 'head') return { ...armed, phase: { ...s.phase, [client]: p.watch ? { k: 'waitChildren' } : { k: 'list', watch: true } } };
-    if (pos.kind === 'waiting') return { ...armed, phase: { ...s.phase, [client]: { k: 'watchPred', pred: pos.predecessor.node, deputy: pos.deputy } } };
+    if (pos.kind === 'head')
+      return {
+        ...armed,
+        phase: { ...s.phase, [client]: p.watch ? { k: 'waitChildren' } : { k: 'list', watch: true } },
+      };
+    if (pos.kind === 'waiting')
+      return {
+        ...armed,
+        phase: { ...s.phase, [client]: { k: 'watchPred', pred: pos.predecessor.node, deputy: pos.deputy } },
+      };
     throw new Error(`unexpected position ${pos.kind}`);
   }
   if (p.k === 'watchPred') {
-    if (!s.queue.includes(p.pred)) return { ...s, phase: { ...s.phase, [client]: { k: 'list', watch: rule === 'lease' && p.deputy } } };
+    if (!s.queue.includes(p.pred))
+      return { ...s, phase: { ...s.phase, [client]: { k: 'list', watch: rule === 'lease' && p.deputy } } };
     const dataWatchers = { ...s.dataWatchers, [p.pred]: [...new Set([...(s.dataWatchers[p.pred] ?? []), client])] };
     const version = s.versions[p.pred];
     const mark = `${p.pred}@${version}`;
     const fresh = rule === 'lease' && version > 0 && s.seen[client] !== mark;
     const seen = { ...s.seen, [client]: mark };
-    return { ...s, dataWatchers, seen, phase: { ...s.phase, [client]: fresh ? { k: 'list', watch: true } : { k: 'waitData', pred: p.pred, deputy: p.deputy } } };
+    return {
+      ...s,
+      dataWatchers,
+      seen,
+      phase: {
+        ...s.phase,
+        [client]: fresh ? { k: 'list', watch: true } : { k: 'waitData', pred: p.pred, deputy: p.deputy },
+      },
+    };
   }
   throw new Error(`client ${client} has no request to run`);
 }
@@ -133,8 +156,12 @@ function canonical(s: State): State {
     const live = clients.filter((client) => waitsOn(client, node)).sort();
     if (live.length > 0) dataWatchers[node] = live;
   }
-  const childWatchers = s.childWatchers.filter((client) => ['waitChildren', 'list', 'watchPred', 'waitData'].includes(s.phase[client].k)).sort();
-  const seen = Object.fromEntries(Object.entries(s.seen).filter(([client]) => s.phase[client].k !== 'gone' && s.phase[client].k !== 'holding'));
+  const childWatchers = s.childWatchers
+    .filter((client) => ['waitChildren', 'list', 'watchPred', 'waitData'].includes(s.phase[client].k))
+    .sort();
+  const seen = Object.fromEntries(
+    Object.entries(s.seen).filter(([client]) => s.phase[client].k !== 'gone' && s.phase[client].k !== 'holding'),
+  );
   return { ...s, dataWatchers, childWatchers, seen, signals: [...s.signals].sort() };
 }
 
@@ -142,17 +169,31 @@ function successors(s: State, rule: Rule, bounds: Bounds): Array<[string, State]
   const out: Array<[string, State]> = [];
   for (const client of Object.keys(s.phase)) {
     const p = s.phase[client];
-    if (p.k === 'list' || p.k === 'watchPred') out.push([`${short(client)} runs ${p.k}`, step(s, client, rule, bounds.maxLeases)]);
+    if (p.k === 'list' || p.k === 'watchPred')
+      out.push([`${short(client)} runs ${p.k}`, step(s, client, rule, bounds.maxLeases)]);
     if (p.k === 'holding') out.push([`${short(client)} releases`, remove(s, client, { k: 'gone' })]);
-    if (p.k !== 'holding' && p.k !== 'gone' && s.giveUpsLeft > 0) out.push([`${short(client)} gives up`, remove({ ...s, giveUpsLeft: s.giveUpsLeft - 1 }, client, { k: 'gone' })]);
+    if (p.k !== 'holding' && p.k !== 'gone' && s.giveUpsLeft > 0)
+      out.push([`${short(client)} gives up`, remove({ ...s, giveUpsLeft: s.giveUpsLeft - 1 }, client, { k: 'gone' })]);
   }
   for (const node of new Set(s.signals)) {
     const rest = { ...s, signals: s.signals.filter((n) => n !== node) };
-    out.push([`${short(node)}'s grant signal lands`, s.queue.includes(node) ? fireData({ ...rest, versions: { ...s.versions, [node]: s.versions[node] + 1 } }, node, 'changed') : rest]);
+    out.push([
+      `${short(node)}'s grant signal lands`,
+      s.queue.includes(node)
+        ? fireData({ ...rest, versions: { ...s.versions, [node]: s.versions[node] + 1 } }, node, 'changed')
+        : rest,
+    ]);
   }
   if (s.arrivalsLeft > 0) {
     const node = nodeName(s.created);
-    const arrived: State = { ...s, queue: [...s.queue, node], versions: { ...s.versions, [node]: 0 }, phase: { ...s.phase, [node]: { k: 'list', watch: false } }, arrivalsLeft: s.arrivalsLeft - 1, created: s.created + 1 };
+    const arrived: State = {
+      ...s,
+      queue: [...s.queue, node],
+      versions: { ...s.versions, [node]: 0 },
+      phase: { ...s.phase, [node]: { k: 'list', watch: false } },
+      arrivalsLeft: s.arrivalsLeft - 1,
+      created: s.created + 1,
+    };
     out.push([`${short(node)} arrives`, fireChildren(arrived)]);
   }
   return out;
@@ -213,6 +254,14 @@ describe('the lease wake-up rule, model-checked', () => {
     const { counterexample } = check('naive', { maxLeases: 2, arrivals: 2, giveUps: 1 });
     expect(counterexample).not.toBeNull();
     // #2 watches #0, two places ahead; #1 leaves; #2 may hold, and is never told.
-    expect(counterexample).toEqual(['#2 arrives', '#3 arrives', '#3 gives up', '#2 runs list', '#2 runs watchPred', '#1 releases', '=> missed wake-up: #2 is within the first 2 and still waits']);
+    expect(counterexample).toEqual([
+      '#2 arrives',
+      '#3 arrives',
+      '#3 gives up',
+      '#2 runs list',
+      '#2 runs watchPred',
+      '#1 releases',
+      '=> missed wake-up: #2 is within the first 2 and still waits',
+    ]);
   });
 });

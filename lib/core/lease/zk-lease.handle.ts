@@ -80,14 +80,25 @@ export class ZkLeaseHandle implements LeaseHandle {
   revoke(reason: LockLostError): void {
     if (this.lostReason || this.releasing) return;
     this.lostReason = reason;
-    publishLost(() => ({ kind: 'lease', name: this.name, mode: 'lease' as const, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
+    publishLost(() => ({
+      kind: 'lease',
+      name: this.name,
+      mode: 'lease' as const,
+      heldMs: elapsedMs(this.grantedAt),
+      reason: reason.why,
+    }));
     this.lost?.abort(reason);
   }
 
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
     this.unsubscribe();
-    publishRelease(() => ({ kind: 'lease', name: this.name, mode: 'lease' as const, heldMs: elapsedMs(this.grantedAt) }));
+    publishRelease(() => ({
+      kind: 'lease',
+      name: this.name,
+      mode: 'lease' as const,
+      heldMs: elapsedMs(this.grantedAt),
+    }));
     try {
       if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
     } finally {

@@ -50,7 +50,14 @@ export class ZkLeaseRecipe {
       // Checked against the clock now: a grant that comes back to an event loop blocked
       // past the session's deadline is born lost.
       grant.session.checkTrust();
-      const handle = new ZkLeaseHandle({ name, maxLeases, ...grant, dir, reaper, onReleased: (released) => held.delete(released) });
+      const handle = new ZkLeaseHandle({
+        name,
+        maxLeases,
+        ...grant,
+        dir,
+        reaper,
+        onReleased: (released) => held.delete(released),
+      });
       held.add(handle);
       return handle;
     } finally {
@@ -66,7 +73,10 @@ export class ZkLeaseRecipe {
     const dir = this.host.pathOf(name);
     await this.host.startedOnce();
     const session = this.host.client.liveSession();
-    const [listing, read] = await Promise.all([listChildren(session, dir), session.getDataAndStat(dir).catch(ignoreNoNode)]);
+    const [listing, read] = await Promise.all([
+      listChildren(session, dir),
+      session.getDataAndStat(dir).catch(ignoreNoNode),
+    ]);
     if (!listing || !read) return []; // no semaphore (or it went between the two reads)
     const maxLeases = leaseCountOf(name, directoryKindOf(read.data), leaseMessages.inZooKeeper(dir));
     checkNoKazooLeases(name, dir, listing.children);
@@ -92,4 +102,3 @@ function ignoreNoNode(error: unknown): undefined {
   if (isZkCode(error, 'NO_NODE')) return undefined;
   throw error;
 }
-

@@ -45,7 +45,11 @@ export async function readLockListings(session: ZkSession, rootPath: string, pre
 }
 
 /** One directory's listing; its requests are all sent before this first awaits. */
-async function readDirectory(session: ZkSession, { name, path }: Directory, shape: DirectoryShape): Promise<ListedLock | null> {
+async function readDirectory(
+  session: ZkSession,
+  { name, path }: Directory,
+  shape: DirectoryShape,
+): Promise<ListedLock | null> {
   const nodes = shape.kind === 'lock' ? shape.queue : shape.leases;
   const reading = Promise.all(nodes.map(({ node }) => readNode(session, `${path}/${node}`)));
   if (shape.kind === 'lock') return lockListingOf(name, shape.queue, factsOf(nodes, await reading));
@@ -63,7 +67,10 @@ async function readNode(session: ZkSession, path: string): Promise<NodeFacts | u
   }
 }
 
-function factsOf(nodes: ReadonlyArray<{ readonly node: string }>, facts: ReadonlyArray<NodeFacts | undefined>): Map<string, NodeFacts> {
+function factsOf(
+  nodes: ReadonlyArray<{ readonly node: string }>,
+  facts: ReadonlyArray<NodeFacts | undefined>,
+): Map<string, NodeFacts> {
   const map = new Map<string, NodeFacts>();
   nodes.forEach(({ node }, i) => facts[i] && map.set(node, facts[i]));
   return map;

@@ -16,12 +16,16 @@ const GUID = '0123456789abcdef0123456789abcdef';
 const w = (seq: number): string => `${GUID}__lock__${String(seq).padStart(10, '0')}`;
 const r = (seq: number): string => `${GUID}__rlock__${String(seq).padStart(10, '0')}`;
 const lease = (seq: number): string => `${GUID}__lease__${String(seq).padStart(10, '0')}`;
-const facts = (nodes: string[]): Map<string, NodeFacts> => new Map(nodes.map((node, i) => [node, { identity: `id-${i}`, since: new Date(1000 + i) }]));
+const facts = (nodes: string[]): Map<string, NodeFacts> =>
+  new Map(nodes.map((node, i) => [node, { identity: `id-${i}`, since: new Date(1000 + i) }]));
 
 describe('lockNameOfDirectory', () => {
-  it.each(['orders', 'orders/42', 'job:nightly', '..', '.', 'café ü', '%', 'a%2Fb'])('gives back the name %j from its directory', (name) => {
-    expect(lockNameOfDirectory(encodeLockName(name))).toBe(name);
-  });
+  it.each(['orders', 'orders/42', 'job:nightly', '..', '.', 'café ü', '%', 'a%2Fb'])(
+    'gives back the name %j from its directory',
+    (name) => {
+      expect(lockNameOfDirectory(encodeLockName(name))).toBe(name);
+    },
+  );
 
   it.each([
     ['a space, which we would escape', 'a b'],
@@ -37,11 +41,20 @@ describe('lockNameOfDirectory', () => {
 
 describe('shapeOf', () => {
   it('takes lock nodes in sequence order, ignoring anything else', () => {
-    expect(shapeOf([w(3), 'readme', r(1), '_c_x-lock-0000000000'])).toEqual({ kind: 'lock', queue: orderQueue([r(1), w(3)]) });
+    expect(shapeOf([w(3), 'readme', r(1), '_c_x-lock-0000000000'])).toEqual({
+      kind: 'lock',
+      queue: orderQueue([r(1), w(3)]),
+    });
   });
 
   it('falls back to lease nodes, in sequence order, and to null when there is nothing of ours', () => {
-    expect(shapeOf([lease(2), lease(1), 'x'])).toEqual({ kind: 'lease', leases: [{ node: lease(1), sequence: 1 }, { node: lease(2), sequence: 2 }] });
+    expect(shapeOf([lease(2), lease(1), 'x'])).toEqual({
+      kind: 'lease',
+      leases: [
+        { node: lease(1), sequence: 1 },
+        { node: lease(2), sequence: 2 },
+      ],
+    });
     expect(shapeOf([])).toBeNull();
     expect(shapeOf(['readme', 'lease-0000000001'])).toBeNull();
   });
@@ -59,7 +72,10 @@ describe('lockListingOf', () => {
       [r(1), 'read', 'id-0', 1000],
       [r(2), 'read', 'id-1', 1001],
     ]);
-    expect(listing.waiters.map((e) => [e.sequence, e.holding])).toEqual([[3, false], [4, false]]);
+    expect(listing.waiters.map((e) => [e.sequence, e.holding])).toEqual([
+      [3, false],
+      [4, false],
+    ]);
     expect(listing).toMatchObject({ kind: 'lock', name: 'doc' });
   });
 

@@ -29,7 +29,11 @@ export type DirectoryShape =
 export function resolveListingPrefix(prefix: unknown): string {
   if (prefix === undefined) return '';
   if (typeof prefix !== 'string') {
-    throw new InvalidOptionError('prefix', prefix, 'a string that the names of the locks to list start with (or nothing, for every lock)');
+    throw new InvalidOptionError(
+      'prefix',
+      prefix,
+      'a string that the names of the locks to list start with (or nothing, for every lock)',
+    );
   }
   return prefix;
 }
@@ -61,13 +65,28 @@ export function shapeOf(children: readonly string[]): DirectoryShape | null {
  * between the reads and is left out (who holds is still decided on the whole queue, as it
  * stood when read). `null` when nothing is left.
  */
-export function lockListingOf(name: string, queue: readonly ParsedLockNode[], facts: ReadonlyMap<string, NodeFacts>): LockListing | null {
+export function lockListingOf(
+  name: string,
+  queue: readonly ParsedLockNode[],
+  facts: ReadonlyMap<string, NodeFacts>,
+): LockListing | null {
   const entries = queue.flatMap((entry, index): ListedContender[] => {
     const fact = facts.get(entry.node);
     if (!fact) return [];
     const { node, mode, sequence, format } = entry;
     const owner = fact.sessionId ? { sessionId: fact.sessionId } : {};
-    return [{ node, mode, sequence, format, identity: fact.identity, holding: blockerAt(queue, index) === null, since: fact.since, ...owner }];
+    return [
+      {
+        node,
+        mode,
+        sequence,
+        format,
+        identity: fact.identity,
+        holding: blockerAt(queue, index) === null,
+        since: fact.since,
+        ...owner,
+      },
+    ];
   });
   return entries.length > 0 ? splitLockListing(name, entries) : null;
 }
@@ -89,10 +108,18 @@ export function leaseListingOf(
     if (!fact) return [];
     const holding = maxLeases !== null && index < maxLeases;
     const owner = fact.sessionId ? { sessionId: fact.sessionId } : {};
-    return [{ node: lease.node, sequence: lease.sequence, identity: fact.identity, holding, since: fact.since, ...owner }];
+    return [
+      { node: lease.node, sequence: lease.sequence, identity: fact.identity, holding, since: fact.since, ...owner },
+    ];
   });
   if (entries.length === 0) return null;
-  return { kind: 'lease', name, maxLeases, holders: entries.filter((e) => e.holding), waiters: entries.filter((e) => !e.holding) };
+  return {
+    kind: 'lease',
+    name,
+    maxLeases,
+    holders: entries.filter((e) => e.holding),
+    waiters: entries.filter((e) => !e.holding),
+  };
 }
 
 /** A semaphore directory's number of leases, from the marker its create wrote; `null` if it has none. */

@@ -162,17 +162,27 @@ export class InMemoryLockBackend implements LockBackend {
     this.sessionId = newSessionId();
     // Taken before any signal aborts: a holder's abort listener may start new waits, which
     // belong to the new session already.
-    const waiting = [...this.waits.keys()].flatMap((wait) => (wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : []));
+    const waiting = [...this.waits.keys()].flatMap((wait) =>
+      wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : [],
+    );
     waiting.sort((a, b) => a.entry.sequence - b.entry.sequence); // they queue again in the order they stood
     const entries = waiting.map(({ entry }) => entry);
     const expireLeases = this.leases.expire((lease) => new LockLostError(lease, messages.sessionExpiredByTest, cause));
-    this.takeAway([...this.held.keys()], entries, (handle) => new LockLostError(handle.name, messages.sessionExpiredByTest, cause));
+    this.takeAway(
+      [...this.held.keys()],
+      entries,
+      (handle) => new LockLostError(handle.name, messages.sessionExpiredByTest, cause),
+    );
     expireLeases();
     for (const { wait } of waiting) wait.queueAgain();
   }
 
   /** Aborts the handles' signals, then takes their entries and `alsoRemove` out of the queues at once. */
-  private takeAway(handles: InMemoryLockHandle[], alsoRemove: QueueEntry[], reason: (handle: InMemoryLockHandle) => LockLostError): void {
+  private takeAway(
+    handles: InMemoryLockHandle[],
+    alsoRemove: QueueEntry[],
+    reason: (handle: InMemoryLockHandle) => LockLostError,
+  ): void {
     const entries = handles.map((handle) => this.held.get(handle)!);
     for (const handle of handles) this.held.delete(handle);
     // The signals abort before anything leaves the queue: a holder hears first.
@@ -204,7 +214,14 @@ export class InMemoryLockBackend implements LockBackend {
   }
 
   private readonly grant = (entry: QueueEntry, fencingToken: bigint, revocable: boolean): InMemoryLockHandle => {
-    const handle = new InMemoryLockHandle({ name: entry.name, mode: entry.mode, fencingToken, node: entry.node, onReleased: this.onReleased, revocable });
+    const handle = new InMemoryLockHandle({
+      name: entry.name,
+      mode: entry.mode,
+      fencingToken,
+      node: entry.node,
+      onReleased: this.onReleased,
+      revocable,
+    });
     if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
     this.held.set(handle, entry);
     return handle;

@@ -5,7 +5,7 @@
 export const inMemoryLockMessages = {
   optionsObject: 'an object such as { identity: "worker-1", store } (or nothing)',
   identity: 'a non-empty string of at most 4096 bytes',
-  store: 'an InMemoryLockStore (new InMemoryLockStore()), shared by the backends that should see each other\'s locks',
+  store: "an InMemoryLockStore (new InMemoryLockStore()), shared by the backends that should see each other's locks",
   lostByTest: (name: string): string =>
     `the test took it away with InMemoryLockBackend.loseLock(${JSON.stringify(name)}), as a crash or a lost session would`,
   sessionExpiredByTest:

@@ -19,7 +19,9 @@ describe('InMemoryLockBackend options', () => {
   it('defaults to an identity like the ZooKeeper backend (host:pid:instance) and a store of its own', () => {
     const a = resolveInMemoryLockOptions(undefined);
     const b = resolveInMemoryLockOptions({});
-    expect(a.identity).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${process.pid}:memory-\\d+$`));
+    expect(a.identity).toMatch(
+      new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${process.pid}:memory-\\d+$`),
+    );
     expect(b.identity).not.toBe(a.identity);
     expect(a.store).toBeInstanceOf(InMemoryLockStore);
     expect(b.store).not.toBe(a.store);
@@ -27,9 +29,15 @@ describe('InMemoryLockBackend options', () => {
 
   it('keeps the identity and store given; undefined means the default', () => {
     const store = new InMemoryLockStore();
-    expect(resolveInMemoryLockOptions({ identity: 'worker-1', store })).toEqual({ identity: 'worker-1', store, nodeFormat: 'kazoo' });
+    expect(resolveInMemoryLockOptions({ identity: 'worker-1', store })).toEqual({
+      identity: 'worker-1',
+      store,
+      nodeFormat: 'kazoo',
+    });
     expect(resolveInMemoryLockOptions({ nodeFormat: 'curator-rw' }).nodeFormat).toBe('curator-rw');
-    expect(() => resolveInMemoryLockOptions({ nodeFormat: 'curator' as never })).toThrow(/nodeFormat.*"kazoo", "curator-mutex", "curator-rw"/);
+    expect(() => resolveInMemoryLockOptions({ nodeFormat: 'curator' as never })).toThrow(
+      /nodeFormat.*"kazoo", "curator-mutex", "curator-rw"/,
+    );
     expect(resolveInMemoryLockOptions({ identity: undefined, store: undefined }).identity).toMatch(/:memory-\d+$/);
   });
 

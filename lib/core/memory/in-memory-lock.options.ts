@@ -34,9 +34,13 @@ export function defaultMemoryIdentity(): string {
 }
 
 /** Validates every option, unknown keys included, and merges the defaults in one place. */
-export function resolveInMemoryLockOptions(options: InMemoryLockBackendOptions | undefined): ResolvedInMemoryLockOptions {
-  if (options === undefined) return { identity: defaultMemoryIdentity(), store: new InMemoryLockStore(), nodeFormat: DEFAULT_NODE_FORMAT };
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
+export function resolveInMemoryLockOptions(
+  options: InMemoryLockBackendOptions | undefined,
+): ResolvedInMemoryLockOptions {
+  if (options === undefined)
+    return { identity: defaultMemoryIdentity(), store: new InMemoryLockStore(), nodeFormat: DEFAULT_NODE_FORMAT };
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('options', options, messages.optionsObject);
   assertKnownOptions(options, KNOWN_OPTIONS, 'InMemoryLockBackend');
   const { identity = defaultMemoryIdentity(), store = new InMemoryLockStore() } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > MAX_IDENTITY_BYTES) {

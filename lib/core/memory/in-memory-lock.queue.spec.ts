@@ -2,7 +2,13 @@ import type { LockMode } from '../recipe/lock-mode.js';
 import { blockerAt } from '../recipe/lock-queue.js';
 import { InMemoryLockQueue, type QueueEntry } from './in-memory-lock.queue.js';
 
-const entry = (mode: LockMode) => ({ name: 'q', mode, format: 'kazoo' as const, identity: 'test', onGrant: () => undefined });
+const entry = (mode: LockMode) => ({
+  name: 'q',
+  mode,
+  format: 'kazoo' as const,
+  identity: 'test',
+  onGrant: () => undefined,
+});
 
 /** Every sequence of modes up to `length`. */
 function* modeSequences(length: number): Generator<LockMode[]> {

@@ -62,7 +62,9 @@ describe('InMemoryLockStore: what backends share', () => {
   it("a handle's node is its entry in contenders()", async () => {
     const a = backend();
     const lock = await a.acquire('named', { mode: 'read' });
-    expect(await a.contenders('named')).toEqual([{ node: lock.node, mode: 'read', sequence: 0, format: 'kazoo', identity: a.identity, holding: true }]);
+    expect(await a.contenders('named')).toEqual([
+      { node: lock.node, mode: 'read', sequence: 0, format: 'kazoo', identity: a.identity, holding: true },
+    ]);
     await lock.release();
   });
 });

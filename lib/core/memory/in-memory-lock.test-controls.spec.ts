@@ -15,7 +15,8 @@ describe('InMemoryLockBackend test controls', () => {
       made.push(backend);
       return backend;
     });
-  const who = (contenders: LockContender[]): Array<[string | null, boolean]> => contenders.map((c) => [c.identity, c.holding]);
+  const who = (contenders: LockContender[]): Array<[string | null, boolean]> =>
+    contenders.map((c) => [c.identity, c.holding]);
   beforeEach(() => {
     store = new InMemoryLockStore();
     made = [];
@@ -38,7 +39,9 @@ describe('InMemoryLockBackend test controls', () => {
       expect([ra1, ra2, rb, other].map((h) => h.isHeld())).toEqual([false, false, true, true]);
       expect(ra1.signal.reason).toBeInstanceOf(LockLostError);
       expect(ra1.signal.reason).toMatchObject({ code: 'LOCK_LOST', lockName: 'doc' });
-      expect(ra1.signal.reason.message).toMatch(/^Lock "doc" was lost: the test took it away with InMemoryLockBackend\.loseLock\("doc"\)/);
+      expect(ra1.signal.reason.message).toMatch(
+        /^Lock "doc" was lost: the test took it away with InMemoryLockBackend\.loseLock\("doc"\)/,
+      );
       expect(who(await b.contenders('doc'))).toEqual([['client-1', true]]);
       await Promise.all([ra1.release(), rb.release(), other.release()]); // a lost handle's release is a no-op
       expect(ra1.released).toBe(true);
@@ -51,7 +54,10 @@ describe('InMemoryLockBackend test controls', () => {
       let queueWhenTold: Promise<LockContender[]> | undefined;
       held.signal.addEventListener('abort', () => (queueWhenTold = b.contenders('x'))); // read at once
       a.loseLock('x');
-      expect(who(await queueWhenTold!)).toEqual([['client-0', true], ['client-1', false]]);
+      expect(who(await queueWhenTold!)).toEqual([
+        ['client-0', true],
+        ['client-1', false],
+      ]);
       const next = await waiting;
       expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
       await next.release();
@@ -88,8 +94,14 @@ describe('InMemoryLockBackend test controls', () => {
       x.signal.addEventListener('abort', () => (queueWhenTold = b.contenders('x')));
 
       a.expireSession();
-      expect(who(await queueWhenTold!)).toEqual([['client-0', true], ['client-1', false]]);
-      for (const [handle, name] of [[x, 'x'], [y, 'y']] as const) {
+      expect(who(await queueWhenTold!)).toEqual([
+        ['client-0', true],
+        ['client-1', false],
+      ]);
+      for (const [handle, name] of [
+        [x, 'x'],
+        [y, 'y'],
+      ] as const) {
         expect(handle.signal.reason).toBeInstanceOf(LockLostError);
         expect(handle.signal.reason).toMatchObject({ lockName: name });
         expect(handle.signal.reason.message).toContain('InMemoryLockBackend.expireSession()');
@@ -109,13 +121,20 @@ describe('InMemoryLockBackend test controls', () => {
 
       a.expireSession();
       const after = await b.contenders('x');
-      expect(who(after)).toEqual([['client-1', true], ['client-2', false], ['client-0', false]]);
+      expect(who(after)).toEqual([
+        ['client-1', true],
+        ['client-2', false],
+        ['client-0', false],
+      ]);
       expect(after[2].node).not.toBe(before[1].node);
       expect(after[2].sequence).toBeGreaterThan(before[2].sequence);
 
       await held.release();
       const cLock = await cWaits;
-      expect(who(await b.contenders('x'))).toEqual([['client-2', true], ['client-0', false]]);
+      expect(who(await b.contenders('x'))).toEqual([
+        ['client-2', true],
+        ['client-0', false],
+      ]);
       await cLock.release();
       const aLock = await aWaits;
       expect(aLock.node).toBe(after[2].node);

@@ -60,7 +60,8 @@ export class LockGroupHandle implements MultiLockHandle {
   private async releaseAll(): Promise<void> {
     this.unsubscribe?.();
     // Every release starts before the first is awaited: the deletes travel together.
-    const results = await (this.together?.releaseAll(this.handles) ?? Promise.allSettled(this.handles.map((handle) => handle.release())));
+    const results = await (this.together?.releaseAll(this.handles) ??
+      Promise.allSettled(this.handles.map((handle) => handle.release())));
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }

@@ -9,7 +9,11 @@ import type { PlannedLock } from './multi-lock.plan.js';
  */
 export interface LockGroupRequests {
   /** Tries every lock of `locks` at once, never waiting for a holder: per lock, its handle or `null` (taken elsewhere). */
-  tryAll(locks: readonly PlannedLock[], signal: AbortSignal, nodeFormat: NodeFormat | undefined): Promise<Array<PromiseSettledResult<LockHandle | null>>>;
+  tryAll(
+    locks: readonly PlannedLock[],
+    signal: AbortSignal,
+    nodeFormat: NodeFormat | undefined,
+  ): Promise<Array<PromiseSettledResult<LockHandle | null>>>;
   /** Releases every handle of `handles`; settles once each release has. */
   releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>>;
 }

@@ -109,11 +109,15 @@ describe('MultiLockAcquisition (recording in-memory backend)', () => {
   it('never waits holding a later lock, whatever is taken and in whatever order callers list', async () => {
     const names = ['a', 'b', 'c', 'd', 'e', 'f'];
     let state = 7;
-    const random = (): number => ((state = (state * 16807) % 2147483647) / 2147483647);
+    const random = (): number => (state = (state * 16807) % 2147483647) / 2147483647;
     for (let round = 0; round < 40; round++) {
       const taken = names.filter(() => random() < 0.4);
-      const handles = await Promise.all(taken.map((name) => other.acquire(name, { mode: random() < 0.5 ? 'read' : 'write' })));
-      const list = [...names].sort(() => random() - 0.5).map((name) => ({ name, mode: random() < 0.3 ? ('read' as const) : ('write' as const) }));
+      const handles = await Promise.all(
+        taken.map((name) => other.acquire(name, { mode: random() < 0.5 ? 'read' : 'write' })),
+      );
+      const list = [...names]
+        .sort(() => random() - 0.5)
+        .map((name) => ({ name, mode: random() < 0.3 ? ('read' as const) : ('write' as const) }));
       const pending = acquireAll(backend, list);
       for (const handle of handles.sort(() => random() - 0.5)) {
         await sleep(random() * 2);

@@ -73,7 +73,7 @@ export class MultiLockAcquisition {
     const watch = new LossWatch(() => round.abort(RESTART));
     let granted = false;
     try {
-      for (let from = 0; from < this.plan.length; ) {
+      for (let from = 0; from < this.plan.length;) {
         const blocked = await this.tryFrom(from, held, round.signal, watch);
         if (blocked === undefined) break;
         this.blocked = blocked;
@@ -83,7 +83,9 @@ export class MultiLockAcquisition {
         if (this.options.timeoutMs === 0) throw new LockTimeoutError(name, mode, 0);
         watch.arm(); // from now on a lock lost while this one is awaited ends the wait
         const { nodeFormat } = this.options;
-        held[blocked] = watch.add(await this.backend.acquire(name, { mode, nodeFormat, timeoutMs: Infinity, signal: round.signal }));
+        held[blocked] = watch.add(
+          await this.backend.acquire(name, { mode, nodeFormat, timeoutMs: Infinity, signal: round.signal }),
+        );
         from = blocked + 1;
       }
       if (this.stopError) throw this.stopError; // granted as the deadline passed: the deadline wins
@@ -112,7 +114,9 @@ export class MultiLockAcquisition {
     const results =
       this.together && locks.length > 1
         ? await this.together.tryAll(locks, signal, nodeFormat)
-        : await Promise.allSettled(locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, nodeFormat, signal })));
+        : await Promise.allSettled(
+            locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, nodeFormat, signal })),
+          );
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
     results.forEach((result, offset) => {

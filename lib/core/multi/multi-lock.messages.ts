@@ -21,5 +21,6 @@ export const multiLockMessages = {
   unknownEntryKey: (index: number, key: string): string =>
     `entry ${index} has the key ${JSON.stringify(key)}; an entry takes only "name" and "mode" (check the spelling)`,
   optionsObject: 'an object such as { timeoutMs: 5000, signal } (or nothing)',
-  modeOnGroup: 'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]',
+  modeOnGroup:
+    'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]',
 } as const;

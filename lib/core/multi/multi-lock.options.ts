@@ -41,11 +41,20 @@ export const MAX_LOCKS_PER_CALL = 1000;
 const KNOWN_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat'];
 
 /** Checks the options, unknown keys included (a `mode` here is a common slip), before anything is sent. */
-export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefined, defaultTimeoutMs: number): ResolvedMultiAcquireOptions {
+export function resolveMultiAcquireOptions(
+  options: MultiAcquireOptions | undefined,
+  defaultTimeoutMs: number,
+): ResolvedMultiAcquireOptions {
   if (options === undefined) return { timeoutMs: defaultTimeoutMs, signal: undefined };
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', options, messages.optionsObject);
-  assertKnownOptions(options, KNOWN_OPTIONS, 'acquireAll/withLocks', (key) => (key === 'mode' ? messages.modeOnGroup : undefined));
-  const { timeoutMs, signal } = resolveAcquireOptions({ timeoutMs: options.timeoutMs, signal: options.signal }, defaultTimeoutMs);
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('options', options, messages.optionsObject);
+  assertKnownOptions(options, KNOWN_OPTIONS, 'acquireAll/withLocks', (key) =>
+    key === 'mode' ? messages.modeOnGroup : undefined,
+  );
+  const { timeoutMs, signal } = resolveAcquireOptions(
+    { timeoutMs: options.timeoutMs, signal: options.signal },
+    defaultTimeoutMs,
+  );
   resolveReentrant(options);
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   return nodeFormat ? { timeoutMs, signal, nodeFormat } : { timeoutMs, signal };
@@ -54,12 +63,16 @@ export function resolveMultiAcquireOptions(options: MultiAcquireOptions | undefi
 /** The names of a lock list, for messages and events (the list is checked later, by the call). */
 export function describeList(locks: LockList): string {
   if (!Array.isArray(locks)) return String(locks);
-  return locks.map((entry) => (typeof entry === 'string' ? entry : String((entry as { name?: unknown })?.name))).join(', ');
+  return locks
+    .map((entry) => (typeof entry === 'string' ? entry : String((entry as { name?: unknown })?.name)))
+    .join(', ');
 }
 
 /** The modes of a lock list, for events: `write` or `read` when all agree, else `mixed`. */
 export function describeModes(locks: LockList): 'read' | 'write' | 'mixed' {
   if (!Array.isArray(locks)) return 'mixed';
-  const modes = new Set(locks.map((entry) => (typeof entry === 'string' ? 'write' : ((entry as { mode?: unknown })?.mode ?? 'write'))));
+  const modes = new Set(
+    locks.map((entry) => (typeof entry === 'string' ? 'write' : ((entry as { mode?: unknown })?.mode ?? 'write'))),
+  );
   return modes.size === 1 && (modes.has('read') || modes.has('write')) ? ([...modes][0] as 'read' | 'write') : 'mixed';
 }

@@ -18,7 +18,11 @@ const shape = (locks: unknown): Array<[string, string]> => planLocks(locks).map(
 
 describe('planLocks: the canonical order', () => {
   it('sorts by encoded name, whatever order the caller lists', () => {
-    expect(shape(['b', 'a', 'c'])).toEqual([['a', 'write'], ['b', 'write'], ['c', 'write']]);
+    expect(shape(['b', 'a', 'c'])).toEqual([
+      ['a', 'write'],
+      ['b', 'write'],
+      ['c', 'write'],
+    ]);
     expect(shape(['c', 'b', 'a'])).toEqual(shape(['a', 'c', 'b']));
   });
 
@@ -51,8 +55,16 @@ describe('planLocks: duplicates', () => {
   it('merges them, write winning over read, in any order', () => {
     expect(shape(['a', { name: 'a', mode: 'read' }])).toEqual([['a', 'write']]);
     expect(shape([{ name: 'a', mode: 'read' }, 'a'])).toEqual([['a', 'write']]);
-    expect(shape([{ name: 'a', mode: 'read' }, { name: 'a', mode: 'read' }])).toEqual([['a', 'read']]);
-    expect(shape([{ name: 'a' }, 'b', 'a', 'b'])).toEqual([['a', 'write'], ['b', 'write']]);
+    expect(
+      shape([
+        { name: 'a', mode: 'read' },
+        { name: 'a', mode: 'read' },
+      ]),
+    ).toEqual([['a', 'read']]);
+    expect(shape([{ name: 'a' }, 'b', 'a', 'b'])).toEqual([
+      ['a', 'write'],
+      ['b', 'write'],
+    ]);
   });
 });
 
@@ -62,7 +74,11 @@ describe('planLocks: bad input', () => {
     ['undefined', undefined, /expected an array, got undefined/],
     ['an object', { 0: 'a', length: 1 }, /expected an array/],
     ['empty', [], /it is empty/],
-    ['too long', Array.from({ length: MAX_LOCKS_PER_CALL + 1 }, (_, i) => `n${i}`), /1001 entries, over the limit of 1000/],
+    [
+      'too long',
+      Array.from({ length: MAX_LOCKS_PER_CALL + 1 }, (_, i) => `n${i}`),
+      /1001 entries, over the limit of 1000/,
+    ],
     ['an entry of a wrong type', ['a', 42], /entry 1 is 42/],
     ['a null entry', [null], /entry 0 is null/],
     ['a hole', [, 'a'], /entry 0 is undefined/], // eslint-disable-line no-sparse-arrays

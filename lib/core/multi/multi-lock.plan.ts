@@ -24,7 +24,8 @@ const ENTRY_KEYS: readonly string[] = ['name', 'mode'];
 export function planLocks(locks: unknown): PlannedLock[] {
   if (!Array.isArray(locks)) throw new InvalidLockListError(messages.notAnArray(locks));
   if (locks.length === 0) throw new InvalidLockListError(messages.empty);
-  if (locks.length > MAX_LOCKS_PER_CALL) throw new InvalidLockListError(messages.tooMany(locks.length, MAX_LOCKS_PER_CALL));
+  if (locks.length > MAX_LOCKS_PER_CALL)
+    throw new InvalidLockListError(messages.tooMany(locks.length, MAX_LOCKS_PER_CALL));
   const byKey = new Map<string, PlannedLock>();
   for (let index = 0; index < locks.length; index++) {
     const { name, mode } = entryOf(locks[index], index);
@@ -43,7 +44,8 @@ export function compareKeys(a: string, b: string): number {
 
 function entryOf(entry: unknown, index: number): { name: string; mode: LockMode } {
   if (typeof entry === 'string') return { name: entry, mode: 'write' };
-  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new InvalidLockListError(messages.badEntry(index, entry));
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+    throw new InvalidLockListError(messages.badEntry(index, entry));
   for (const key of Object.keys(entry)) {
     if (!ENTRY_KEYS.includes(key)) throw new InvalidLockListError(messages.unknownEntryKey(index, key));
   }

@@ -11,7 +11,12 @@ import type { PendingWork } from '../util/pending-work.js';
 import { acquireAll } from './acquire-all.js';
 import { LockGroupHandle } from './lock-group.handle.js';
 import type { MultiLockHandle } from './multi-lock.handle.js';
-import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions, type ResolvedMultiAcquireOptions } from './multi-lock.options.js';
+import {
+  resolveMultiAcquireOptions,
+  type LockList,
+  type MultiAcquireOptions,
+  type ResolvedMultiAcquireOptions,
+} from './multi-lock.options.js';
 import { planLocks, type PlannedLock } from './multi-lock.plan.js';
 
 /** A multi-lock as a call chain holds it: the handle, and the grants of its own (not joined). */
@@ -59,7 +64,11 @@ export class ReentrantMultiLocker {
   }
 
   /** Runs `fn` holding a group from `take`, and ends it as `settlement` says. */
-  async run<T>({ group, grants }: ChainGroup, fn: (handle: MultiLockHandle) => T | Promise<T>, settlement: GroupSettlement): Promise<T> {
+  async run<T>(
+    { group, grants }: ChainGroup,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    settlement: GroupSettlement,
+  ): Promise<T> {
     const grantedAt = performance.now();
     const stopWatching = settlement.onLost && watchLoss(group, (error) => settlement.onLost!(error, grantedAt));
     const holds = grants.map((grant) => new ChainHold(grant));
@@ -86,7 +95,9 @@ export class ReentrantMultiLocker {
     const plan = planLocks(locks);
     const reentrant = resolveReentrant(options);
     // Every joined name is checked before any is entered, so a refusal leaves nothing to undo.
-    const outers = plan.map(({ name, mode }) => joinable(heldInScope(scopeKeyOf(this.backend, name)), name, mode, reentrant));
+    const outers = plan.map(({ name, mode }) =>
+      joinable(heldInScope(scopeKeyOf(this.backend, name)), name, mode, reentrant),
+    );
     const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
     const fresh = plan.filter((_, i) => !outers[i]);
     let grants: readonly LockHandle[] = [];
@@ -100,9 +111,14 @@ export class ReentrantMultiLocker {
     return { group: new LockGroupHandle(plan.map(({ name }, i) => joined[i] ?? byName.get(name)!)), grants };
   }
 
-  private async acquireFresh(fresh: readonly PlannedLock[], options: ResolvedMultiAcquireOptions): Promise<readonly LockHandle[]> {
+  private async acquireFresh(
+    fresh: readonly PlannedLock[],
+    options: ResolvedMultiAcquireOptions,
+  ): Promise<readonly LockHandle[]> {
     const locks = fresh.map(({ name, mode }) => ({ name, mode }));
-    const group = this.backend.acquireAll ? await this.backend.acquireAll(locks, options) : await acquireAll(this.backend, locks, options);
+    const group = this.backend.acquireAll
+      ? await this.backend.acquireAll(locks, options)
+      : await acquireAll(this.backend, locks, options);
     return group.handles;
   }
 
@@ -115,7 +131,12 @@ export class ReentrantMultiLocker {
 }
 
 /** The chain's hold of `name` if it may be joined in `mode`; throws where joining must fail. */
-function joinable(outer: ChainHold | undefined, name: string, mode: LockMode, reentrant: boolean): ChainHold | undefined {
+function joinable(
+  outer: ChainHold | undefined,
+  name: string,
+  mode: LockMode,
+  reentrant: boolean,
+): ChainHold | undefined {
   if (!outer) return undefined;
   if (!reentrant) throw new LockReentryError(name);
   const { signal } = outer.handle;

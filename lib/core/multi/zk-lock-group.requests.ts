@@ -52,14 +52,20 @@ interface Removal {
 export class ZkLockGroupRequests implements LockGroupRequests {
   constructor(private readonly ctx: ZkLockGroupContext) {}
 
-  async tryAll(locks: readonly PlannedLock[], signal: AbortSignal, nodeFormat: NodeFormat | undefined): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
+  async tryAll(
+    locks: readonly PlannedLock[],
+    signal: AbortSignal,
+    nodeFormat: NodeFormat | undefined,
+  ): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
     // Every node's name first: a mode its format refuses fails the call before anything is sent.
     const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
     await this.ctx.started();
     const batch = this.ctx.client.isClosed || signal.aborted ? undefined : this.prepareCreates(locks, formats); // else each try says why
     // Every try is set up (synchronously, up to its wait for the node) before the requests
     // leave: the client is then idle while the server works, whose threads need the cores.
-    const tries = locks.map(({ name, mode }, i) => this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, batch?.sent[i]));
+    const tries = locks.map(({ name, mode }, i) =>
+      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, batch?.sent[i]),
+    );
     batch?.send();
     return Promise.allSettled(tries);
   }
@@ -72,7 +78,10 @@ export class ZkLockGroupRequests implements LockGroupRequests {
       () => handles.map((handle) => handle.release()),
     );
     for (const session of new Set(removals.map((removal) => removal.session))) {
-      this.removeTogether(session, removals.filter((removal) => removal.session === session));
+      this.removeTogether(
+        session,
+        removals.filter((removal) => removal.session === session),
+      );
     }
     return Promise.allSettled(releases);
   }
@@ -82,9 +91,15 @@ export class ZkLockGroupRequests implements LockGroupRequests {
    * directory's children read right behind it: the creates as each try will see them
    * (`sent`), and `send()`, which sends them all in one socket write.
    */
-  private prepareCreates(locks: readonly PlannedLock[], formats: readonly NodeFormat[]): { sent: SentCreate[]; send(): void } {
+  private prepareCreates(
+    locks: readonly PlannedLock[],
+    formats: readonly NodeFormat[],
+  ): { sent: SentCreate[]; send(): void } {
     const session = this.ctx.client.liveSession();
-    const nodes = locks.map(({ name, mode }, i) => ({ dir: this.ctx.pathOf(name), prefix: newLockNodePrefix(mode, formats[i]) }));
+    const nodes = locks.map(({ name, mode }, i) => ({
+      dir: this.ctx.pathOf(name),
+      prefix: newLockNodePrefix(mode, formats[i]),
+    }));
     const { identity: data } = this.ctx;
     const claimed = nodes.map(() => false);
     let sendNow!: () => void;
@@ -92,10 +107,18 @@ export class ZkLockGroupRequests implements LockGroupRequests {
       sendNow = () => {
         // A try that stopped before taking its create would leave its node to nobody: then
         // nothing is sent, and each try that did take one creates its node alone.
-        if (!claimed.every(Boolean)) return resolve({ sending: Promise.resolve(nodes.map(() => undefined)), reads: nodes.map(async () => null) });
+        if (!claimed.every(Boolean))
+          return resolve({ sending: Promise.resolve(nodes.map(() => undefined)), reads: nodes.map(async () => null) });
         resolve(
           session.sendingTogether(() => ({
-            sending: session.multi(nodes.map(({ dir, prefix }) => ({ op: 'create', path: `${dir}/${prefix}`, data, mode: 'ephemeral-sequential' }))),
+            sending: session.multi(
+              nodes.map(({ dir, prefix }) => ({
+                op: 'create',
+                path: `${dir}/${prefix}`,
+                data,
+                mode: 'ephemeral-sequential',
+              })),
+            ),
             reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
           })),
         );
@@ -112,14 +135,21 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         },
       );
       created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
-      return { session, prefix, created, listed: requests.then((sent) => sent.reads[i]), claim: () => (claimed[i] = true) };
+      return {
+        session,
+        prefix,
+        created,
+        listed: requests.then((sent) => sent.reads[i]),
+        claim: () => (claimed[i] = true),
+      };
     });
     return { sent, send: sendNow };
   }
 
   /** One multi deleting every node; on any failure, one guaranteed delete per node instead. */
   private removeTogether(session: ZkSession, removals: readonly Removal[]): void {
-    const alone = (removal: Removal): Promise<void> => this.ctx.reaper.remove(removal.session, removal.dir, { node: removal.node, prefix: removal.node });
+    const alone = (removal: Removal): Promise<void> =>
+      this.ctx.reaper.remove(removal.session, removal.dir, { node: removal.node, prefix: removal.node });
     if (removals.length === 1 || session.isLost) {
       for (const removal of removals) removal.done(alone(removal));
       return;

@@ -30,10 +30,61 @@ function prng(start: number): () => number {
 // Fragments chosen to stress escaping: separators, the escape char itself, dots,
 // already-escaped-looking text, controls, non-ASCII and astral characters.
 const FRAGMENTS = [
-  'a', 'Z', '0', '9', '_', '-', '.', '..', '...', '~', ':', '@', '/', '//', '%', '%2F', '%25', '%2E', '%2e',
-  ' ', '\t', '\n', '\r', '\u0000', '\u0001', '\u001f', '\u007f', '\u0080', '\u009f', '+', '?', '#', '&', '=',
-  '"', "'", '\\', '*', 'é', 'ß', 'Ω', '中', '日本', '\u00a0', '\u200b', '\ufeff', '\uffff', '\ue000',
-  '😀', '👍🏽', '👨‍👩‍👧', '𝄞', 'zookeeper', 'orders', '42',
+  'a',
+  'Z',
+  '0',
+  '9',
+  '_',
+  '-',
+  '.',
+  '..',
+  '...',
+  '~',
+  ':',
+  '@',
+  '/',
+  '//',
+  '%',
+  '%2F',
+  '%25',
+  '%2E',
+  '%2e',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0080',
+  '\u009f',
+  '+',
+  '?',
+  '#',
+  '&',
+  '=',
+  '"',
+  "'",
+  '\\',
+  '*',
+  'é',
+  'ß',
+  'Ω',
+  '中',
+  '日本',
+  '\u00a0',
+  '\u200b',
+  '\ufeff',
+  '\uffff',
+  '\ue000',
+  '😀',
+  '👍🏽',
+  '👨‍👩‍👧',
+  '𝄞',
+  'zookeeper',
+  'orders',
+  '42',
 ];
 
 function randomName(next: () => number): string {
@@ -98,7 +149,8 @@ describe('encodeLockName / decodeLockName', () => {
       for (const name of names) {
         const encoded = encodeLockName(name);
         const previous = owner.get(encoded);
-        if (previous !== undefined) throw new Error(`${JSON.stringify(previous)} and ${JSON.stringify(name)} both encode to ${encoded}`);
+        if (previous !== undefined)
+          throw new Error(`${JSON.stringify(previous)} and ${JSON.stringify(name)} both encode to ${encoded}`);
         owner.set(encoded, name);
       }
       expect(owner.size).toBe(names.length);
@@ -148,7 +200,10 @@ describe('encodeLockName / decodeLockName', () => {
       // more in reverse order, equals what a freshly loaded copy of the module says on its
       // very first call for each name (in a different order again).
       const seasoned = names.map((name) => encodeLockName(name));
-      const again = [...names].reverse().map((name) => encodeLockName(rebuilt(name))).reverse();
+      const again = [...names]
+        .reverse()
+        .map((name) => encodeLockName(rebuilt(name)))
+        .reverse();
       let fresh: string[] = [];
       jest.isolateModules(() => {
         const { encodeLockName: freshEncode } = require('./lock-name.codec') as typeof import('./lock-name.codec');
@@ -165,7 +220,9 @@ describe('encodeLockName / decodeLockName', () => {
       expect(fresh).toHaveLength(names.length);
       for (let i = 0; i < names.length; i++) {
         if (seasoned[i] !== fresh[i] || again[i] !== fresh[i]) {
-          throw new Error(`${JSON.stringify(names[i])}: ${seasoned[i]}, then ${again[i]}, but ${fresh[i]} from a fresh load`);
+          throw new Error(
+            `${JSON.stringify(names[i])}: ${seasoned[i]}, then ${again[i]}, but ${fresh[i]} from a fresh load`,
+          );
         }
       }
     });

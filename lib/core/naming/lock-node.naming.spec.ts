@@ -126,7 +126,12 @@ describe('lock node naming (Kazoo format)', () => {
     });
 
     it('orders every format by the one sequence counter', () => {
-      const queue = orderQueue([`_c_${UUID}-__READ__0000000003`, `${GUID}__lock__0000000002`, `_c_${UUID}-lock-0000000000`, `${GUID}__rlock__0000000001`]);
+      const queue = orderQueue([
+        `_c_${UUID}-__READ__0000000003`,
+        `${GUID}__lock__0000000002`,
+        `_c_${UUID}-lock-0000000000`,
+        `${GUID}__rlock__0000000001`,
+      ]);
       expect(queue.map((entry) => [entry.sequence, entry.format])).toEqual([
         [0, 'curator-mutex'],
         [1, 'kazoo'],

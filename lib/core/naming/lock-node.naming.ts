@@ -1,5 +1,12 @@
 import type { LockMode } from '../recipe/lock-mode.js';
-import { CURATOR_MUTEX_MARKER, CURATOR_READ_MARKER, CURATOR_WRITE_MARKER, READ_MARKER, WRITE_MARKER, type NodeFormat } from './node-format.js';
+import {
+  CURATOR_MUTEX_MARKER,
+  CURATOR_READ_MARKER,
+  CURATOR_WRITE_MARKER,
+  READ_MARKER,
+  WRITE_MARKER,
+  type NodeFormat,
+} from './node-format.js';
 
 export { lockNodePrefix, newAttemptGuid, READ_MARKER, WRITE_MARKER } from './node-format.js';
 
@@ -12,7 +19,11 @@ export { lockNodePrefix, newAttemptGuid, READ_MARKER, WRITE_MARKER } from './nod
  */
 const SEQUENCE = String.raw`(\d{10}|-\d{9,10})`;
 const KAZOO_PATTERN = new RegExp(String.raw`^[0-9a-f]{32}(__lock__|__rlock__)` + SEQUENCE + '$');
-const CURATOR_PATTERN = new RegExp(String.raw`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|__WRIT__|__READ__)` + SEQUENCE + '$');
+const CURATOR_PATTERN = new RegExp(
+  String.raw`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|__WRIT__|__READ__)` +
+    SEQUENCE +
+    '$',
+);
 
 const KINDS: Readonly<Record<string, { mode: LockMode; format: NodeFormat }>> = {
   [WRITE_MARKER]: { mode: 'write', format: 'kazoo' },

@@ -26,7 +26,9 @@ describe('nodeFormat option', () => {
   });
 
   it('refuses a reader in "curator-mutex", saying to use "curator-rw"; blaming the option the call gave', () => {
-    expect(() => nodeFormatFor('read', 'curator-mutex', 'kazoo')).toThrow(/nodeFormat.*curator-mutex.*InterProcessMutex.*"curator-rw"/s);
+    expect(() => nodeFormatFor('read', 'curator-mutex', 'kazoo')).toThrow(
+      /nodeFormat.*curator-mutex.*InterProcessMutex.*"curator-rw"/s,
+    );
     const byDefault = (() => {
       try {
         nodeFormatFor('read', undefined, 'curator-mutex');

@@ -43,7 +43,11 @@ export function validateNodeFormat(option: string, value: unknown): NodeFormat |
  * The format a call writes in: its own, else the client's default. Refuses a reader in
  * `curator-mutex`, which has no shared mode, before anything is sent.
  */
-export function nodeFormatFor(mode: LockMode, callFormat: NodeFormat | undefined, defaultFormat: NodeFormat): NodeFormat {
+export function nodeFormatFor(
+  mode: LockMode,
+  callFormat: NodeFormat | undefined,
+  defaultFormat: NodeFormat,
+): NodeFormat {
   const format = callFormat ?? defaultFormat;
   if (format === 'curator-mutex' && mode === 'read') {
     throw new InvalidOptionError(
@@ -58,7 +62,8 @@ export function nodeFormatFor(mode: LockMode, callFormat: NodeFormat | undefined
 /** The name passed to a sequential create for a new attempt: a fresh guid and the marker; ZooKeeper appends the sequence. */
 export function newLockNodePrefix(mode: LockMode, format: NodeFormat = DEFAULT_NODE_FORMAT): string {
   if (format === 'kazoo') return lockNodePrefix(newAttemptGuid(), mode);
-  const marker = format === 'curator-mutex' ? CURATOR_MUTEX_MARKER : mode === 'write' ? CURATOR_WRITE_MARKER : CURATOR_READ_MARKER;
+  const marker =
+    format === 'curator-mutex' ? CURATOR_MUTEX_MARKER : mode === 'write' ? CURATOR_WRITE_MARKER : CURATOR_READ_MARKER;
   return `${CURATOR_PROTECTION}${randomUUID()}-${marker}`;
 }
 

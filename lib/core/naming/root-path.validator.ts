@@ -3,7 +3,8 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 // Characters ZooKeeper refuses in a path (PathUtils.validatePath).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
-const EXPECTED = 'an absolute ZooKeeper path such as "/locks" (no trailing "/", no empty, "." or ".." segments, no control characters, not under /zookeeper)';
+const EXPECTED =
+  'an absolute ZooKeeper path such as "/locks" (no trailing "/", no empty, "." or ".." segments, no control characters, not under /zookeeper)';
 
 /** Checks the root under which lock directories live; returns it unchanged. */
 export function validateRootPath(rootPath: unknown): string {

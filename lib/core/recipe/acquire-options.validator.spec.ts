@@ -53,7 +53,11 @@ describe('resolveAcquireOptions', () => {
 
     it('all options together', () => {
       const { signal } = new AbortController();
-      expect(resolveAcquireOptions({ mode: 'read', timeoutMs: 0, signal }, 5000)).toEqual({ mode: 'read', timeoutMs: 0, signal });
+      expect(resolveAcquireOptions({ mode: 'read', timeoutMs: 0, signal }, 5000)).toEqual({
+        mode: 'read',
+        timeoutMs: 0,
+        signal,
+      });
     });
   });
 

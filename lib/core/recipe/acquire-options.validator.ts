@@ -36,13 +36,19 @@ export function resolveAcquireOptions(
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');
   if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-    throw new InvalidOptionError('timeoutMs', timeoutMs, 'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)');
+    throw new InvalidOptionError(
+      'timeoutMs',
+      timeoutMs,
+      'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)',
+    );
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidOptionError('signal', signal, 'an AbortSignal');
   }
   if (typeof revocable !== 'boolean') throw new InvalidOptionError('revocable', revocable, 'true or false');
   if (nodeFormat) nodeFormatFor(mode, nodeFormat, nodeFormat); // a reader in "curator-mutex" is refused here already
-  const resolved: ResolvedAcquireOptions = revocable ? { mode, timeoutMs, signal, revocable } : { mode, timeoutMs, signal };
+  const resolved: ResolvedAcquireOptions = revocable
+    ? { mode, timeoutMs, signal, revocable }
+    : { mode, timeoutMs, signal };
   return nodeFormat ? { ...resolved, nodeFormat } : resolved;
 }

@@ -159,7 +159,11 @@ export class LockAcquisition {
    * second node. A vanished directory is re-created. `sent`: the first create, already
    * sent by the caller (a multi-lock's one transaction); made here if it did not happen.
    */
-  private async createNode(session: ZkSession, prefix: string, sent?: SentCreate): Promise<{ node: string; listing?: Listing }> {
+  private async createNode(
+    session: ZkSession,
+    prefix: string,
+    sent?: SentCreate,
+  ): Promise<{ node: string; listing?: Listing }> {
     const path = `${this.req.dir}/${prefix}`;
     this.ctx.sweeper.claim(this.req.dir);
     for (;;) {
@@ -260,7 +264,12 @@ export class LockAcquisition {
  * Sends the create of a lock node and, right behind it in one socket write, the read of
  * its directory: per-session FIFO order makes the read see the create.
  */
-export function sendCreate(session: ZkSession, path: string, dir: string, data: Buffer): Pick<SentCreate, 'created' | 'listed'> {
+export function sendCreate(
+  session: ZkSession,
+  path: string,
+  dir: string,
+  data: Buffer,
+): Pick<SentCreate, 'created' | 'listed'> {
   return session.sendingTogether(() => ({
     created: session.create(path, data, 'ephemeral-sequential'),
     listed: listChildren(session, dir).catch(() => null),

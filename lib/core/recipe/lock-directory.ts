@@ -35,7 +35,10 @@ export async function removeIfEmpty(session: ZkSession, dir: string): Promise<vo
 /** A directory's children and the stat its read returned. */
 export type Listing = NonNullable<Awaited<ReturnType<typeof listChildren>>>;
 
-export async function listChildren(session: ZkSession, dir: string): Promise<Awaited<ReturnType<ZkSession['getChildren']>> | null> {
+export async function listChildren(
+  session: ZkSession,
+  dir: string,
+): Promise<Awaited<ReturnType<ZkSession['getChildren']>> | null> {
   try {
     return await session.getChildren(dir);
   } catch (error) {

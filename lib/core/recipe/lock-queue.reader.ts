@@ -21,17 +21,32 @@ export async function readContenders(session: ZkSession, dir: string, name: stri
   const listing = await listChildren(session, dir);
   await assertLockDirectory(session, dir, name, listing?.stat);
   const queue = orderQueue(listing?.children ?? []);
-  const identities = await Promise.all(queue.map((entry) => unlessGone(session.getData(`${dir}/${entry.node}`).then((data) => data?.toString('utf8') ?? null))));
+  const identities = await Promise.all(
+    queue.map((entry) =>
+      unlessGone(session.getData(`${dir}/${entry.node}`).then((data) => data?.toString('utf8') ?? null)),
+    ),
+  );
   return queue.flatMap((entry, i) => {
     const identity = identities[i];
     if (identity === undefined) return []; // released between the reads
-    return [{ node: entry.node, mode: entry.mode, sequence: entry.sequence, format: entry.format, identity, holding: blockerAt(queue, i) === null }];
+    return [
+      {
+        node: entry.node,
+        mode: entry.mode,
+        sequence: entry.sequence,
+        format: entry.format,
+        identity,
+        holding: blockerAt(queue, i) === null,
+      },
+    ];
   });
 }
 
 /** Deletes the nodes of the lock's current holders (see `ZkLockBackend.forceRelease`); resolves with those deleted. */
 export async function deleteHolders(session: ZkSession, dir: string, name: string): Promise<string[]> {
   const holders = (await readContenders(session, dir, name)).filter((contender) => contender.holding);
-  const deleted = await Promise.all(holders.map(({ node }) => unlessGone(session.remove(`${dir}/${node}`).then(() => node))));
+  const deleted = await Promise.all(
+    holders.map(({ node }) => unlessGone(session.remove(`${dir}/${node}`).then(() => node))),
+  );
   return deleted.filter((node): node is string => node !== undefined);
 }

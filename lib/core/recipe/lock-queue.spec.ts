@@ -57,7 +57,9 @@ describe('lock queue', () => {
     it('sorts a larger shuffled queue with mixed guids and modes', () => {
       const sequences = [0, 1, 2, 8, 9, 10, 11, 99, 100, 101, 999, 1000, 123456, 2147483647];
       const digits = 'fedcba9876543210';
-      const nodes = sequences.map((s, i) => lockNode(i % 3 === 0 ? 'read' : 'write', s, guidOf(digits[i % digits.length])));
+      const nodes = sequences.map((s, i) =>
+        lockNode(i % 3 === 0 ? 'read' : 'write', s, guidOf(digits[i % digits.length])),
+      );
       const shuffled = [...nodes].reverse();
       shuffled.push(shuffled.shift()!, shuffled.shift()!);
       const queue = orderQueue(shuffled);
@@ -159,7 +161,10 @@ describe('lock queue', () => {
     it('blocks a writer by its immediate predecessor even when that is a reader', () => {
       const children = build('W R W');
       const position = positionOf(children, children[2]);
-      expect(position).toEqual({ kind: 'waiting', blocker: { node: children[1], mode: 'read', sequence: 9, format: 'kazoo' } });
+      expect(position).toEqual({
+        kind: 'waiting',
+        blocker: { node: children[1], mode: 'read', sequence: 9, format: 'kazoo' },
+      });
     });
 
     it('uses numeric order to find the blocker (9 blocks 10)', () => {
@@ -190,7 +195,10 @@ describe('lock queue', () => {
     it('queues our nodes behind a Curator mutex holder, whatever our format', () => {
       const holder = curator('lock-', 4);
       for (const ours of [lockNode('write', 5), lockNode('read', 5), curator('__READ__', 5)]) {
-        expect(positionOf([ours, holder], ours)).toMatchObject({ kind: 'waiting', blocker: { node: holder, mode: 'write', format: 'curator-mutex' } });
+        expect(positionOf([ours, holder], ours)).toMatchObject({
+          kind: 'waiting',
+          blocker: { node: holder, mode: 'write', format: 'curator-mutex' },
+        });
       }
     });
 
@@ -198,11 +206,17 @@ describe('lock queue', () => {
       const [write5, read5] = [curator('__WRIT__', 5), curator('__READ__', 5)];
       const ourWriter = lockNode('write', 7);
       const ourReader = lockNode('read', 8);
-      for (const children of [[write5, read5, ourWriter], [read5, write5, ourWriter]]) {
+      for (const children of [
+        [write5, read5, ourWriter],
+        [read5, write5, ourWriter],
+      ]) {
         expect(positionOf(children, ourWriter).kind).toBe('waiting');
       }
       expect(positionOf([read5, ourWriter], ourWriter)).toMatchObject({ kind: 'waiting', blocker: { node: read5 } });
-      expect(positionOf([write5, read5, ourReader], ourReader)).toMatchObject({ kind: 'waiting', blocker: { node: write5 } });
+      expect(positionOf([write5, read5, ourReader], ourReader)).toMatchObject({
+        kind: 'waiting',
+        blocker: { node: write5 },
+      });
       expect(positionOf([read5, ourReader], ourReader)).toEqual({ kind: 'holding' });
     });
   });
@@ -211,7 +225,10 @@ describe('lock queue', () => {
     it('never grants a node that shares its sequence (the counter stopped at 2^31 - 1), whichever sorts first', () => {
       const holder = lockNode('write', 2147483647, guidOf('f'));
       const newcomer = lockNode('write', 2147483647, guidOf('0'));
-      for (const children of [[holder, newcomer], [newcomer, holder]]) {
+      for (const children of [
+        [holder, newcomer],
+        [newcomer, holder],
+      ]) {
         expect(positionOf(children, newcomer)).toEqual({ kind: 'retire' });
         expect(positionOf(children, holder)).toEqual({ kind: 'retire' });
       }
@@ -235,7 +252,12 @@ describe('lock queue', () => {
   describe('nodesWithPrefix', () => {
     const g1 = guidOf('1');
     const g2 = guidOf('2');
-    const children = [lockNode('write', 1, g1), 'lease_holder', lockNode('read', 2, g2), lockNode('write', 3, guidOf('3'))];
+    const children = [
+      lockNode('write', 1, g1),
+      'lease_holder',
+      lockNode('read', 2, g2),
+      lockNode('write', 3, guidOf('3')),
+    ];
 
     it('finds the node carrying the guid and marker', () => {
       expect(nodesWithPrefix(children, lockNodePrefix(g2, 'read'))).toEqual([lockNode('read', 2, g2)]);
@@ -244,7 +266,10 @@ describe('lock queue', () => {
 
     it('finds every node carrying the guid (a create repeated after a lost reply), lowest first', () => {
       const extra = lockNode('write', 7, g1);
-      expect(nodesWithPrefix([extra, ...children], lockNodePrefix(g1, 'write'))).toEqual([lockNode('write', 1, g1), extra]);
+      expect(nodesWithPrefix([extra, ...children], lockNodePrefix(g1, 'write'))).toEqual([
+        lockNode('write', 1, g1),
+        extra,
+      ]);
     });
 
     it('does not match the same guid in the other mode', () => {
@@ -260,7 +285,9 @@ describe('lock queue', () => {
     it('ignores a child that starts with the prefix but is not a lock node', () => {
       const prefix = lockNodePrefix(g1, 'write');
       expect(nodesWithPrefix([prefix, `${prefix}oops`], prefix)).toEqual([]);
-      expect(nodesWithPrefix([prefix, `${prefix}oops`, `${prefix}0000000007`], prefix)).toEqual([`${prefix}0000000007`]);
+      expect(nodesWithPrefix([prefix, `${prefix}oops`, `${prefix}0000000007`], prefix)).toEqual([
+        `${prefix}0000000007`,
+      ]);
     });
   });
 });

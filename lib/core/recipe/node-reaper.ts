@@ -70,16 +70,22 @@ export class NodeReaper {
   private async removeOnce(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
     const nodes = target.node !== undefined ? [target.node] : await this.lookUp(session, dir, target);
     if (nodes.length === 0) return;
-    const removed = nodes.map((node) => session.remove(`${dir}/${node}`).catch((error: unknown) => {
-      if (!isZkCode(error, 'NO_NODE')) throw error;
-    }));
+    const removed = nodes.map((node) =>
+      session.remove(`${dir}/${node}`).catch((error: unknown) => {
+        if (!isZkCode(error, 'NO_NODE')) throw error;
+      }),
+    );
     // Per-session FIFO order: a directory delete sent from now on sees ours done.
     const swept = this.sweeper.released(session, dir);
     await Promise.all(removed);
     await swept;
   }
 
-  private async lookUp(session: ZkSession, dir: string, { prefix, find = nodesWithPrefix }: ReapTarget): Promise<string[]> {
+  private async lookUp(
+    session: ZkSession,
+    dir: string,
+    { prefix, find = nodesWithPrefix }: ReapTarget,
+  ): Promise<string[]> {
     await session.barrier();
     return find((await listChildren(session, dir))?.children ?? [], prefix);
   }

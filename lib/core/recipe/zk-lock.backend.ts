@@ -60,7 +60,16 @@ export class ZkLockBackend implements LockBackend {
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
     this.acquisitionContext = { client, reaper, sweeper, identity };
-    this.leases = new ZkLeaseRecipe({ client, reaper, sweeper, identity, waits, held, pathOf: (name) => this.pathOf(name), startedOnce: () => this.startedOnce() });
+    this.leases = new ZkLeaseRecipe({
+      client,
+      reaper,
+      sweeper,
+      identity,
+      waits,
+      held,
+      pathOf: (name) => this.pathOf(name),
+      startedOnce: () => this.startedOnce(),
+    });
   }
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
@@ -108,7 +117,10 @@ export class ZkLockBackend implements LockBackend {
 
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<ZkLockHandle | null> {
     const resolved = { ...resolveAcquireOptions(options, 0), timeoutMs: 0 };
-    return tracedAcquire(() => ({ kind: 'lock', name, mode: resolved.mode }), () => this.run(name, resolved));
+    return tracedAcquire(
+      () => ({ kind: 'lock', name, mode: resolved.mode }),
+      () => this.run(name, resolved),
+    );
   }
 
   /**
@@ -187,7 +199,10 @@ export class ZkLockBackend implements LockBackend {
    * reentrant: each call takes one more lease. See lib/core/lease.
    */
   acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
-    return tracedAcquire(() => ({ kind: 'lease', name, mode: 'lease' }), () => this.leases.acquire(name, options));
+    return tracedAcquire(
+      () => ({ kind: 'lease', name, mode: 'lease' }),
+      () => this.leases.acquire(name, options),
+    );
   }
 
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
@@ -245,7 +260,9 @@ export class ZkLockBackend implements LockBackend {
       // Checked against the clock now, not only by a timer: a grant that comes back to an
       // event loop blocked past the session's deadline is born lost.
       grant.session.checkTrust();
-      const revocation = options.revocable ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name) : undefined;
+      const revocation = options.revocable
+        ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name)
+        : undefined;
       const handle = new ZkLockHandle({
         name,
         mode: options.mode,

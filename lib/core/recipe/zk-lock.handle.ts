@@ -112,7 +112,13 @@ export class ZkLockHandle implements LockHandle {
   revoke(reason: LockLostError): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
     this.lostReason = reason;
-    publishLost(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
+    publishLost(() => ({
+      kind: 'lock',
+      name: this.name,
+      mode: this.mode,
+      heldMs: elapsedMs(this.grantedAt),
+      reason: reason.why,
+    }));
     this.lost?.abort(reason);
   }
 

@@ -41,7 +41,12 @@ describe('resolveZkLockOptions', () => {
 
   it('keeps a given rootPath, identity and timeouts', () => {
     expect(
-      resolveZkLockOptions({ connectionString: 'a:1,b:2/app', rootPath: '/app/locks', identity: 'worker-7', sessionTimeoutMs: 3000 }),
+      resolveZkLockOptions({
+        connectionString: 'a:1,b:2/app',
+        rootPath: '/app/locks',
+        identity: 'worker-7',
+        sessionTimeoutMs: 3000,
+      }),
     ).toEqual({
       connectionString: 'a:1,b:2/app',
       sessionTimeoutMs: 3000,
@@ -57,7 +62,9 @@ describe('resolveZkLockOptions', () => {
 
   it('keeps a given nodeFormat, and refuses an unknown one naming the three', () => {
     expect(resolveUntyped({ nodeFormat: 'curator-mutex' }).nodeFormat).toBe('curator-mutex');
-    expect(() => resolveUntyped({ nodeFormat: 'curator' })).toThrow(/nodeFormat="curator".*"kazoo", "curator-mutex", "curator-rw"/);
+    expect(() => resolveUntyped({ nodeFormat: 'curator' })).toThrow(
+      /nodeFormat="curator".*"kazoo", "curator-mutex", "curator-rw"/,
+    );
   });
 
   it('accepts an identity of exactly 4096 bytes', () => {

@@ -5,7 +5,11 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 import { validateRootPath } from '../naming/root-path.validator.js';
-import { resolveZkClientOptions, type ResolvedZkClientOptions, type ZkClientOptions } from '../session/zk-client.options.js';
+import {
+  resolveZkClientOptions,
+  type ResolvedZkClientOptions,
+  type ZkClientOptions,
+} from '../session/zk-client.options.js';
 
 export interface ZkLockOptions extends ZkClientOptions {
   /** Where lock directories live. Default `/locks`. */
@@ -66,19 +70,39 @@ export const ZK_LOCK_OPTION_KEYS: readonly string[] = [
  * before any connection. `owner` and `also`: who takes the options and what else it knows
  * (the Nest module's own options).
  */
-export function resolveZkLockOptions(options: ZkLockOptions, owner = 'ZkLockBackend', also: readonly string[] = []): ResolvedZkLockOptions {
+export function resolveZkLockOptions(
+  options: ZkLockOptions,
+  owner = 'ZkLockBackend',
+  also: readonly string[] = [],
+): ResolvedZkLockOptions {
   const client = resolveZkClientOptions(options);
   assertKnownOptions(options, [...ZK_LOCK_OPTION_KEYS, ...also], owner);
-  const { rootPath = DEFAULT_ROOT_PATH, identity = defaultIdentity(), removeEmptyDirectories = true, emptyDirectoryGraceMs = 1000 } = options;
+  const {
+    rootPath = DEFAULT_ROOT_PATH,
+    identity = defaultIdentity(),
+    removeEmptyDirectories = true,
+    emptyDirectoryGraceMs = 1000,
+  } = options;
   if (typeof identity !== 'string' || identity === '' || Buffer.byteLength(identity) > 4096) {
     throw new InvalidOptionError('identity', identity, 'a non-empty string of at most 4096 bytes');
   }
   if (typeof removeEmptyDirectories !== 'boolean') {
     throw new InvalidOptionError('removeEmptyDirectories', removeEmptyDirectories, 'true or false');
   }
-  if (typeof emptyDirectoryGraceMs !== 'number' || !Number.isSafeInteger(emptyDirectoryGraceMs) || emptyDirectoryGraceMs < 0) {
+  if (
+    typeof emptyDirectoryGraceMs !== 'number' ||
+    !Number.isSafeInteger(emptyDirectoryGraceMs) ||
+    emptyDirectoryGraceMs < 0
+  ) {
     throw new InvalidOptionError('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 'a whole number of milliseconds >= 0');
   }
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat) ?? DEFAULT_NODE_FORMAT;
-  return { ...client, rootPath: validateRootPath(rootPath), identity, removeEmptyDirectories, emptyDirectoryGraceMs, nodeFormat };
+  return {
+    ...client,
+    rootPath: validateRootPath(rootPath),
+    identity,
+    removeEmptyDirectories,
+    emptyDirectoryGraceMs,
+    nodeFormat,
+  };
 }

@@ -58,7 +58,8 @@ export class QuorumEvidence {
   /** A write sent at `sentAt` was answered at `answeredAt`. Returns whether the proof moved. */
   writeAnswered(sentAt: number, answeredAt: number): boolean {
     // Answered since the re-attach, so on the new connection (the old one is closed).
-    const confirmed = this.reattach !== undefined && answeredAt >= this.reattach.connectedAt && this.prove(this.reattach.startedAt);
+    const confirmed =
+      this.reattach !== undefined && answeredAt >= this.reattach.connectedAt && this.prove(this.reattach.startedAt);
     if (confirmed) this.reattach = undefined;
     return this.pair(sentAt, answeredAt) || confirmed;
   }

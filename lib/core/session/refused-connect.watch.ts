@@ -7,7 +7,11 @@ import type { EventEmitter } from 'node:events';
  * A server that accepts TCP (even one that then stays silent), or attempts that get no
  * answer at all (a black hole), never trigger it: the connect timeout covers those.
  */
-export function refusedConnectWatch(session: EventEmitter, ms: number, reason: () => Error): { signal: AbortSignal; clear(): void } {
+export function refusedConnectWatch(
+  session: EventEmitter,
+  ms: number,
+  reason: () => Error,
+): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
   const startedAt = performance.now();
   let refused = false;

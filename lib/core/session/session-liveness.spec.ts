@@ -16,7 +16,12 @@ function setup(timeoutMs = T): { liveness: SessionLiveness; calls: string[]; hoo
     recovered: () => calls.push(`recovered@${Date.now()}`),
     gone: (unproven) => calls.push(`gone@${Date.now()} unproven ${unproven}`),
   };
-  const liveness = new SessionLiveness(() => timeoutMs, hooks, Date.now(), () => Date.now());
+  const liveness = new SessionLiveness(
+    () => timeoutMs,
+    hooks,
+    Date.now(),
+    () => Date.now(),
+  );
   return { liveness, calls, hooks };
 }
 

@@ -157,7 +157,11 @@ export class SessionLiveness {
    */
   private stuckOnWrite(now: number): boolean {
     const oldestWrite = this.hooks.oldestPending(true);
-    return oldestWrite !== undefined && now - oldestWrite > this.writeTimeoutMs && now - this.evidence.provenAt > this.timeoutMs() / 2;
+    return (
+      oldestWrite !== undefined &&
+      now - oldestWrite > this.writeTimeoutMs &&
+      now - this.evidence.provenAt > this.timeoutMs() / 2
+    );
   }
 
   private leave(sentBefore: number): void {

@@ -25,7 +25,13 @@ export function sessionStatus(client: ZkClient): ZkSessionStatus {
   if (client.isClosed) return { state: 'closed' };
   if (!client.isStarted) return { state: 'not-started' };
   const session = client.session;
-  const state = session.isLost ? 'lost' : !session.checkTrust() ? 'at-risk' : session.isConnected ? 'connected' : 'disconnected';
+  const state = session.isLost
+    ? 'lost'
+    : !session.checkTrust()
+      ? 'at-risk'
+      : session.isConnected
+        ? 'connected'
+        : 'disconnected';
   return {
     state,
     ...(session.id && { sessionId: `0x${session.id}` }),

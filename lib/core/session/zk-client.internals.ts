@@ -106,7 +106,8 @@ export function onConnecting(client: Client, listener: () => void): void {
  * neither; the library needs them to fail fast when no server listens at all.
  */
 export function onSocketOutcome(client: Client, hooks: { accepted(): void; failed(error: Error): void }): void {
-  const cm = manager(client) as ConnectionManagerInternals & Record<'onSocketConnected' | 'onSocketError', (...args: unknown[]) => unknown>;
+  const cm = manager(client) as ConnectionManagerInternals &
+    Record<'onSocketConnected' | 'onSocketError', (...args: unknown[]) => unknown>;
   const { onSocketConnected, onSocketError } = cm;
   // Own properties shadow the prototype's: connect() binds these to each new socket.
   cm.onSocketConnected = function (this: unknown, ...args: unknown[]) {

@@ -21,11 +21,13 @@ describe('resolveZkClientOptions', () => {
   });
 
   it('keeps given timeouts', () => {
-    expect(resolveZkClientOptions({ connectionString: 'h:1', sessionTimeoutMs: 4000, connectTimeoutMs: 1500 })).toEqual({
-      connectionString: 'h:1',
-      sessionTimeoutMs: 4000,
-      connectTimeoutMs: 1500,
-    });
+    expect(resolveZkClientOptions({ connectionString: 'h:1', sessionTimeoutMs: 4000, connectTimeoutMs: 1500 })).toEqual(
+      {
+        connectionString: 'h:1',
+        sessionTimeoutMs: 4000,
+        connectTimeoutMs: 1500,
+      },
+    );
   });
 
   describe('connection string', () => {

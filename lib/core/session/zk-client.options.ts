@@ -46,8 +46,16 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
   validateConnectionString(options.connectionString);
   return {
     connectionString: options.connectionString,
-    sessionTimeoutMs: positiveInteger('sessionTimeoutMs', options.sessionTimeoutMs, ZK_CLIENT_DEFAULTS.sessionTimeoutMs),
-    connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, ZK_CLIENT_DEFAULTS.connectTimeoutMs),
+    sessionTimeoutMs: positiveInteger(
+      'sessionTimeoutMs',
+      options.sessionTimeoutMs,
+      ZK_CLIENT_DEFAULTS.sessionTimeoutMs,
+    ),
+    connectTimeoutMs: positiveInteger(
+      'connectTimeoutMs',
+      options.connectTimeoutMs,
+      ZK_CLIENT_DEFAULTS.connectTimeoutMs,
+    ),
     credentials: ZkCredentials.from(options.credentials),
   };
 }
@@ -76,7 +84,10 @@ function validateConnectionString(value: unknown): asserts value is string {
     }
   }
   for (const server of hosts.split(',')) {
-    if (server.startsWith('[')) fail(`"${server}": node-zookeeper-client 1.1.3 cannot parse IPv6 literals; use a host name that resolves to the address`);
+    if (server.startsWith('['))
+      fail(
+        `"${server}": node-zookeeper-client 1.1.3 cannot parse IPv6 literals; use a host name that resolves to the address`,
+      );
     const match = /^([A-Za-z0-9.\-_]+):(\d{1,5})$/.exec(server);
     if (!match) fail(`"${server}" is not host:port`);
     const port = Number(match![2]);

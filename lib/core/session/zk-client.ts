@@ -53,12 +53,18 @@ export class ZkClient extends EventEmitter {
     const { connectionString, connectTimeoutMs } = this.options;
     const timeout = deadline(connectTimeoutMs, () => new Error(`no session within ${connectTimeoutMs} ms`));
     const refusedMs = Math.min(REFUSED_CONNECT_MS, connectTimeoutMs);
-    const refused = refusedConnectWatch(session, refusedMs, () => new Error(`every connection refused for ${refusedMs} ms`));
+    const refused = refusedConnectWatch(
+      session,
+      refusedMs,
+      () => new Error(`every connection refused for ${refusedMs} ms`),
+    );
     try {
       await session.whenConnected(AbortSignal.any([timeout.signal, refused.signal]));
     } catch (cause) {
       await this.close();
-      const message = refused.signal.aborted ? lockMessages.connectRefused(connectionString, refusedMs) : lockMessages.connectFailed(connectionString, connectTimeoutMs);
+      const message = refused.signal.aborted
+        ? lockMessages.connectRefused(connectionString, refusedMs)
+        : lockMessages.connectFailed(connectionString, connectTimeoutMs);
       throw new ZkConnectionError(message, connectionString, cause);
     } finally {
       timeout.clear();
@@ -119,10 +125,13 @@ export class ZkClient extends EventEmitter {
       counter: this.counter,
       credentials: this.options.credentials,
     });
-    const state = (name: SessionMessage['state']) => () => publishSession(() => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
+    const state = (name: SessionMessage['state']) => () =>
+      publishSession(() => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
     session.on('connected', () => this.emit('connected', session)).on('connected', state('connected'));
     session.on('disconnected', () => this.emit('disconnected', session)).on('disconnected', state('disconnected'));
-    session.on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs)).on('at-risk', state('at-risk'));
+    session
+      .on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs))
+      .on('at-risk', state('at-risk'));
     session.on('recovered', () => this.emit('recovered', session)).on('recovered', state('recovered'));
     session.once('lost', (error: ZkSessionLostError) => this.onSessionLost(session, error));
     return session;

@@ -5,7 +5,17 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { abortable } from '../util/abortable.js';
-import { connectedServer, dropConnection, dropStaleBytesOnConnect, forceCloseClient, isClientStopped, onConnecting, onSocketOutcome, sendingTogether, whenClientClosed } from './zk-client.internals.js';
+import {
+  connectedServer,
+  dropConnection,
+  dropStaleBytesOnConnect,
+  forceCloseClient,
+  isClientStopped,
+  onConnecting,
+  onSocketOutcome,
+  sendingTogether,
+  whenClientClosed,
+} from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
@@ -102,7 +112,10 @@ export class ZkSession extends EventEmitter {
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
     dropStaleBytesOnConnect(this.client);
     onConnecting(this.client, () => this.onConnecting());
-    onSocketOutcome(this.client, { accepted: () => this.emit('tcp-accepted'), failed: (error) => this.emit('tcp-failed', error) });
+    onSocketOutcome(this.client, {
+      accepted: () => this.emit('tcp-accepted'),
+      failed: (error) => this.emit('tcp-failed', error),
+    });
     this.client.connect();
   }
 
@@ -248,7 +261,9 @@ export class ZkSession extends EventEmitter {
   async watchDataValue(path: string, listener: ZkWatchListener): Promise<Buffer | null> {
     this.watchers.add(path, listener); // before asking, as in watchData
     try {
-      const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+      const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
+        this.client.getData(path, this.dispatch, cb as never),
+      );
       return data ?? Buffer.alloc(0);
     } catch (error) {
       this.unwatch(path, listener);
@@ -262,12 +277,20 @@ export class ZkSession extends EventEmitter {
    * epoch by the clock of the ZooKeeper leader that committed the create.
    */
   /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
-  async getDataAndCtime(path: string): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
-    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer; ephemeralOwner: Buffer }]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
+  async getDataAndCtime(
+    path: string,
+  ): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
+    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer; ephemeralOwner: Buffer }]>(
+      'getData',
+      path,
+      (cb) => this.client.getData(path, cb as never),
     );
     const owner = stat.ephemeralOwner.readBigUInt64BE(0);
-    return { data, ctimeMs: Number(stat.ctime.readBigInt64BE(0)), owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}` };
+    return {
+      data,
+      ctimeMs: Number(stat.ctime.readBigInt64BE(0)),
+      owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
+    };
   }
 
   /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
@@ -283,7 +306,9 @@ export class ZkSession extends EventEmitter {
   async watchChildren(path: string, listener: ZkWatchListener): Promise<{ children: string[]; stat: ZkStat } | null> {
     this.watchers.add(path, listener);
     try {
-      const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) => this.client.getChildren(path, this.dispatch, cb as never));
+      const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
+        this.client.getChildren(path, this.dispatch, cb as never),
+      );
       return { children, stat: toStat(stat) };
     } catch (error) {
       this.unwatch(path, listener);
@@ -299,7 +324,9 @@ export class ZkSession extends EventEmitter {
   async watchDataVersion(path: string, listener: ZkWatchListener): Promise<number | null> {
     this.watchers.add(path, listener);
     try {
-      const [, stat] = await this.call<[unknown, { version: number }]>('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
+      const [, stat] = await this.call<[unknown, { version: number }]>('getData', path, (cb) =>
+        this.client.getData(path, this.dispatch, cb as never),
+      );
       return stat.version;
     } catch (error) {
       this.unwatch(path, listener);
@@ -310,7 +337,9 @@ export class ZkSession extends EventEmitter {
 
   /** `getData` with the node's stat (without a watch). */
   async getDataAndStat(path: string): Promise<{ data: Buffer; stat: ZkStat }> {
-    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) => this.client.getData(path, cb as never));
+    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
     return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
   }
 
@@ -450,14 +479,22 @@ export class ZkSession extends EventEmitter {
       dropConnection(this.client);
     },
     atRisk: (unprovenForMs) => {
-      this.trust.distrust(new ZkSessionLostError(this.sessionIdHex, `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`));
+      this.trust.distrust(
+        new ZkSessionLostError(
+          this.sessionIdHex,
+          `no proof for ${unprovenForMs} ms that ZooKeeper's leader heard from this session: it may expire the session at any moment`,
+        ),
+      );
       this.emit('at-risk', unprovenForMs);
     },
     recovered: () => {
       this.trust.restore(); // for grants from now on; earlier ones stay lost
       this.emit('recovered');
     },
-    gone: (unprovenForMs) => this.lose(`no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`),
+    gone: (unprovenForMs) =>
+      this.lose(
+        `no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`,
+      ),
   };
 
   private lose(why: string, closing = false): void {
@@ -517,7 +554,12 @@ interface RawStat {
 }
 
 function toStat(raw: RawStat): ZkStat {
-  return { pzxid: raw.pzxid.readBigInt64BE(0), czxid: raw.czxid.readBigInt64BE(0), mzxid: raw.mzxid.readBigInt64BE(0), dataLength: raw.dataLength };
+  return {
+    pzxid: raw.pzxid.readBigInt64BE(0),
+    czxid: raw.czxid.readBigInt64BE(0),
+    mzxid: raw.mzxid.readBigInt64BE(0),
+    dataLength: raw.dataLength,
+  };
 }
 
 function zkErrorName(error: Error): string {

@@ -23,7 +23,8 @@ export interface AppConfig {
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  if (!env.ZK_CONNECT) throw new Error('ZK_CONNECT is not set: give the ZooKeeper connection string, e.g. ZK_CONNECT=127.0.0.1:2181.');
+  if (!env.ZK_CONNECT)
+    throw new Error('ZK_CONNECT is not set: give the ZooKeeper connection string, e.g. ZK_CONNECT=127.0.0.1:2181.');
   return {
     zkConnect: env.ZK_CONNECT,
     port: whole('PORT', env.PORT, 3000),

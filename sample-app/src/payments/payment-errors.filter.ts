@@ -8,6 +8,10 @@ import { PartnerBusyError, PartnerUnavailableError } from './payment.errors.js';
 export class PaymentErrorsFilter implements ExceptionFilter {
   catch(error: PartnerBusyError | PartnerUnavailableError, host: ArgumentsHost): void {
     const status = error instanceof PartnerBusyError ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.BAD_GATEWAY;
-    host.switchToHttp().getResponse<Response>().status(status).json({ statusCode: status, error: error.name, message: error.message });
+    host
+      .switchToHttp()
+      .getResponse<Response>()
+      .status(status)
+      .json({ statusCode: status, error: error.name, message: error.message });
   }
 }

@@ -1,7 +1,9 @@
 /** The partner refused the charge with 429: more charges in flight than our contract allows. Answered with 503. */
 export class PartnerBusyError extends Error {
   constructor(readonly customer: string) {
-    super(`The payment partner refused the charge for ${customer} with 429 Too Many Requests: too many charges were in flight at once. Try again.`);
+    super(
+      `The payment partner refused the charge for ${customer} with 429 Too Many Requests: too many charges were in flight at once. Try again.`,
+    );
     this.name = 'PartnerBusyError';
   }
 }

@@ -4,7 +4,13 @@ import { LockService, WithLease, type LeaseContender } from '../../../lib/index.
 import { callTiming } from '../common/call-timing.js';
 import { APP_CONFIG, type AppConfig } from '../config/app.config.js';
 import { PaymentPartnerClient } from './payment-partner.client.js';
-import { PARTNER_LEASE, PARTNER_MAX_CONCURRENT, type Charge, type ChargeRequest, type LeasedCharge } from './payment.model.js';
+import {
+  PARTNER_LEASE,
+  PARTNER_MAX_CONCURRENT,
+  type Charge,
+  type ChargeRequest,
+  type LeasedCharge,
+} from './payment.model.js';
 
 @Injectable()
 export class PaymentsService {
@@ -34,7 +40,11 @@ export class PaymentsService {
 
   /** Who holds the partner's leases and who waits for one, across all instances. */
   async partnerQueue(): Promise<{ lease: string; maxLeases: number; contenders: LeaseContender[] }> {
-    return { lease: PARTNER_LEASE, maxLeases: PARTNER_MAX_CONCURRENT, contenders: await this.locks.leaseContenders(PARTNER_LEASE) };
+    return {
+      lease: PARTNER_LEASE,
+      maxLeases: PARTNER_MAX_CONCURRENT,
+      contenders: await this.locks.leaseContenders(PARTNER_LEASE),
+    };
   }
 
   private async send(request: ChargeRequest): Promise<Charge> {

@@ -54,7 +54,11 @@ export class ReservationsService {
       fencingToken: fencingToken === undefined ? null : String(fencingToken),
       at: new Date().toISOString(),
     };
-    await this.store.write({ ...show, remaining: show.remaining - 1, reservations: [...show.reservations, reservation] });
+    await this.store.write({
+      ...show,
+      remaining: show.remaining - 1,
+      reservations: [...show.reservations, reservation],
+    });
     return { showId, ...reservation, remaining: show.remaining - 1 };
   }
 }

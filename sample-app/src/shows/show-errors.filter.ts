@@ -10,6 +10,10 @@ type ShowError = SoldOutError | ShowNotFoundError | NotEnoughSeatsError;
 export class ShowErrorsFilter implements ExceptionFilter {
   catch(error: ShowError, host: ArgumentsHost): void {
     const status = error instanceof ShowNotFoundError ? HttpStatus.NOT_FOUND : HttpStatus.CONFLICT;
-    host.switchToHttp().getResponse<Response>().status(status).json({ statusCode: status, error: error.name, message: error.message });
+    host
+      .switchToHttp()
+      .getResponse<Response>()
+      .status(status)
+      .json({ statusCode: status, error: error.name, message: error.message });
   }
 }

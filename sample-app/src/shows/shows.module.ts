@@ -12,6 +12,12 @@ import { TransfersService } from './transfers.service.js';
 
 @Module({
   controllers: [ShowsController, ReservationsController, TransfersController],
-  providers: [ShowStore, ShowsService, ReservationsService, TransfersService, { provide: APP_FILTER, useClass: ShowErrorsFilter }],
+  providers: [
+    ShowStore,
+    ShowsService,
+    ReservationsService,
+    TransfersService,
+    { provide: APP_FILTER, useClass: ShowErrorsFilter },
+  ],
 })
 export class ShowsModule {}

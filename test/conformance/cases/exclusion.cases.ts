@@ -58,7 +58,10 @@ export function exclusionCases(ctx: ConformanceContext): void {
     expect(await a.tryAcquire(name)).toBeNull();
     const second = a.acquire(name, { timeoutMs: 10_000 });
     await queued(a, name, 2);
-    expect(await queueShape(a, name)).toEqual([['write', true], ['write', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['write', true],
+      ['write', false],
+    ]);
     await first.release();
     await (await second).release();
   });

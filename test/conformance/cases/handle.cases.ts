@@ -102,7 +102,12 @@ export function handleCases(ctx: ConformanceContext): void {
     await queued(a, name, 4);
 
     const list = await b.contenders(name);
-    expect(list.map((x) => [x.mode, x.holding])).toEqual([['read', true], ['read', true], ['write', false], ['write', false]]);
+    expect(list.map((x) => [x.mode, x.holding])).toEqual([
+      ['read', true],
+      ['read', true],
+      ['write', false],
+      ['write', false],
+    ]);
     for (const x of list) {
       expect(x.node).toMatch(KAZOO_NODE);
       expect(x.node.includes('__rlock__')).toBe(x.mode === 'read');

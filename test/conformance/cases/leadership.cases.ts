@@ -1,6 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { InvalidLeaderGroupError, InvalidOptionError, LeaderElection, LockLostError, type LeadershipChange, type LockBackend } from '../../../lib/index';
+import {
+  InvalidLeaderGroupError,
+  InvalidOptionError,
+  LeaderElection,
+  LockLostError,
+  type LeadershipChange,
+  type LockBackend,
+} from '../../../lib/index';
 import { thrownBy } from '../../support/thrown-by';
 import { waitUntil } from '../../support/wait-until';
 import { queued } from '../conformance.helpers';
@@ -72,7 +79,11 @@ export function leadershipCases(ctx: ConformanceContext): void {
     expect(new Set(identities).size).toBe(3);
     const holders = (await observer.contenders(`leader:${group}`)).filter((x) => x.holding);
     expect(holders.map((x) => x.identity)).toEqual([identities[0]]);
-    expect(await Promise.all(list.map((x) => x.election.leader()))).toEqual([identities[0], identities[0], identities[0]]);
+    expect(await Promise.all(list.map((x) => x.election.leader()))).toEqual([
+      identities[0],
+      identities[0],
+      identities[0],
+    ]);
 
     expect(a.election.signal?.aborted).toBe(false);
     expect(typeof a.election.fencingToken).toBe('bigint');
@@ -111,7 +122,10 @@ export function leadershipCases(ctx: ConformanceContext): void {
     expect(signal.reason).toBe(a.changes[1].reason);
     expect(a.election.isLeader).toBe(false);
     await waitUntil(() => b.election.isLeader, 'b leads');
-    await waitUntil(async () => (await queueOf(observer, group)).at(-1) === identities[0], 'the lost leader queues again');
+    await waitUntil(
+      async () => (await queueOf(observer, group)).at(-1) === identities[0],
+      'the lost leader queues again',
+    );
     expect(await queueOf(observer, group)).toEqual([...identities.slice(1), identities[0]]);
     expect(await a.election.leader()).toBe(identities[1]);
     expect([a.leading, b.leading]).toEqual([[true, false], [true]]);
@@ -147,7 +161,9 @@ export function leadershipCases(ctx: ConformanceContext): void {
   it('refuses a bad retryDelayMs with InvalidOptionError naming it', async () => {
     const [backend] = await ctx.world.backends(1);
     for (const retryDelayMs of [-1, NaN, Infinity, '5']) {
-      const error = thrownBy(() => new LeaderElection(backend, newGroup('bad-retry'), { retryDelayMs: retryDelayMs as number }));
+      const error = thrownBy(
+        () => new LeaderElection(backend, newGroup('bad-retry'), { retryDelayMs: retryDelayMs as number }),
+      );
       expect(error).toBeInstanceOf(InvalidOptionError);
       expect(error).toMatchObject({ option: 'retryDelayMs' });
     }

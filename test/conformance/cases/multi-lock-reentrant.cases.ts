@@ -23,8 +23,16 @@ export function multiLockReentrantCases(ctx: ConformanceContext): void {
     const { locker } = await lockerOf();
     const [observer] = await ctx.world.backends(1);
     const seen = await locker.withLocks([b, a], async (group) => {
-      const nested = await locker.withLock(a, async (inner) => ({ token: inner.fencingToken, shape: await queueShape(observer, a) }), { timeoutMs: 0 });
-      const again = await locker.withLocks([{ name: b, mode: 'read' }], async (inner) => inner.handles[0].fencingToken, { timeoutMs: 0 });
+      const nested = await locker.withLock(
+        a,
+        async (inner) => ({ token: inner.fencingToken, shape: await queueShape(observer, a) }),
+        { timeoutMs: 0 },
+      );
+      const again = await locker.withLocks(
+        [{ name: b, mode: 'read' }],
+        async (inner) => inner.handles[0].fencingToken,
+        { timeoutMs: 0 },
+      );
       return { group, nested, again, counts: await counts(observer, [a, b]) };
     });
     expect(seen.group.names).toEqual(sorted(a, b));
@@ -45,7 +53,13 @@ export function multiLockReentrantCases(ctx: ConformanceContext): void {
       const during = await counts(observer, [a, b]);
       const token = group.handles[group.names.indexOf(a)].fencingToken;
       await group.release();
-      return { during, after: await counts(observer, [a, b]), joinedToken: token, outerToken: outer.fencingToken, outerHeld: outer.isHeld() };
+      return {
+        during,
+        after: await counts(observer, [a, b]),
+        joinedToken: token,
+        outerToken: outer.fencingToken,
+        outerHeld: outer.isHeld(),
+      };
     });
     expect(seen.during).toEqual([1, 1]); // one node on a: the outer grant's
     expect(seen.after).toEqual([1, 0]); // releasing the group ended the join only
@@ -65,7 +79,9 @@ export function multiLockReentrantCases(ctx: ConformanceContext): void {
     expect(error).toMatchObject({ lockName: a });
     expect(await counts(observer, [a, b])).toEqual([0, 0]);
     // read inside write is fine
-    await expect(locker.withLock(a, () => locker.withLocks([{ name: a, mode: 'read' }, b], () => 'ran'))).resolves.toBe('ran');
+    await expect(locker.withLock(a, () => locker.withLocks([{ name: a, mode: 'read' }, b], () => 'ran'))).resolves.toBe(
+      'ran',
+    );
   });
 
   it('sibling branches exclude each other, each with grants of its own', async () => {

@@ -44,11 +44,14 @@ export function multiLockCases(ctx: ConformanceContext): void {
     const [client, other] = await ctx.world.backends(2);
     const group = await acquireAll(client, [c, { name: a, mode: 'read' }, b, { name: b, mode: 'read' }]);
     expect(group.names).toEqual(sorted(a, b, c));
-    expect(group.handles.map((h) => [h.name, h.mode])).toEqual(sorted(a, b, c).map((n) => [n, n === a ? 'read' : 'write']));
+    expect(group.handles.map((h) => [h.name, h.mode])).toEqual(
+      sorted(a, b, c).map((n) => [n, n === a ? 'read' : 'write']),
+    );
     expect(group.isHeld()).toBe(true);
     expect(() => group.assertHeld()).not.toThrow();
     expect(group.signal.aborted).toBe(false);
-    for (const name of [a, b, c]) expect(await queueShape(other, name)).toEqual([[name === a ? 'read' : 'write', true]]);
+    for (const name of [a, b, c])
+      expect(await queueShape(other, name)).toEqual([[name === a ? 'read' : 'write', true]]);
     const reader = await other.tryAcquire(a, { mode: 'read' }); // shared with the group's read
     expect(reader).not.toBeNull();
     expect(await other.tryAcquire(b, { mode: 'read' })).toBeNull();
@@ -76,9 +79,18 @@ export function multiLockCases(ctx: ConformanceContext): void {
   it('readers share: two clients hold the same names for read at once', async () => {
     const [a, b] = [ctx.name('readers-a'), ctx.name('readers-b')];
     const [one, two] = await ctx.world.backends(2);
-    const list = [{ name: a, mode: 'read' as const }, { name: b, mode: 'read' as const }];
-    const [g1, g2] = await Promise.all([acquireAll(one, list, { timeoutMs: 0 }), acquireAll(two, [...list].reverse(), { timeoutMs: 0 })]);
-    expect(await queueShape(one, a)).toEqual([['read', true], ['read', true]]);
+    const list = [
+      { name: a, mode: 'read' as const },
+      { name: b, mode: 'read' as const },
+    ];
+    const [g1, g2] = await Promise.all([
+      acquireAll(one, list, { timeoutMs: 0 }),
+      acquireAll(two, [...list].reverse(), { timeoutMs: 0 }),
+    ]);
+    expect(await queueShape(one, a)).toEqual([
+      ['read', true],
+      ['read', true],
+    ]);
     await Promise.all([g1.release(), g2.release()]);
   });
 
@@ -89,7 +101,10 @@ export function multiLockCases(ctx: ConformanceContext): void {
     const pending = track(acquireAll(client, [c, b, a], { timeoutMs: 15_000 }));
     await waitsWith(other, [a, b, c], [1, 2, 0]); // c given back before waiting: others may take it meanwhile
     expect(await queueShape(other, a)).toEqual([['write', true]]);
-    expect(await queueShape(other, b)).toEqual([['write', true], ['write', false]]);
+    expect(await queueShape(other, b)).toEqual([
+      ['write', true],
+      ['write', false],
+    ]);
     const meanwhile = await other.tryAcquire(c);
     expect(meanwhile).not.toBeNull();
     await meanwhile!.release();
@@ -152,7 +167,11 @@ export function multiLockCases(ctx: ConformanceContext): void {
     const [a, b, c] = [ctx.name('cross-a'), ctx.name('cross-b'), ctx.name('cross-c')];
     const clients = await ctx.world.backends(3);
     const meter = new OverlapMeter();
-    const orders: string[][] = [[a, b, c], [c, b, a], [b, c, a]];
+    const orders: string[][] = [
+      [a, b, c],
+      [c, b, a],
+      [b, c, a],
+    ];
     const loop = async (client: LockBackend, order: string[]): Promise<void> => {
       for (let i = 0; i < 12; i++) {
         const group = await acquireAll(client, order, { timeoutMs: 20_000 });
@@ -209,7 +228,13 @@ export function multiLockCases(ctx: ConformanceContext): void {
   describe('bad input: typed errors naming the problem, nothing queued', () => {
     const BAD: Array<[string, unknown, unknown, new (...args: never[]) => Error, RegExp]> = [
       ['an empty list', [], undefined, InvalidLockListError, /it is empty/],
-      ['more than 1,000 names', Array.from({ length: 1001 }, (_, i) => `n${i}`), undefined, InvalidLockListError, /over the limit of 1000/],
+      [
+        'more than 1,000 names',
+        Array.from({ length: 1001 }, (_, i) => `n${i}`),
+        undefined,
+        InvalidLockListError,
+        /over the limit of 1000/,
+      ],
       ['a list that is not an array', 'a', undefined, InvalidLockListError, /expected an array/],
       ['an entry that is neither a name nor { name, mode }', [42], undefined, InvalidLockListError, /entry 0 is 42/],
       ['an entry with an unknown key', [{ name: 'x', mod: 'read' }], undefined, InvalidLockListError, /"mod"/],
@@ -225,7 +250,12 @@ export function multiLockCases(ctx: ConformanceContext): void {
       const list = Array.isArray(locks) && locks.length > 0 && locks.length < 5 ? [...locks, name] : locks;
       for (const call of [
         () => acquireAll(client, list as LockList, options as MultiAcquireOptions),
-        () => new ReentrantLocker(client, Infinity).withLocks(list as LockList, () => 'ran', options as MultiAcquireOptions),
+        () =>
+          new ReentrantLocker(client, Infinity).withLocks(
+            list as LockList,
+            () => 'ran',
+            options as MultiAcquireOptions,
+          ),
       ]) {
         const error = await rejectionOf(call());
         expect(error).toBeInstanceOf(type);

@@ -8,7 +8,10 @@ export function readWriteCases(ctx: ConformanceContext): void {
     const r1 = await a.acquire(name, { mode: 'read', timeoutMs: 5000 });
     const r2 = await b.acquire(name, { mode: 'read', timeoutMs: 5000 });
     expect([r1.mode, r2.mode]).toEqual(['read', 'read']);
-    expect(await queueShape(a, name)).toEqual([['read', true], ['read', true]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['read', true],
+    ]);
     await Promise.all([r1.release(), r2.release()]);
   });
 
@@ -25,7 +28,10 @@ export function readWriteCases(ctx: ConformanceContext): void {
     await queued(a, name, 2);
     await turns();
     expect(writer.granted()).toBe(false);
-    expect(await queueShape(a, name)).toEqual([['read', true], ['write', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['write', false],
+    ]);
 
     await r2.release();
     const w = await writer.result;
@@ -44,7 +50,11 @@ export function readWriteCases(ctx: ConformanceContext): void {
     await queued(a, name, 3);
     await turns();
     expect(reader.granted()).toBe(false);
-    expect(await queueShape(a, name)).toEqual([['read', true], ['write', false], ['read', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['write', false],
+      ['read', false],
+    ]);
 
     await r1.release();
     const w = await writer.result;
@@ -67,7 +77,10 @@ export function readWriteCases(ctx: ConformanceContext): void {
     const r = await reader.result;
     await turns();
     expect(writer.granted()).toBe(false);
-    expect(await queueShape(a, name)).toEqual([['read', true], ['write', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['write', false],
+    ]);
     await r.release();
     await (await writer.result).release();
   });
@@ -85,7 +98,11 @@ export function readWriteCases(ctx: ConformanceContext): void {
 
     await w1.release();
     const [h1, h2] = await Promise.all([r1.result, r2.result]);
-    expect(await queueShape(a, name)).toEqual([['read', true], ['read', true], ['write', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['read', true],
+      ['write', false],
+    ]);
     expect(w2.granted()).toBe(false);
     await Promise.all([h1.release(), h2.release()]);
     await (await w2.result).release();

@@ -5,14 +5,19 @@ import { OverlapMeter, queueShape, rejectionOf } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
 
 export function reentrancyCases(ctx: ConformanceContext): void {
-  const lockerOf = async (): Promise<ReentrantLocker> => new ReentrantLocker((await ctx.world.backends(1))[0], Infinity);
+  const lockerOf = async (): Promise<ReentrantLocker> =>
+    new ReentrantLocker((await ctx.world.backends(1))[0], Infinity);
 
   it('nested withLock re-enters without a new contender or a wait, with the same token', async () => {
     const name = ctx.name('reenter');
     const [observer] = await ctx.world.backends(1);
     const locker = await lockerOf();
     const seen = await locker.withLock(name, async (outer) => {
-      const inner = await locker.withLock(name, async (handle) => ({ token: handle.fencingToken, shape: await queueShape(observer, name) }), { timeoutMs: 0 });
+      const inner = await locker.withLock(
+        name,
+        async (handle) => ({ token: handle.fencingToken, shape: await queueShape(observer, name) }),
+        { timeoutMs: 0 },
+      );
       const again = await locker.acquire(name, { timeoutMs: 0 });
       await again.release(); // ends this hold only: the outer grant stays
       return { ...inner, outer: outer.fencingToken, held: outer.isHeld(), after: await queueShape(observer, name) };
@@ -28,8 +33,12 @@ export function reentrancyCases(ctx: ConformanceContext): void {
     const name = ctx.name('upgrade');
     const [observer] = await ctx.world.backends(1);
     const locker = await lockerOf();
-    await expect(locker.withLock(name, () => locker.withLock(name, () => 'read ran', { mode: 'read' }))).resolves.toBe('read ran');
-    const error = await rejectionOf(locker.withLock(name, () => locker.withLock(name, () => 'never'), { mode: 'read' }));
+    await expect(locker.withLock(name, () => locker.withLock(name, () => 'read ran', { mode: 'read' }))).resolves.toBe(
+      'read ran',
+    );
+    const error = await rejectionOf(
+      locker.withLock(name, () => locker.withLock(name, () => 'never'), { mode: 'read' }),
+    );
     expect(error).toBeInstanceOf(LockUpgradeError);
     expect(error).toMatchObject({ code: 'LOCK_UPGRADE', lockName: name });
     expect(await observer.contenders(name)).toEqual([]);

@@ -11,11 +11,14 @@ import { waitUntil } from '../../support/wait-until';
 import { queued, rejectionOf, track, turns } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
 
-const revoked = (lock: LockHandle): Promise<void> => waitUntil(() => lock.revocation.aborted, `${lock.name}'s revocation to abort`);
+const revoked = (lock: LockHandle): Promise<void> =>
+  waitUntil(() => lock.revocation.aborted, `${lock.name}'s revocation to abort`);
 
 /** `[mode, holding, asked]` of each contender: asked when its identity reads `__REVOKE__`. */
-const asked = async (backend: { contenders(name: string): Promise<Array<{ mode: string; holding: boolean; identity: string | null }>> }, name: string) =>
-  (await backend.contenders(name)).map((c) => [c.mode, c.holding, c.identity === '__REVOKE__']);
+const asked = async (
+  backend: { contenders(name: string): Promise<Array<{ mode: string; holding: boolean; identity: string | null }>> },
+  name: string,
+) => (await backend.contenders(name)).map((c) => [c.mode, c.holding, c.identity === '__REVOKE__']);
 
 export function revocationCases(ctx: ConformanceContext): void {
   it('a revocable holder is asked: revocation aborts with LockRevocationRequestedError, and it still holds until it releases', async () => {
@@ -34,7 +37,10 @@ export function revocationCases(ctx: ConformanceContext): void {
     expect(lock.signal.aborted).toBe(false);
     await turns();
     expect(next.granted()).toBe(false);
-    expect(await asked(b, name)).toEqual([['write', true, true], ['write', false, false]]);
+    expect(await asked(b, name)).toEqual([
+      ['write', true, true],
+      ['write', false, false],
+    ]);
 
     await lock.release();
     const granted = await next.result;
@@ -52,7 +58,10 @@ export function revocationCases(ctx: ConformanceContext): void {
     await turns();
     expect(plain.revocation.aborted).toBe(false);
     expect(plain.isHeld()).toBe(true);
-    expect(await asked(a, name)).toEqual([['read', true, true], ['read', true, true]]);
+    expect(await asked(a, name)).toEqual([
+      ['read', true, true],
+      ['read', true, true],
+    ]);
     await Promise.all([plain.release(), control.release()]);
   });
 
@@ -62,12 +71,19 @@ export function revocationCases(ctx: ConformanceContext): void {
     await expect(a.requestRevocation(name)).resolves.toBe(0);
     expect(await a.contenders(name)).toEqual([]);
 
-    const readers = [await a.acquire(name, { mode: 'read', revocable: true }), await b.acquire(name, { mode: 'read', revocable: true })];
+    const readers = [
+      await a.acquire(name, { mode: 'read', revocable: true }),
+      await b.acquire(name, { mode: 'read', revocable: true }),
+    ];
     const writer = track(c.acquire(name, { revocable: true, timeoutMs: 10_000 }));
     await queued(a, name, 3);
     await expect(d.requestRevocation(name)).resolves.toBe(2);
     await Promise.all(readers.map(revoked));
-    expect(await asked(d, name)).toEqual([['read', true, true], ['read', true, true], ['write', false, false]]);
+    expect(await asked(d, name)).toEqual([
+      ['read', true, true],
+      ['read', true, true],
+      ['write', false, false],
+    ]);
 
     await Promise.all(readers.map((lock) => lock.release()));
     const w = await writer.result;
@@ -108,7 +124,10 @@ export function revocationCases(ctx: ConformanceContext): void {
       { revocable: true },
     );
     expect(outcome).toBe('gave way');
-    for (const take of [() => locker.acquire(name, { revocable: true }), () => locker.tryAcquire(name, { revocable: true })]) {
+    for (const take of [
+      () => locker.acquire(name, { revocable: true }),
+      () => locker.tryAcquire(name, { revocable: true }),
+    ]) {
       const lock = (await take())!;
       await b.requestRevocation(name);
       await revoked(lock);

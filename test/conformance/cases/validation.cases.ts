@@ -11,7 +11,6 @@ const BAD_NAMES: Array<[string, unknown]> = [
   ['too long', 'x'.repeat(2000)],
 ];
 
-
 const BAD_OPTIONS: Array<[string, unknown, string]> = [
   ['an unknown mode', { mode: 'exclusive' }, 'mode'],
   ['a mode of the wrong type', { mode: 1 }, 'mode'],
@@ -21,7 +20,11 @@ const BAD_OPTIONS: Array<[string, unknown, string]> = [
   ['a signal that is not an AbortSignal', { signal: {} }, 'signal'],
   ['null options', null, 'options'],
   ['an unknown node format', { nodeFormat: 'curator' }, 'nodeFormat'],
-  ['a reader in "curator-mutex" (Curator\'s InterProcessMutex is exclusive)', { mode: 'read', nodeFormat: 'curator-mutex' }, 'nodeFormat'],
+  [
+    'a reader in "curator-mutex" (Curator\'s InterProcessMutex is exclusive)',
+    { mode: 'read', nodeFormat: 'curator-mutex' },
+    'nodeFormat',
+  ],
 ];
 
 /** Every call that takes a lock name, with `name` and `options` passed as given. */
@@ -48,42 +51,53 @@ export function validationCases(ctx: ConformanceContext): void {
     }
   });
 
-  it.each(BAD_OPTIONS)('rejects %s with InvalidOptionError naming it, and queues nothing', async (_, options, option) => {
-    const name = ctx.name('bad-option');
-    const [a] = await ctx.world.backends(1);
-    for (const call of callsWith(a, name, options)) {
-      const error = await rejectionOf(call());
-      expect(error).toBeInstanceOf(InvalidOptionError);
-      expect(error).toMatchObject({ code: 'INVALID_OPTION', option });
-      expect((error as Error).message).toContain(option);
-    }
-    expect(await a.contenders(name)).toEqual([]);
-  });
+  it.each(BAD_OPTIONS)(
+    'rejects %s with InvalidOptionError naming it, and queues nothing',
+    async (_, options, option) => {
+      const name = ctx.name('bad-option');
+      const [a] = await ctx.world.backends(1);
+      for (const call of callsWith(a, name, options)) {
+        const error = await rejectionOf(call());
+        expect(error).toBeInstanceOf(InvalidOptionError);
+        expect(error).toMatchObject({ code: 'INVALID_OPTION', option });
+        expect((error as Error).message).toContain(option);
+      }
+      expect(await a.contenders(name)).toEqual([]);
+    },
+  );
 
-  it.each(['kazoo', 'curator-mutex', 'curator-rw'] as const)('names nodes in the call\'s nodeFormat %s, and contenders() says which', async (nodeFormat) => {
-    const name = ctx.name(`format-${nodeFormat}`);
-    const [a] = await ctx.world.backends(1);
-    const lock = await a.acquire(name, { nodeFormat, timeoutMs: 0 });
-    const readers = nodeFormat === 'curator-mutex' ? [] : [await a.acquire(`${name}-r`, { mode: 'read', nodeFormat, timeoutMs: 0 })];
-    const [writer] = await a.contenders(name);
-    expect(writer).toMatchObject({ mode: 'write', format: nodeFormat, holding: true });
-    expect(writer.node).toMatch(NODE_NAME[`${nodeFormat}/write`]);
-    for (const reader of readers) {
-      const [listed] = await a.contenders(reader.name);
-      expect(listed).toMatchObject({ mode: 'read', format: nodeFormat });
-      expect(listed.node).toMatch(NODE_NAME[`${nodeFormat}/read`]);
-      await reader.release();
-    }
-    await lock.release();
-    const group = await acquireAll(a, [name, `${name}-r`], { nodeFormat });
-    for (const held of group.handles) expect((await a.contenders(held.name))[0].format).toBe(nodeFormat);
-    await group.release();
-  });
+  it.each(['kazoo', 'curator-mutex', 'curator-rw'] as const)(
+    "names nodes in the call's nodeFormat %s, and contenders() says which",
+    async (nodeFormat) => {
+      const name = ctx.name(`format-${nodeFormat}`);
+      const [a] = await ctx.world.backends(1);
+      const lock = await a.acquire(name, { nodeFormat, timeoutMs: 0 });
+      const readers =
+        nodeFormat === 'curator-mutex'
+          ? []
+          : [await a.acquire(`${name}-r`, { mode: 'read', nodeFormat, timeoutMs: 0 })];
+      const [writer] = await a.contenders(name);
+      expect(writer).toMatchObject({ mode: 'write', format: nodeFormat, holding: true });
+      expect(writer.node).toMatch(NODE_NAME[`${nodeFormat}/write`]);
+      for (const reader of readers) {
+        const [listed] = await a.contenders(reader.name);
+        expect(listed).toMatchObject({ mode: 'read', format: nodeFormat });
+        expect(listed.node).toMatch(NODE_NAME[`${nodeFormat}/read`]);
+        await reader.release();
+      }
+      await lock.release();
+      const group = await acquireAll(a, [name, `${name}-r`], { nodeFormat });
+      for (const held of group.handles) expect((await a.contenders(held.name))[0].format).toBe(nodeFormat);
+      await group.release();
+    },
+  );
 
   it('refuses a group with a reader in "curator-mutex" before taking any of it', async () => {
     const name = ctx.name('format-group');
     const [a] = await ctx.world.backends(1);
-    const error = await rejectionOf(acquireAll(a, [`${name}-a`, { name: `${name}-b`, mode: 'read' }], { nodeFormat: 'curator-mutex' }));
+    const error = await rejectionOf(
+      acquireAll(a, [`${name}-a`, { name: `${name}-b`, mode: 'read' }], { nodeFormat: 'curator-mutex' }),
+    );
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toMatchObject({ option: 'nodeFormat' });
     for (const lock of [`${name}-a`, `${name}-b`]) expect(await a.contenders(lock)).toEqual([]);

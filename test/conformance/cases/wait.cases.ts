@@ -33,7 +33,13 @@ export function waitCases(ctx: ConformanceContext): void {
     const error = await rejectionOf(b.acquire(name, { timeoutMs: 0 }));
     expect(error).toBeInstanceOf(LockTimeoutError);
     expect(error).toBeInstanceOf(ZkLockError);
-    expect(error).toMatchObject({ name: 'LockTimeoutError', code: 'LOCK_TIMEOUT', lockName: name, mode: 'write', timeoutMs: 0 });
+    expect(error).toMatchObject({
+      name: 'LockTimeoutError',
+      code: 'LOCK_TIMEOUT',
+      lockName: name,
+      mode: 'write',
+      timeoutMs: 0,
+    });
     expect((error as Error).message).toContain(name);
     expect(await queueShape(a, name)).toEqual([['read', true]]);
     // A free lock, or a shared one, is granted with timeoutMs 0.
@@ -59,7 +65,10 @@ export function waitCases(ctx: ConformanceContext): void {
     const name = ctx.name('pre-aborted');
     const [a] = await ctx.world.backends(1);
     const reason = new Error('gave up before asking');
-    for (const call of [() => a.acquire(name, { signal: AbortSignal.abort(reason) }), () => a.tryAcquire(name, { signal: AbortSignal.abort(reason) })]) {
+    for (const call of [
+      () => a.acquire(name, { signal: AbortSignal.abort(reason) }),
+      () => a.tryAcquire(name, { signal: AbortSignal.abort(reason) }),
+    ]) {
       const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(LockAbortedError);
       expect(error).toMatchObject({ code: 'LOCK_ABORTED', lockName: name });
@@ -100,7 +109,10 @@ export function waitCases(ctx: ConformanceContext): void {
     controller.abort();
     expect(await writer).toBeInstanceOf(LockAbortedError);
     const r2 = await reader.result; // granted while r1 still holds
-    expect(await queueShape(a, name)).toEqual([['read', true], ['read', true]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['read', true],
+      ['read', true],
+    ]);
     await Promise.all([r1.release(), r2.release()]);
   });
 
@@ -119,7 +131,10 @@ export function waitCases(ctx: ConformanceContext): void {
     await queued(a, name, 2);
     await turns();
     expect(last.granted()).toBe(false);
-    expect(await queueShape(a, name)).toEqual([['write', true], ['write', false]]);
+    expect(await queueShape(a, name)).toEqual([
+      ['write', true],
+      ['write', false],
+    ]);
     await held.release();
     await (await last.result).release();
   });

@@ -29,7 +29,10 @@ const BAD_OPTIONS: Array<[string, unknown, string]> = [
 function recordingLocker(backend: LockBackend, defaultTimeoutMs = 10_000) {
   const skipped: LockSkippedEvent[] = [];
   const lost: LockLostEvent[] = [];
-  const locker = new ReentrantLocker(backend, defaultTimeoutMs, { skipped: (e) => skipped.push(e), lost: (e) => lost.push(e) });
+  const locker = new ReentrantLocker(backend, defaultTimeoutMs, {
+    skipped: (e) => skipped.push(e),
+    lost: (e) => lost.push(e),
+  });
   return { locker, skipped, lost };
 }
 
@@ -45,7 +48,9 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     const { locker, skipped, other, held } = await heldElsewhere(name);
     let ran = false;
     await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip' })).resolves.toBeUndefined();
-    await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip', mode: 'read' })).resolves.toBeUndefined();
+    await expect(
+      locker.withLock(name, () => (ran = true), { ifLocked: 'skip', mode: 'read' }),
+    ).resolves.toBeUndefined();
     expect(ran).toBe(false);
     expect(skipped).toEqual([
       { name, mode: 'write', reason: 'held' },
@@ -81,7 +86,9 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     await queued(other, name, 2);
     await locker.cancelWaits();
     await expect(waiting).resolves.toBeUndefined();
-    await expect(locker.withLock(name, () => (ran = true), { ifLocked: 'skip', timeoutMs: 10_000 })).resolves.toBeUndefined();
+    await expect(
+      locker.withLock(name, () => (ran = true), { ifLocked: 'skip', timeoutMs: 10_000 }),
+    ).resolves.toBeUndefined();
     expect(ran).toBe(false);
     expect(skipped).toEqual([
       { name, mode: 'write', reason: 'closing' },
@@ -131,7 +138,9 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     const late = recordingLocker(other);
     const startedAt = performance.now();
     let inside: LockContender[] = [];
-    const result = await locker.withLock(name, async () => ((inside = await other.contenders(name)), 'fast job'), { holdAtLeastMs: HOLD_AT_LEAST_MS });
+    const result = await locker.withLock(name, async () => ((inside = await other.contenders(name)), 'fast job'), {
+      holdAtLeastMs: HOLD_AT_LEAST_MS,
+    });
     expect(result).toBe('fast job');
     expect(performance.now() - startedAt).toBeLessThan(HOLD_AT_LEAST_MS); // did not wait for the minimum hold
 
@@ -189,20 +198,25 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
       { onLockLost: 'ignore' },
     );
     expect(result).toBe('kept');
-    expect(lost).toEqual([{ name, mode: 'write', heldMs: expect.any(Number), error: expect.any(LockLostError), ignored: true }]);
+    expect(lost).toEqual([
+      { name, mode: 'write', heldMs: expect.any(Number), error: expect.any(LockLostError), ignored: true },
+    ]);
     expect(lost[0].error).toMatchObject({ lockName: name });
   });
 
-  it.each(BAD_OPTIONS)('rejects %s with InvalidOptionError naming it, without running the body or queueing', async (_, options, option) => {
-    const name = ctx.name('bad-with-lock-option');
-    const { locker, other, held } = await heldElsewhere(name, 1_000);
-    let ran = false;
-    const error = await rejectionOf(locker.withLock(name, () => (ran = true), options as never));
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    expect(error).toMatchObject({ code: 'INVALID_OPTION', option });
-    expect((error as Error).message).toContain(option);
-    expect(ran).toBe(false);
-    expect(await queueShape(other, name)).toEqual([['write', true]]);
-    await held.release();
-  });
+  it.each(BAD_OPTIONS)(
+    'rejects %s with InvalidOptionError naming it, without running the body or queueing',
+    async (_, options, option) => {
+      const name = ctx.name('bad-with-lock-option');
+      const { locker, other, held } = await heldElsewhere(name, 1_000);
+      let ran = false;
+      const error = await rejectionOf(locker.withLock(name, () => (ran = true), options as never));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toMatchObject({ code: 'INVALID_OPTION', option });
+      expect((error as Error).message).toContain(option);
+      expect(ran).toBe(false);
+      expect(await queueShape(other, name)).toEqual([['write', true]]);
+      await held.release();
+    },
+  );
 }

@@ -25,7 +25,10 @@ export interface ElectionGreeting {
   rewrittenTo: string;
 }
 
-type Parsed = { kind: 'incomplete' } | { kind: 'foreign' } | { kind: 'greeting'; sid: bigint; version: bigint; end: number; announced: string };
+type Parsed =
+  | { kind: 'incomplete' }
+  | { kind: 'foreign' }
+  | { kind: 'greeting'; sid: bigint; version: bigint; end: number; announced: string };
 
 function parse(bytes: Buffer): Parsed {
   if (bytes.length < 8) return { kind: 'incomplete' };
@@ -37,7 +40,13 @@ function parse(bytes: Buffer): Parsed {
   if (length <= 0 || length > MAX_ADDRESS_BYTES) return { kind: 'foreign' };
   const end = HEADER_BYTES + length;
   if (bytes.length < end) return { kind: 'incomplete' };
-  return { kind: 'greeting', version, sid: bytes.readBigInt64BE(8), end, announced: bytes.toString('utf8', HEADER_BYTES, end) };
+  return {
+    kind: 'greeting',
+    version,
+    sid: bytes.readBigInt64BE(8),
+    end,
+    announced: bytes.toString('utf8', HEADER_BYTES, end),
+  };
 }
 
 function encode(version: bigint, sid: bigint, address: string): Buffer {

@@ -18,7 +18,11 @@ export async function waitQuorumJoined(ensemble: ZkEnsemble, timeoutMs = 30_000)
   let last = '';
   await waitFor(
     async () => {
-      const answers = await Promise.all(running.map(async (s) => [await fourLetter(s.clientPort, 'ruok', 1000).catch(() => ''), await s.mode()] as const));
+      const answers = await Promise.all(
+        running.map(
+          async (s) => [await fourLetter(s.clientPort, 'ruok', 1000).catch(() => ''), await s.mode()] as const,
+        ),
+      );
       last = answers.map(([ok, mode]) => `${ok || '-'}/${mode ?? '-'}`).join(', ');
       if (!answers.every(([ok, mode]) => ok === 'imok' && mode !== undefined)) return false;
       const leader = running[answers.findIndex(([, mode]) => mode === 'leader')];

@@ -6,7 +6,12 @@ type Outcome = { stdout?: string; stderr?: string; status: number | null; error?
 function spawnAsync(command: string, args: string[], options: { encoding: 'utf8'; timeout: number }): Promise<Outcome> {
   return new Promise((resolve) =>
     execFile(command, args, options, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, status: error ? ((error as { code?: number }).code ?? 1) : 0, error: error && !stdout ? error : undefined }),
+      resolve({
+        stdout,
+        stderr,
+        status: error ? ((error as { code?: number }).code ?? 1) : 0,
+        error: error && !stdout ? error : undefined,
+      }),
     ),
   );
 }
@@ -40,18 +45,30 @@ export async function expireSession(
   // process also carries the servers' own traffic (PartitionableEnsemble's peer proxies),
   // a blocked loop would keep the close from ever being committed: pass blockEventLoop:
   // false then (the victims must be in other processes, cut off by the caller).
-  const run = (command: string, args: string[], opts: { encoding: 'utf8'; timeout: number }): Promise<Outcome> | Outcome =>
+  const run = (
+    command: string,
+    args: string[],
+    opts: { encoding: 'utf8'; timeout: number },
+  ): Promise<Outcome> | Outcome =>
     options.blockEventLoop === false ? spawnAsync(command, args, opts) : spawnSync(command, args, opts);
   for (let attempt = 1; ; attempt++) {
     const child = await run(
       process.execPath,
-      ['-e', ATTACH_AND_CLOSE, servers.join(','), credentials.sessionId.toString('hex'), credentials.sessionPassword.toString('hex')],
+      [
+        '-e',
+        ATTACH_AND_CLOSE,
+        servers.join(','),
+        credentials.sessionId.toString('hex'),
+        credentials.sessionPassword.toString('hex'),
+      ],
       { encoding: 'utf8', timeout: Math.max(until - Date.now(), 1000) },
     );
     const outcome = child.stdout?.trim();
     if (outcome === 'expired') return;
     if (outcome !== 'closed') {
-      throw new Error(`could not expire the session: ${child.error?.message ?? (child.stderr?.trim() || `exit ${child.status}`)}`);
+      throw new Error(
+        `could not expire the session: ${child.error?.message ?? (child.stderr?.trim() || `exit ${child.status}`)}`,
+      );
     }
     if (Date.now() > until) throw new Error(`session still alive after ${attempt} attempts to expire it`);
   }

@@ -8,7 +8,8 @@ import { fourLetter } from './four-letter';
 export async function liveSessions(port: number): Promise<Set<bigint>> {
   const reply = await fourLetter(port, 'dump');
   const [tracker] = reply.split('ephemeral nodes dump:');
-  if (!tracker.startsWith('SessionTracker dump:')) throw new Error(`unexpected reply to dump on port ${port}: ${reply}`);
+  if (!tracker.startsWith('SessionTracker dump:'))
+    throw new Error(`unexpected reply to dump on port ${port}: ${reply}`);
   return new Set([...tracker.matchAll(/^\t0x([0-9a-f]+)$/gm)].map((match) => BigInt(`0x${match[1]}`)));
 }
 

@@ -39,7 +39,10 @@ export class PartitionableEnsemble {
     const { tickTime = 200, syncLimit = 10, initLimit = 20 } = options;
     const reserved = await reservePorts(SIZE * 3);
     const { ports } = reserved;
-    const peerPorts = Array.from({ length: SIZE }, (_, i) => ({ quorumPort: ports[3 * i + 1], electionPort: ports[3 * i + 2] }));
+    const peerPorts = Array.from({ length: SIZE }, (_, i) => ({
+      quorumPort: ports[3 * i + 1],
+      electionPort: ports[3 * i + 2],
+    }));
     // The proxies take their own ports while the servers' are still held, so none collide.
     const mesh = await PeerMesh.start(peerPorts).finally(() => reserved.release());
     const ensemble = new PartitionableEnsemble(mkdtempSync(join(tmpdir(), 'zk-lock-partitionable-')), mesh, peerPorts);
@@ -48,7 +51,9 @@ export class PartitionableEnsemble {
         const dataDir = join(ensemble.root, `s${i + 1}`);
         mkdirSync(dataDir, { recursive: true });
         const peers = mesh.serverLines(i, peerPorts[i]);
-        ensemble.servers.push(new ZkServer({ tickTime, syncLimit, initLimit, myid: i + 1, peers, dataDir, clientPort: ports[3 * i] }));
+        ensemble.servers.push(
+          new ZkServer({ tickTime, syncLimit, initLimit, myid: i + 1, peers, dataDir, clientPort: ports[3 * i] }),
+        );
       }
       await Promise.all(ensemble.servers.map((s) => s.start(false)));
       await Promise.all(ensemble.servers.map((s) => s.waitServing()));
@@ -157,7 +162,8 @@ export class PartitionableEnsemble {
 /** `count` distinct free ports, held (listened on) until `release`. */
 async function reservePorts(count: number): Promise<{ ports: number[]; release: () => Promise<void> }> {
   const servers: Server[] = [];
-  const release = () => Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))).then(() => undefined);
+  const release = () =>
+    Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))).then(() => undefined);
   try {
     for (let n = 0; n < count; n++) {
       const server = createServer();

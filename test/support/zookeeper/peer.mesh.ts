@@ -100,7 +100,8 @@ export class PeerMesh {
           total.bytesOut += bytesToTarget;
         }
       }
-      if (route.to === i) total.callbacksRedirected += route.election.greetings.filter((g) => g.sid < BigInt(i + 1)).length;
+      if (route.to === i)
+        total.callbacksRedirected += route.election.greetings.filter((g) => g.sid < BigInt(i + 1)).length;
     }
     return total;
   }

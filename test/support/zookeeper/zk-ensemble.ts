@@ -16,7 +16,10 @@ export class ZkEnsemble {
   static async start(size = 3, tickTime = 200): Promise<ZkEnsemble> {
     const ensemble = new ZkEnsemble();
     const ports = await Promise.all(Array.from({ length: size * 3 }, () => freePort()));
-    const peers = Array.from({ length: size }, (_, i) => `server.${i + 1}=127.0.0.1:${ports[3 * i + 1]}:${ports[3 * i + 2]}`);
+    const peers = Array.from(
+      { length: size },
+      (_, i) => `server.${i + 1}=127.0.0.1:${ports[3 * i + 1]}:${ports[3 * i + 2]}`,
+    );
     for (let i = 0; i < size; i++) {
       const dataDir = join(ensemble.root, `s${i + 1}`);
       mkdirSync(dataDir, { recursive: true });

@@ -78,7 +78,11 @@ export class ZkInspector {
   acl(path: string): Promise<string[]> {
     return new Promise((resolve, reject) =>
       this.client.getACL(path, (error, acls) =>
-        error ? reject(error) : resolve(acls.map((a) => `${a.id.scheme}:${a.id.id}=${(a as unknown as { permission: number }).permission}`)),
+        error
+          ? reject(error)
+          : resolve(
+              acls.map((a) => `${a.id.scheme}:${a.id.id}=${(a as unknown as { permission: number }).permission}`),
+            ),
       ),
     );
   }
@@ -86,7 +90,8 @@ export class ZkInspector {
   /** A raw request's outcome: 'ok' or ZooKeeper's error name (e.g. NO_AUTH). */
   attempt(op: 'remove' | 'create' | 'setData', path: string): Promise<string> {
     return new Promise((resolve) => {
-      const done = (error: unknown): void => resolve(error ? String((error as zookeeper.Exception).getName?.() ?? error) : 'ok');
+      const done = (error: unknown): void =>
+        resolve(error ? String((error as zookeeper.Exception).getName?.() ?? error) : 'ok');
       if (op === 'remove') this.client.remove(path, -1, done);
       else if (op === 'create') this.client.create(path, Buffer.from('x'), zookeeper.CreateMode.EPHEMERAL, done);
       else this.client.setData(path, Buffer.from('stolen'), -1, done);
@@ -97,9 +102,7 @@ export class ZkInspector {
   async removeTree(path: string): Promise<void> {
     for (const child of (await this.children(path)) ?? []) await this.removeTree(`${path}/${child}`);
     await new Promise<void>((resolve, reject) =>
-      this.client.remove(path, -1, (error) =>
-        !error || isNoNode(error) ? resolve() : reject(error),
-      ),
+      this.client.remove(path, -1, (error) => (!error || isNoNode(error) ? resolve() : reject(error))),
     );
   }
 

@@ -19,7 +19,11 @@ export function zookeeperClasspath(): string {
 
 function homeClasspath(home: string): string {
   const dirs = [home, join(home, 'lib')].filter(existsSync);
-  const jars = dirs.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.jar')).map((f) => join(dir, f)));
+  const jars = dirs.flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.jar'))
+      .map((f) => join(dir, f)),
+  );
   if (!jars.some((jar) => /zookeeper-\d/.test(jar) || jar.endsWith('zookeeper.jar'))) {
     throw new Error(`ZOOKEEPER_HOME=${home} holds no zookeeper jar. ${INSTALL_HINT}`);
   }
@@ -38,5 +42,6 @@ function installDebianPackage(): void {
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
     execFileSync('apt-get', ['install', '-y', '-qq', 'zookeeper'], { stdio: 'ignore', env });
   }
-  if (!existsSync(DEBIAN_JAR)) throw new Error(`Installing Debian's zookeeper package did not provide ${DEBIAN_JAR}. ${INSTALL_HINT}`);
+  if (!existsSync(DEBIAN_JAR))
+    throw new Error(`Installing Debian's zookeeper package did not provide ${DEBIAN_JAR}. ${INSTALL_HINT}`);
 }

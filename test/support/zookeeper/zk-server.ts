@@ -68,8 +68,14 @@ export class ZkServer {
     const log = openSync(join(this.dataDir, 'server.log'), 'a');
     this.process = spawn(
       'java',
-      [...(this.config.jvmArgs ?? TEST_JVM_ARGS), '-Dzookeeper.admin.enableServer=false',
-        '-cp', zookeeperClasspath(), 'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
+      [
+        ...(this.config.jvmArgs ?? TEST_JVM_ARGS),
+        '-Dzookeeper.admin.enableServer=false',
+        '-cp',
+        zookeeperClasspath(),
+        'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+        cfg,
+      ],
       { stdio: ['ignore', log, log] },
     );
     closeSync(log);
@@ -88,7 +94,10 @@ export class ZkServer {
       const mode = /Mode: (\w+)/.exec(reply)?.[1];
       if (mode) return mode;
       if (!this.process) throw new Error(`ZooKeeper on port ${this.port} exited; see ${this.dataDir}/server.log`);
-      if (Date.now() > until) throw new Error(`ZooKeeper on port ${this.port} not serving after ${timeoutMs} ms; see ${this.dataDir}/server.log`);
+      if (Date.now() > until)
+        throw new Error(
+          `ZooKeeper on port ${this.port} not serving after ${timeoutMs} ms; see ${this.dataDir}/server.log`,
+        );
       await sleep(50);
     }
   }

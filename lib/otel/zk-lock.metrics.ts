@@ -1,13 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
-import { metrics, type Attributes, type Meter } from '@opentelemetry/api';
+import { metrics, type Attributes, type Meter, type ObservableResult } from '@opentelemetry/api';
 
 import {
   LOCK_CHANNELS,
   type AcquireMessage,
   type LostMessage,
   type ReleaseMessage,
-  type SessionMessage,
 } from '../core/diagnostics/lock.channels.js';
+import { heldNow, sessionsUp } from '../core/diagnostics/lock.activity.js';
 
 /** The instruments, by name; attributes `zk_lock.kind`, `zk_lock.mode`, and `zk_lock.outcome` on acquires. */
 export const ZK_LOCK_METRICS = {
@@ -17,9 +17,9 @@ export const ZK_LOCK_METRICS = {
   hold: 'zk_lock.hold.duration',
   /** Counter: locks and leases lost while held. */
   lost: 'zk_lock.lost',
-  /** UpDownCounter, no attributes: locks and leases held now (granted, not yet released; a lost one until its release). */
+  /** Observable UpDownCounter, no attributes: locks and leases this process holds now (granted, not yet released; a lost one until its release). */
   held: 'zk_lock.held',
-  /** Gauge: 1 while the session is connected and trusted, else 0. */
+  /** Observable gauge: 1 while every open client's session is connected and trusted, else 0 (also before any connects). */
   session: 'zk_lock.session.up',
 } as const;
 
@@ -39,13 +39,16 @@ export function registerZkLockMetrics(meter: Meter = metrics.getMeter('nestjs-zk
     description: 'Time a lock or lease was held',
   });
   const lost = meter.createCounter(ZK_LOCK_METRICS.lost, { description: 'Locks and leases lost while held' });
-  const held = meter.createUpDownCounter(ZK_LOCK_METRICS.held, { description: 'Locks and leases held now' });
-  let up = 0;
+  // Read when collected, not counted from the channels: right even when registered after
+  // the application connected and took locks.
+  const held = meter.createObservableUpDownCounter(ZK_LOCK_METRICS.held, { description: 'Locks and leases held now' });
+  const observeHeld = (result: ObservableResult): void => result.observe(heldNow());
+  held.addCallback(observeHeld);
   const gauge = meter.createObservableGauge(ZK_LOCK_METRICS.session, {
     description: '1 while the ZooKeeper session is connected and trusted',
   });
-  const observe = (result: { observe(value: number): void }): void => result.observe(up);
-  gauge.addCallback(observe);
+  const observeUp = (result: ObservableResult): void => result.observe(sessionsUp() ? 1 : 0);
+  gauge.addCallback(observeUp);
 
   const attributes = ({ kind, mode }: { kind: string; mode: string }): Attributes => ({
     'zk_lock.kind': kind,
@@ -54,34 +57,23 @@ export function registerZkLockMetrics(meter: Meter = metrics.getMeter('nestjs-zk
   const tracing = diagnostics.tracingChannel<unknown, AcquireMessage>(LOCK_CHANNELS.acquire);
   const onSettled = (message: AcquireMessage): void => {
     wait.record(message.waitedMs ?? 0, { ...attributes(message), 'zk_lock.outcome': message.outcome ?? 'error' });
-    if (message.outcome !== 'granted') return;
-    // A group's locks are released one by one: count each of its handles (no attributes: a
-    // group's grant and its locks' releases would not share them). Not its joined name: a
-    // lock name may itself contain ", ".
-    held.add((message.result as { handles?: readonly unknown[] } | undefined)?.handles?.length ?? 1);
   };
   const none = (): void => undefined;
   const handlers = { start: none, end: none, asyncStart: none, asyncEnd: onSettled, error: none };
   const onRelease = (message: unknown): void => {
     const release = message as ReleaseMessage;
     hold.record(release.heldMs, attributes(release));
-    held.add(-1);
   };
   const onLost = (message: unknown): void => lost.add(1, attributes(message as LostMessage));
-  const onSession = (message: unknown): void => {
-    const { state } = message as SessionMessage;
-    up = state === 'connected' || state === 'recovered' ? 1 : 0;
-  };
 
   tracing.subscribe(handlers);
   diagnostics.subscribe(LOCK_CHANNELS.release, onRelease);
   diagnostics.subscribe(LOCK_CHANNELS.lost, onLost);
-  diagnostics.subscribe(LOCK_CHANNELS.session, onSession);
   return () => {
     tracing.unsubscribe(handlers);
     diagnostics.unsubscribe(LOCK_CHANNELS.release, onRelease);
     diagnostics.unsubscribe(LOCK_CHANNELS.lost, onLost);
-    diagnostics.unsubscribe(LOCK_CHANNELS.session, onSession);
-    gauge.removeCallback(observe);
+    held.removeCallback(observeHeld);
+    gauge.removeCallback(observeUp);
   };
 }

@@ -71,6 +71,29 @@ describe('OpenTelemetry metrics', () => {
     await lost.release();
   });
 
+  it('registered after the session connected and a lock was taken: reads the truth, not a count from zero', async () => {
+    const [c] = await fx.many(1);
+    const early = await c.acquire('late-metrics');
+    const lateReader = new TestReader();
+    const lateProvider = new MeterProvider({ readers: [lateReader] });
+    const stopLate = registerZkLockMetrics(lateProvider.getMeter('late'));
+    const value = async (name: string): Promise<unknown> => {
+      const { resourceMetrics } = (await lateReader.collect()) as { resourceMetrics: ResourceMetrics };
+      const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+      return metric?.dataPoints[0]?.value;
+    };
+    try {
+      expect(await value(ZK_LOCK_METRICS.session)).toBe(1);
+      expect(await value(ZK_LOCK_METRICS.held)).toBe(1);
+      await early.release();
+      expect(await value(ZK_LOCK_METRICS.held)).toBe(0); // not -1
+      expect((await fx.nodes('late-metrics')) ?? []).toEqual([]); // its node is gone (and maybe its directory)
+    } finally {
+      stopLate();
+      await lateProvider.shutdown();
+    }
+  });
+
   it('the main entry point loads nothing of @opentelemetry/api (an optional peer)', () => {
     const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
     const loaded = execFileSync(

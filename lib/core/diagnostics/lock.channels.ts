@@ -1,5 +1,6 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel';
 
+import { countRelease, noteSessionState } from './lock.activity.js';
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 
@@ -91,7 +92,9 @@ export function elapsedMs(from: number): number {
   return Math.round((performance.now() - from) * 1000) / 1000;
 }
 
+/** Also counts the release (see `heldNow`): call it once per granted handle. */
 export function publishRelease(message: () => ReleaseMessage): void {
+  countRelease();
   if (releaseChannel.hasSubscribers) releaseChannel.publish(message());
 }
 
@@ -99,6 +102,8 @@ export function publishLost(message: () => LostMessage): void {
   if (lostChannel.hasSubscribers) lostChannel.publish(message());
 }
 
-export function publishSession(message: () => SessionMessage): void {
+/** Also notes `client`'s state (see `sessionsUp`), whoever listens. */
+export function publishSession(client: object, message: () => SessionMessage): void {
+  noteSessionState(client, message().state);
   if (sessionChannel.hasSubscribers) sessionChannel.publish(message());
 }

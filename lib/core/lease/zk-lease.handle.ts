@@ -5,6 +5,7 @@ import type { ZkSession } from '../session/zk-session.js';
 import { assertHeld } from '../recipe/lock-backend.interface.js';
 import type { LeaseHandle } from './lease-handle.interface.js';
 import { leaseMessages } from './lease.messages.js';
+import { countGrant } from '../diagnostics/lock.activity.js';
 import { elapsedMs, publishLost, publishRelease } from '../diagnostics/lock.channels.js';
 
 export interface ZkLeaseHandleInit {
@@ -35,6 +36,7 @@ export class ZkLeaseHandle implements LeaseHandle {
   constructor(private readonly init: ZkLeaseHandleInit) {
     ({ name: this.name, maxLeases: this.maxLeases } = init);
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
+    countGrant();
   }
 
   /** Aborts with a `LockLostError`; each read checks the clock, as a lock handle's does. */

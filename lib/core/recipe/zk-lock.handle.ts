@@ -5,6 +5,7 @@ import type { RevocationWatch } from '../revocation/revocation.watch.js';
 import { assertHeld, type LockHandle } from './lock-backend.interface.js';
 import type { LockMode } from './lock-mode.js';
 import type { NodeReaper } from './node-reaper.js';
+import { countGrant } from '../diagnostics/lock.activity.js';
 import { elapsedMs, publishLost, publishRelease } from '../diagnostics/lock.channels.js';
 
 export interface ZkLockHandleInit {
@@ -36,6 +37,7 @@ export class ZkLockHandle implements LockHandle {
   constructor(private readonly init: ZkLockHandleInit) {
     ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
+    countGrant();
   }
 
   /**

@@ -114,7 +114,7 @@ export class ZkClient extends EventEmitter {
     await this.current?.close();
     await Promise.all(this.retiring);
     this.emit('closed');
-    publishSession(() => ({ state: 'closed' }));
+    publishSession(this, () => ({ state: 'closed' }));
   }
 
   private openSession(): ZkSession {
@@ -126,7 +126,7 @@ export class ZkClient extends EventEmitter {
       credentials: this.options.credentials,
     });
     const state = (name: SessionMessage['state']) => () =>
-      publishSession(() => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
+      publishSession(this, () => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
     session.on('connected', () => this.emit('connected', session)).on('connected', state('connected'));
     session.on('disconnected', () => this.emit('disconnected', session)).on('disconnected', state('disconnected'));
     session
@@ -142,7 +142,7 @@ export class ZkClient extends EventEmitter {
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);
     if (this.isClosed || session !== this.current) return;
-    publishSession(() => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
+    publishSession(this, () => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
     this.current = this.openSession();
     this.emit('session-lost', error);
     this.emit('session', this.current);

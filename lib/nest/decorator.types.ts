@@ -1,8 +1,8 @@
 /**
  * The types that let the compiler check a decorated method against its lock decorator
  * (`@WithLock`, `@WithLease`): the method must be async (the lock is held until its
- * Promise settles, so a synchronous method, an async generator or an Observable would run
- * unlocked), and a key function's parameters must match the method's first parameters.
+ * Promise settles, so a synchronous method, an async generator, an Observable or a
+ * Promise of a stream would run or be read unlocked), and a key function's parameters must match the method's first parameters.
  */
 
 /** What a lock decorator can wrap: a method that returns a Promise. */
@@ -21,6 +21,28 @@ export type KeyFits<K, M> = K extends (...args: infer KeyArgs) => unknown
     : unknown
   : unknown;
 
+/** What is consumed after the method returned (see `streamingKind`): an Observable, a `StreamableFile`, a stream, an async iterable. */
+type Streaming =
+  | { subscribe(...args: any[]): unknown }
+  | { getStream(...args: any[]): unknown }
+  | { pipe(...args: any[]): unknown }
+  | AsyncIterable<unknown>;
+
+/**
+ * `unknown` when method `M` resolves to a plain value; a type no descriptor has when it
+ * resolves to something consumed after it returned, after the lock's release (only when
+ * every possible value is such a thing: `any`, `unknown` and mixed unions are checked at run time).
+ */
+export type ResultFits<M> = M extends (...args: any[]) => Promise<infer R>
+  ? 0 extends 1 & R
+    ? unknown
+    : [R] extends [never]
+      ? unknown
+      : [R] extends [Streaming]
+        ? { 'the method resolves to a stream or an Observable, consumed after the lock is released': R }
+        : unknown
+  : unknown;
+
 /**
  * A method decorator that accepts only async methods whose parameters fit key function
  * `K`. On a property or an accessor the compiler refuses it (TS1240/TS1241); code compiled
@@ -29,5 +51,5 @@ export type KeyFits<K, M> = K extends (...args: infer KeyArgs) => unknown
 export type LockMethodDecorator<K> = <M extends AsyncMethod>(
   target: object,
   key: string | symbol,
-  descriptor: TypedPropertyDescriptor<M> & KeyFits<K, M>,
+  descriptor: TypedPropertyDescriptor<M> & KeyFits<K, M> & ResultFits<M>,
 ) => void;

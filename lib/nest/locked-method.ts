@@ -4,6 +4,7 @@ import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.
 import { refuseGenerators } from './key-function.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { methodLabel } from './method-label.js';
+import { refuseStreamingResult } from './streaming-result.js';
 
 /** How a lock decorator runs one call: `body` is the original method, bound to its call. */
 export type LockedCall = (
@@ -15,7 +16,7 @@ export type LockedCall = (
 
 /**
  * What `@WithLock` and `@WithLease` do to a method: check it is one (and not a
- * generator), replace it with an async function that finds its application's
+ * generator, nor resolving to a stream or an Observable: see `streamingKind`), replace it with an async function that finds its application's
  * `LockService` at call time and runs the original through `run`, and keep every other
  * decorator's metadata plus `metadata` under `metadataKey`.
  */
@@ -38,7 +39,14 @@ export function lockMethod(
   const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
     const service = lockServiceRegistry.find(this);
     if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service, decorator);
-    return run(service, args, () => lockServiceRegistry.runFor(service, () => original.apply(this, args)), method);
+    const result = await run(
+      service,
+      args,
+      () => lockServiceRegistry.runFor(service, () => original.apply(this, args)),
+      method,
+    );
+    refuseStreamingResult(decorator, method, result);
+    return result;
   };
   copyMethodMetadata(original, wrapped);
   Reflect.defineMetadata?.(metadata.key, metadata.value, wrapped);

@@ -7,12 +7,15 @@ import {
   Param,
   ParseIntPipe,
   Post,
+  StreamableFile,
   UseGuards,
   UsePipes,
   type PipeTransform,
 } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
 import { ApiOperation } from '@nestjs/swagger';
+import { Readable } from 'node:stream';
+import { of } from 'rxjs';
 import request from 'supertest';
 
 import type { INestApplication } from '@nestjs/common';
@@ -178,6 +181,38 @@ describe('@WithLock', () => {
       const leaderError = await Job.run().catch((e: unknown) => e);
       expect(leaderError).toBeInstanceOf(ZkLockModuleMissingError);
       expect((leaderError as Error).message).toMatch(/^@WhenLeader on Job\.run found no LockService/);
+    });
+
+    it('refuses a result read after the release (Observable, StreamableFile, stream) once the body ran, and releases', async () => {
+      const made: string[] = [];
+      class Streams {
+        // Typed loosely, as code the compiler cannot check (the types refuse the precise ones).
+        @WithLock('streams')
+        async give(kind: string): Promise<any> {
+          made.push(kind);
+          if (kind === 'observable') return of(1, 2);
+          if (kind === 'file') return new StreamableFile(Buffer.from('x'));
+          if (kind === 'readable') return Readable.from(['x']);
+          return { rows: [1, 2] }; // a plain value is fine
+        }
+      }
+      const app = await startApp({ providers: [] });
+      try {
+        for (const [kind, what] of [
+          ['observable', 'an Observable'],
+          ['file', 'a StreamableFile'],
+          ['readable', 'a stream'],
+        ] as const) {
+          const error = await new Streams().give(kind).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(WithLockUsageError);
+          expect((error as Error).message).toContain(`@WithLock cannot cover Streams.give: it returned ${what}`);
+          expect(await lockNodes(app, 'streams')).toBeNull(); // released all the same
+        }
+        await expect(new Streams().give('plain')).resolves.toEqual({ rows: [1, 2] });
+        expect(made).toEqual(['observable', 'file', 'readable', 'plain']); // each body ran, under the lock
+      } finally {
+        await app.close();
+      }
     });
 
     it('turns a key function that throws or returns a non-string into InvalidLockNameError', async () => {

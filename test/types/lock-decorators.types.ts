@@ -2,6 +2,8 @@
  * Compile-time checks of @WithLock and @WithLease, type-checked by `npm test` (tsc): each
  * `@ts-expect-error` must meet an error, or the type check fails. Never run.
  */
+import type { Readable } from 'node:stream';
+import type { StreamableFile } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 
 import { WithLease, WithLock } from '../../lib/index';
@@ -31,6 +33,20 @@ export class Fits {
 
   @WithLock('static-job')
   static async run(): Promise<void> {}
+
+  // Results it cannot see through are let through (and checked at run time).
+  @WithLock('loose')
+  async loose(): Promise<any> {}
+
+  @WithLock('maybe')
+  async maybe(): Promise<unknown> {
+    return 1;
+  }
+
+  @WithLock('list')
+  async list(): Promise<number[]> {
+    return [1];
+  }
 }
 
 export class Refused {
@@ -57,6 +73,24 @@ export class Refused {
   // @ts-expect-error: an Observable runs when subscribed, after the lock would be released
   @WithLock('events')
   events(): Observable<number> {
+    throw new Error('never called');
+  }
+
+  // @ts-expect-error: a Promise of an Observable: it runs when subscribed, unlocked
+  @WithLock('later-events')
+  async laterEvents(): Promise<Observable<number>> {
+    throw new Error('never called');
+  }
+
+  // @ts-expect-error: Nest sends a StreamableFile after the handler resolved, unlocked
+  @WithLock('download')
+  async download(): Promise<StreamableFile> {
+    throw new Error('never called');
+  }
+
+  // @ts-expect-error: a stream is read after the method returned, unlocked
+  @WithLock('export')
+  async export(): Promise<Readable> {
     throw new Error('never called');
   }
 

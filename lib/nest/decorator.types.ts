@@ -23,9 +23,10 @@ export type KeyFits<K, M> = K extends (...args: infer KeyArgs) => unknown
 
 /** What is consumed after the method returned (see `streamingKind`): an Observable, a `StreamableFile`, a stream, an async iterable. */
 type Streaming =
-  | { subscribe(...args: any[]): unknown }
-  | { getStream(...args: any[]): unknown }
-  | { pipe(...args: any[]): unknown }
+  | { subscribe(...args: any[]): unknown; pipe(...args: any[]): unknown }
+  | { getStream(...args: any[]): unknown; getHeaders(...args: any[]): unknown }
+  | { pipe(...args: any[]): unknown; on(...args: any[]): unknown }
+  | { getReader(...args: any[]): unknown; pipeTo(...args: any[]): unknown }
   | AsyncIterable<unknown>;
 
 /**

@@ -8,9 +8,10 @@ import { WithLockUsageError } from './errors/with-lock-usage.error.js';
 export function streamingKind(value: unknown): string | undefined {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
   const has = (key: string | symbol): boolean => typeof (value as Record<string | symbol, unknown>)[key] === 'function';
-  if (has('subscribe')) return 'an Observable';
-  if (has('getStream')) return 'a StreamableFile';
-  if (has('pipe') || has('getReader') || has(Symbol.asyncIterator)) return 'a stream';
+  // Pairs of methods, so that a domain object with a `subscribe` or a `pipe` of its own passes.
+  if (has('subscribe') && has('pipe')) return 'an Observable';
+  if (has('getStream') && has('getHeaders')) return 'a StreamableFile';
+  if ((has('pipe') && has('on')) || (has('getReader') && has('pipeTo')) || has(Symbol.asyncIterator)) return 'a stream';
   return undefined;
 }
 

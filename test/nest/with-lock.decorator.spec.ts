@@ -193,7 +193,10 @@ describe('@WithLock', () => {
           if (kind === 'observable') return of(1, 2);
           if (kind === 'file') return new StreamableFile(Buffer.from('x'));
           if (kind === 'readable') return Readable.from(['x']);
-          return { rows: [1, 2] }; // a plain value is fine
+          if (kind === 'web') return new ReadableStream();
+          // Plain values pass, also with a method named like a stream's.
+          if (kind === 'pipeline') return { steps: 3, pipe: () => 'next step' };
+          return { rows: [1, 2], subscribe: () => 'newsletter' };
         }
       }
       const app = await startApp({ providers: [] });
@@ -202,14 +205,16 @@ describe('@WithLock', () => {
           ['observable', 'an Observable'],
           ['file', 'a StreamableFile'],
           ['readable', 'a stream'],
+          ['web', 'a stream'],
         ] as const) {
           const error = await new Streams().give(kind).catch((e: unknown) => e);
           expect(error).toBeInstanceOf(WithLockUsageError);
           expect((error as Error).message).toContain(`@WithLock cannot cover Streams.give: it returned ${what}`);
           expect(await lockNodes(app, 'streams')).toBeNull(); // released all the same
         }
-        await expect(new Streams().give('plain')).resolves.toEqual({ rows: [1, 2] });
-        expect(made).toEqual(['observable', 'file', 'readable', 'plain']); // each body ran, under the lock
+        await expect(new Streams().give('plain')).resolves.toMatchObject({ rows: [1, 2] });
+        await expect(new Streams().give('pipeline')).resolves.toMatchObject({ steps: 3 });
+        expect(made).toEqual(['observable', 'file', 'readable', 'web', 'plain', 'pipeline']); // each body ran, under the lock
       } finally {
         await app.close();
       }

@@ -14,9 +14,16 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * In HTTP handlers, answer lock failures with a status instead of a 500:
    * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
-   * `LockLostError` and `LockClientClosedError` (shutting down) 503. Default `true`; other contexts always get the plain error.
+   * `LockLostError` and `LockClientClosedError` (shutting down) 503. Default `true`. An
+   * exception filter of the application's own for the error's class wins (it gets the plain error).
    */
   readonly httpErrors?: boolean;
+  /**
+   * In RPC handlers (`@nestjs/microservices`), the same errors reach the caller as
+   * `{ status: 'error', code, message }` (an `RpcException`) instead of Nest's
+   * "Internal server error". Default `true`; a filter of the application's own wins, as in HTTP.
+   */
+  readonly rpcErrors?: boolean;
   /**
    * At application shutdown, how long `withLock` bodies and `@WithLock` methods still
    * running may take to finish before their locks are released under them (their signal
@@ -29,12 +36,18 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
 export interface LockServiceOptions {
   readonly acquireTimeoutMs: number;
   readonly httpErrors: boolean;
+  readonly rpcErrors: boolean;
   readonly shutdownGraceMs: number;
 }
 
 export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions, LockServiceOptions {}
 
-const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({ acquireTimeoutMs: 10_000, httpErrors: true, shutdownGraceMs: 10_000 });
+const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({
+  acquireTimeoutMs: 10_000,
+  httpErrors: true,
+  rpcErrors: true,
+  shutdownGraceMs: 10_000,
+});
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
@@ -45,13 +58,20 @@ export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLo
 }
 
 /** The module's own options, beside the core's (`isGlobal` is forRoot's, and reaches the options too). */
-const SERVICE_OPTION_KEYS: readonly string[] = ['acquireTimeoutMs', 'httpErrors', 'shutdownGraceMs', 'isGlobal'];
+const SERVICE_OPTION_KEYS: readonly string[] = [
+  'acquireTimeoutMs',
+  'httpErrors',
+  'rpcErrors',
+  'shutdownGraceMs',
+  'isGlobal',
+];
 
 /** `LockService`'s options, with their defaults, for every variant of the module (`forTesting` too). */
 export function resolveServiceOptions(options: Partial<LockServiceOptions>): LockServiceOptions {
   const {
     acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs,
     httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors,
+    rpcErrors = ZK_LOCK_MODULE_DEFAULTS.rpcErrors,
     shutdownGraceMs = ZK_LOCK_MODULE_DEFAULTS.shutdownGraceMs,
   } = options;
   if (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
@@ -62,8 +82,9 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
     );
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
+  if (typeof rpcErrors !== 'boolean') throw new InvalidOptionError('rpcErrors', rpcErrors, 'true or false');
   if (typeof shutdownGraceMs !== 'number' || !Number.isSafeInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new InvalidOptionError('shutdownGraceMs', shutdownGraceMs, 'a whole number of milliseconds >= 0');
   }
-  return { acquireTimeoutMs, httpErrors, shutdownGraceMs };
+  return { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs };
 }

@@ -90,6 +90,7 @@ describe('ZkLockModule', () => {
         connectTimeoutMs: 10_000,
         acquireTimeoutMs: 10_000,
         httpErrors: true,
+        rpcErrors: true,
         removeEmptyDirectories: true,
         nodeFormat: 'kazoo',
         emptyDirectoryGraceMs: 1000,

@@ -1,0 +1,56 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+
+import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
+import { LockClientClosedError } from '../core/errors/lock-client-closed.error.js';
+import { LockLostError } from '../core/errors/lock-lost.error.js';
+import { LockReentryError } from '../core/errors/lock-reentry.error.js';
+import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
+import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
+import type { ZkLockError } from '../core/errors/zk-lock.error.js';
+
+/** The HTTP status a lock error answers with in an HTTP handler; undefined for any other error. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof LockTimeoutError || error instanceof LockAbortedError) return HttpStatus.LOCKED;
+  if (error instanceof LockUpgradeError || error instanceof LockReentryError) return HttpStatus.CONFLICT;
+  // Lost, or this instance is shutting down: another instance can serve a retry.
+  if (error instanceof LockLostError || error instanceof LockClientClosedError) return HttpStatus.SERVICE_UNAVAILABLE;
+  return undefined;
+}
+
+/** Reason phrases, as Nest's own HTTP exceptions write them in `error`. */
+const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 503: 'Service Unavailable' };
+
+/** The `HttpException` a lock error becomes in HTTP (body `{ statusCode, error, code, message }`); undefined for others. */
+export function toHttpException(error: unknown): HttpException | undefined {
+  const status = httpStatusOf(error);
+  if (status === undefined) return undefined;
+  const { message, code } = error as ZkLockError;
+  return new HttpException({ statusCode: status, error: REASONS[status], code, message }, status, { cause: error });
+}
+
+/** What an RPC caller receives for a lock error (the same errors as in HTTP): undefined for others. */
+export interface RpcLockError {
+  readonly status: 'error';
+  readonly code: string;
+  readonly message: string;
+}
+
+export function rpcErrorOf(error: unknown): RpcLockError | undefined {
+  if (httpStatusOf(error) === undefined) return undefined;
+  const { message, code } = error as ZkLockError;
+  return { status: 'error', code, message };
+}
+
+type RpcExceptionClass = new (error: object) => Error;
+let rpcException: Promise<RpcExceptionClass> | undefined;
+
+/**
+ * Nest's `RpcException`, from the application's `@nestjs/microservices` (an RPC context
+ * exists only where it is installed): loaded on the first lock error in an RPC handler,
+ * so applications without microservices load nothing of it.
+ */
+export function loadRpcException(): Promise<RpcExceptionClass> {
+  return (rpcException ??= import('@nestjs/microservices').then(
+    (microservices) => microservices.RpcException as RpcExceptionClass,
+  ));
+}

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { BenchResults } from '../bench.results.js';
-import { updateReadme } from './readme.section.js';
+import { updateBenchmarksPage } from './benchmarks-page.section.js';
 import { svgChart } from './svg-chart.js';
 import { markdownReport } from './table.report.js';
 
@@ -36,8 +36,8 @@ export function writeReports(results: BenchResults, places: ReportPlaces): strin
     write(join(places.docsDir, `${base}.json`), json);
     write(join(places.docsDir, `${base}.svg`), svgChart(results));
     write(join(places.docsDir, `${base}.md`), markdownReport(results, `${base}.svg`));
-    const readme = updateReadme(join(places.docsDir, '..', '..'), places.docsDir);
-    if (readme) written.push(readme);
+    const page = updateBenchmarksPage(join(places.docsDir, '..', '..'), places.docsDir);
+    if (page) written.push(page);
   }
   return written;
 }

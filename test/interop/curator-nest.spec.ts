@@ -24,7 +24,7 @@ class Billing {
   }
 }
 
-/** A Nest service and a Java service on Curator, the README's interoperability example. */
+/** A Nest service and a Java service on Curator, the interoperability example in docs/interoperability.md. */
 describe('Curator interop through Nest (ZkLockModule nodeFormat, @WithLock nodeFormat)', () => {
   let app: INestApplication;
   let curator: CuratorClient;

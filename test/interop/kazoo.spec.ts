@@ -74,7 +74,7 @@ describe('interoperability with Kazoo', () => {
   });
 
   it.each(['curator-mutex', 'curator-rw'] as const)(
-    'ours in %s waits for a Kazoo holder, but Kazoo does not see ours (the README says: not safe)',
+    'ours in %s waits for a Kazoo holder, but Kazoo does not see ours (docs/interoperability.md says: not safe)',
     async (nodeFormat) => {
       const [ours] = await fx.many(1, options);
       const name = `formats-${nodeFormat}`;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 
 import { packedLibrary } from '../support/fixture-app';
 
@@ -54,18 +54,28 @@ describe('the package tarball', () => {
   it('holds nothing of the repository beyond that: no sources, tests, specs, bench, sample app', () => {
     const stray = files.filter(
       (file) =>
-        !/^(dist\/(cjs|esm)\/|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(
+        !/^(dist\/(cjs|esm)\/|docs\/[^/]+\.md$|docs\/bench\/[^/]+\.(md|svg)$|(package\.json|LICENSE|README\.md|CHANGELOG\.md)$)/.test(
           file,
         ) || /\.spec\./.test(file),
     );
     expect(stray).toEqual([]);
   });
 
-  it('ships every file the README links to', () => {
-    const readme = readFileSync(join(dir, 'package', 'README.md'), 'utf8');
-    const links = [...readme.matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((match) => match[1]);
-    expect(links.length).toBeGreaterThan(0);
-    for (const link of links) expect(files).toContain(link);
+  it('ships every file the README links to, and every file its docs pages link to', () => {
+    const linksOf = (page: string): string[] => {
+      const text = readFileSync(join(dir, 'package', page), 'utf8');
+      return [...text.matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((match) =>
+        posix.join(posix.dirname(page), match[1]),
+      );
+    };
+    const pages = ['README.md', ...files.filter((file) => /^docs\/[^/]+\.md$/.test(file))];
+    expect(pages).toContain('docs/guide.md');
+    for (const page of pages) {
+      const links = linksOf(page);
+      expect(links.length).toBeGreaterThan(0);
+      for (const link of links)
+        expect([page, files.includes(link) ? link : `${link} (not shipped)`]).toEqual([page, link]);
+    }
   });
 
   it("source maps carry their TypeScript sources, so stack traces resolve in users' apps", () => {

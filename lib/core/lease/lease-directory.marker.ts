@@ -2,7 +2,7 @@
  * A semaphore's directory records its number of leases in its own data, written once by
  * the create that makes the directory, so that every client checks the same number:
  * `{"kind":"nestjs-zk-lock/lease","maxLeases":3}`. Deliberately not Kazoo's format (the
- * bare count, `3`): the two recipes cannot share a semaphore (see README, "Leases"), and
+ * bare count, `3`): the two recipes cannot share a semaphore (see docs/recipes.md, "Leases"), and
  * each must recognise the other's directory instead of joining it.
  */
 export const LEASE_DIRECTORY_KIND = 'nestjs-zk-lock/lease';

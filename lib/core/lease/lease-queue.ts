@@ -10,7 +10,7 @@ import { parseLeaseNode, type ParsedLeaseNode } from './lease-node.naming.js';
  * it. Every other waiter watches the node just ahead of it, which cannot hold before that
  * node holds or leaves; a waiter that comes to hold with nodes queued behind it writes its
  * own node's data once (the *grant signal*), which fires its successor's watch. See
- * README, "Leases", for the argument that no wake-up is missed.
+ * docs/recipes.md, "Leases", for the argument that no wake-up is missed.
  */
 
 /** Lease nodes among `children`, in queue order: by sequence as a number. */

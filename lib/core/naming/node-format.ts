@@ -5,7 +5,7 @@ import type { LockMode } from '../recipe/lock-mode.js';
 
 /**
  * How this client names its lock nodes, so that another client family queues in the same
- * line (see README, "Interoperability"). The queue itself reads every format whatever this
+ * line (see docs/interoperability.md). The queue itself reads every format whatever this
  * option says: a holder of any of them blocks us.
  *
  * - `kazoo` (default): Kazoo's `Lock` / `ReadLock` / `WriteLock`:

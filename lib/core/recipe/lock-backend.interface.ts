@@ -38,7 +38,7 @@ export interface LockHandle extends AsyncDisposable {
   readonly name: string;
   readonly mode: LockMode;
   /**
-   * Strictly increasing across successive grants of this lock (see README, "Fencing").
+   * Strictly increasing across successive grants of this lock (see docs/fencing.md).
    * Pass it to the protected resource, which must refuse tokens lower than one it has seen.
    */
   readonly fencingToken: bigint;

@@ -65,7 +65,7 @@ export class SessionLiveness {
     return Math.round(this.timeoutMs() / 10);
   }
 
-  /** How often a write goes out when nothing else was written, answered or not (see the budget in the README). */
+  /** How often a write goes out when nothing else was written, answered or not (see the budget in docs/fencing.md). */
   get heartbeatMs(): number {
     return Math.round(this.timeoutMs() / 15);
   }

@@ -15,6 +15,10 @@ export default tseslint.config(
       'node_modules/**',
       'test/fixtures/*/node_modules/**',
       'test/fixtures/*/dist/**',
+      // The fixture applications: type-checked by their tests against their own node_modules.
+      'test/fixtures/*/src/**',
+      'test/fixtures/app-src/**',
+      'test/fixtures/*/own/**',
     ],
   },
   js.configs.recommended,

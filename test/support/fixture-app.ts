@@ -79,16 +79,18 @@ function hashFiles(files: string[]): string {
 /** A hash of everything the build and `npm pack` read. */
 function sourceHash(): string {
   const sources = filesUnder(join(REPO, 'lib'), (file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'));
+  const docs = filesUnder(join(REPO, 'docs'), (file) => /\.(md|svg)$/.test(file));
   const extra = [
     'package.json',
     'README.md',
+    'CHANGELOG.md',
     'LICENSE',
     'tsconfig.json',
     'tsconfig.build.json',
     'scripts/build.mjs',
     'node_modules/typescript/package.json',
   ];
-  return hashFiles([...sources, ...extra.map((file) => join(REPO, file)).filter(existsSync)]);
+  return hashFiles([...sources, ...docs, ...extra.map((file) => join(REPO, file)).filter(existsSync)]);
 }
 
 const distHash = (): string =>
@@ -302,7 +304,33 @@ async function installFixture(spec: FixtureSpec, library: PackedLibrary): Promis
   return done;
 }
 
+/** The sources both fixtures share (one source, type-checked by each against its own Nest). */
+const SHARED_SRC = join(REPO, 'test', 'fixtures', 'app-src');
+
+/**
+ * Fills the fixture's src/ (generated, not committed) with the shared sources and its own
+ * (`own/`: what must differ, such as how a CommonJS or an ESM module finds its packages).
+ * Writes only what changed, so that two suites preparing one fixture at once agree.
+ */
+export function assembleSources(spec: FixtureSpec): void {
+  const src = join(spec.dir, 'src');
+  mkdirSync(src, { recursive: true });
+  const wanted = new Map<string, string>();
+  for (const dir of [SHARED_SRC, join(spec.dir, 'own')]) {
+    for (const name of readdirSync(dir).filter((file) => file.endsWith('.ts'))) {
+      if (wanted.has(name)) throw new Error(`${spec.name}: own/${name} would replace the shared app-src/${name}`);
+      wanted.set(name, readFileSync(join(dir, name), 'utf8'));
+    }
+  }
+  for (const name of readdirSync(src)) if (!wanted.has(name)) rmSync(join(src, name), { force: true });
+  for (const [name, text] of wanted) {
+    const path = join(src, name);
+    if (!existsSync(path) || readFileSync(path, 'utf8') !== text) writeFileSync(path, text);
+  }
+}
+
 async function compileFixture(spec: FixtureSpec): Promise<void> {
+  assembleSources(spec);
   const src = join(spec.dir, 'src');
   const out = join(spec.dir, 'dist');
   rmSync(out, { recursive: true, force: true });
@@ -329,6 +357,7 @@ async function compileFixture(spec: FixtureSpec): Promise<void> {
  * picked by the package's `exports`). Resolves with tsc's output; rejects on errors.
  */
 export function typecheckFixture(spec: FixtureSpec): Promise<string> {
+  assembleSources(spec);
   return run(
     process.execPath,
     [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(spec.dir, 'tsconfig.json')],

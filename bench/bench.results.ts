@@ -1,4 +1,5 @@
 import type { ScenarioCounts } from './bench.options.js';
+import type { ClientCpuRow } from './support/client-cpu.js';
 import type { Counts, ImplName, OtherImpl } from './workers/impl.protocol.js';
 
 /** One measured quantity across implementations and rounds. */
@@ -125,6 +126,8 @@ export interface BenchResults {
   readonly samples: Record<string, Partial<Record<ImplName, unknown[]>>>;
   readonly metrics: MetricRow[];
   readonly roundTrips: RoundTripRow[];
+  /** How busy each implementation's client processes were, by scenario (absent in runs before it was measured). */
+  readonly clientCpu?: ClientCpuRow[];
   readonly targets: TargetRow[];
   readonly problems: string[];
   readonly notes: string[];

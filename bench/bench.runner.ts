@@ -10,6 +10,7 @@ import { missedTargetNotes } from './report/missed-targets.notes.js';
 import { evaluateTargets } from './report/targets.report.js';
 import { SCENARIOS } from './scenarios/all.scenarios.js';
 import type { ScenarioContext } from './scenarios/scenario.js';
+import { addSpans, clientCpuRows, measuredCpu, type CpuSpan } from './support/client-cpu.js';
 import { QueueProbe } from './support/queue.probe.js';
 import { shuffled } from './support/sample.stats.js';
 import { warmUpServer } from './support/server.warmup.js';
@@ -84,6 +85,10 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       return channel;
     };
     const samples: BenchResults['samples'] = {};
+    const cpuSpans: Record<number, Partial<Record<ImplName, CpuSpan[]>>> = {};
+    /** Every worker process of `impl` (two for the handoff). */
+    const workersOf = (impl: ImplName): WorkerChannel[] =>
+      [...workers].filter(([key]) => key.startsWith(`${impl}#`)).map(([, channel]) => channel);
     const order: BenchMeta['order'] = [];
     const plan = [
       ...Array.from({ length: options.warmupRounds }, (_, i) => ({ label: `w${i + 1}`, n: i + 1, measured: false })),
@@ -100,10 +105,15 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       for (const scenario of scenarios) {
         const slices = scenario.slices?.(options.counts) ?? 1;
         const parts = new Map<ImplName, unknown[]>(scenario.impls.map((impl) => [impl, []]));
+        const spans = new Map<ImplName, CpuSpan>();
         for (let slice = 0; slice < slices; slice++) {
           const impls = shuffled(scenario.impls);
           if (round.measured) order.push({ round: round.n, scenario: scenario.id, slice: slice + 1, impls });
-          for (const impl of impls) parts.get(impl)!.push(await scenario.run(ctx, impl, slice));
+          for (const impl of impls) {
+            const { result, span } = await measuredCpu(workersOf(impl), () => scenario.run(ctx, impl, slice));
+            parts.get(impl)!.push(result);
+            spans.set(impl, addSpans(spans.get(impl), span));
+          }
         }
         for (const impl of scenario.impls) {
           const list = parts.get(impl)!;
@@ -112,7 +122,10 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
             ? `round ${round.n}/${options.rounds}`
             : `warm-up ${round.n}/${options.warmupRounds}`;
           log(`${when}  ${scenario.id}. ${scenario.key.padEnd(11)} ${impl.padEnd(5)} ${scenario.describe(sample)}`);
-          if (round.measured) ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);
+          if (round.measured) {
+            ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);
+            ((cpuSpans[scenario.id] ??= {})[impl] ??= []).push(spans.get(impl)!);
+          }
         }
       }
     }
@@ -121,6 +134,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     const metrics = summaries.flatMap((s) => s.metrics);
     const roundTrips = summaries.flatMap((s) => s.roundTrips);
     const targets = ensemble ? ensembleTargets(metrics) : evaluateTargets(metrics, target);
+    const clientCpu = clientCpuRows(cpuSpans, new Map(scenarios.map((s) => [s.id, s.title])));
     const finishedAt = new Date();
     const meta: BenchMeta = {
       startedAt: startedAt.toISOString(),
@@ -155,9 +169,13 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       samples,
       metrics,
       roundTrips,
+      clientCpu,
       targets,
       problems: summaries.flatMap((s) => s.problems),
-      notes: [...summaries.flatMap((s) => s.notes ?? []), ...missedTargetNotes(targets, metrics, roundTrips)],
+      notes: [
+        ...summaries.flatMap((s) => s.notes ?? []),
+        ...missedTargetNotes(targets, metrics, roundTrips, clientCpu),
+      ],
     };
   } finally {
     await Promise.allSettled([...workers.values()].map((w) => w.stop()));

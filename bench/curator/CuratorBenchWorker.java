@@ -94,6 +94,8 @@ public class CuratorBenchWorker {
         String name = (String) p.get("name");
         switch (op) {
             case "clock": return BenchJson.obj("now", String.valueOf(System.nanoTime()));
+            // The whole JVM (client, I/O, GC and JIT threads), as the other workers report their process.
+            case "cpu": return BenchJson.obj("cpuNs", String.valueOf(((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime()));
             case "uncontended": return uncontended(name, integer(p, "cycles"), integer(p, "warmup"));
             case "handoff.open": return handoffOpen(name);
             case "handoff.hold": return handoffHold();

@@ -217,6 +217,7 @@ def main():
     worker = Worker()
     ops = {
         "clock": lambda: {"now": str(now())},
+        "cpu": lambda: {"cpuNs": str(time.process_time_ns())},
         "uncontended": worker.uncontended,
         "handoff.open": worker.handoff_open,
         "handoff.hold": worker.handoff_hold,

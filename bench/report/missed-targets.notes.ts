@@ -1,4 +1,5 @@
 import type { MetricRow, RoundTripRef, RoundTripRow, TargetRow } from '../bench.results.js';
+import type { ClientCpuRow } from '../support/client-cpu.js';
 import { format } from './number.format.js';
 
 /** Round trips within 2% of each other count as the same. */
@@ -70,6 +71,7 @@ export function explainMiss(
   target: TargetRow,
   metrics: readonly MetricRow[],
   roundTrips: readonly RoundTripRow[],
+  clientCpu: readonly ClientCpuRow[] = [],
 ): string | undefined {
   if (target.pass !== false || !target.basis) return undefined;
   const sideA = side(target.basis.a, metrics, roundTrips, target.basis.b);
@@ -100,7 +102,26 @@ export function explainMiss(
   } else {
     why = `${a.name} sends ${format(-extra)} fewer per unit (${counts}), so the ${format(gap)} µs gap is all time per message (${each}).`;
   }
-  return `${head} ${why}${caveat}`;
+  return `${head} ${why}${caveat}${cpuSentence(target, a, b, clientCpu)}`;
+}
+
+/**
+ * What the client processes' CPU says of the gap: each side's share of a core while the
+ * scenario ran, and that share of its time per unit (the CPU it spent per unit). When the
+ * difference in CPU per unit covers the gap, the client's own work explains it.
+ */
+function cpuSentence(target: TargetRow, a: Side, b: Side, clientCpu: readonly ClientCpuRow[]): string {
+  const { basis } = target;
+  const row = clientCpu.find((r) => r.scenario === basis?.a.scenario);
+  const [busyA, busyB] = [row?.busy[basis!.a.impl], row?.busy[basis!.b.impl]];
+  if (!basis || basis.a.impl === basis.b.impl || busyA === undefined || busyB === undefined) return '';
+  const [cpuA, cpuB] = [busyA * a.unitUs, busyB * b.unitUs];
+  const share = (busy: number): string => `${Math.round(busy * 100)}% of a core`;
+  const head = ` Client CPU while the scenario ran: ${a.name} ${share(busyA)}, ${b.name} ${share(busyB)}; about ${format(cpuA)} µs of client CPU per unit against ${format(cpuB)} µs.`;
+  const gap = a.unitUs - b.unitUs;
+  if (gap <= 0 || cpuA <= cpuB) return head;
+  const covered = Math.min(1, (cpuA - cpuB) / gap);
+  return `${head} The difference, ${format(cpuA - cpuB)} µs, is ${Math.round(covered * 100)}% of the ${format(gap)} µs gap: the client's own work${covered >= 0.8 ? ' explains it' : ' explains part of it'}.`;
 }
 
 /** A note for every missed target with a basis. */
@@ -108,6 +129,9 @@ export function missedTargetNotes(
   targets: readonly TargetRow[],
   metrics: readonly MetricRow[],
   roundTrips: readonly RoundTripRow[],
+  clientCpu: readonly ClientCpuRow[] = [],
 ): string[] {
-  return targets.map((t) => explainMiss(t, metrics, roundTrips)).filter((note): note is string => note !== undefined);
+  return targets
+    .map((t) => explainMiss(t, metrics, roundTrips, clientCpu))
+    .filter((note): note is string => note !== undefined);
 }

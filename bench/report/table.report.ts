@@ -100,6 +100,19 @@ export function roundTripsTable(results: BenchResults, style: Style): string {
   ]);
 }
 
+/** How busy each implementation's client processes were while a scenario ran (share of one core). */
+export function clientCpuTable(results: BenchResults, style: Style): string {
+  const impls = (['ours', 'raw', 'kazoo', 'curator'] as const).filter((impl) =>
+    (results.clientCpu ?? []).some((row) => row.busy[impl] !== undefined),
+  );
+  const rows = (results.clientCpu ?? []).map((row) => [
+    String(row.scenario),
+    row.title,
+    ...impls.map((impl) => (row.busy[impl] === undefined ? '–' : `${format(row.busy[impl]! * 100)}%`)),
+  ]);
+  return table(['#', 'scenario', ...impls], rows, style, [false, false, ...impls.map(() => true)]);
+}
+
 /** One-paragraph description of the run. */
 export function runSummary(results: BenchResults): string[] {
   const { meta } = results;
@@ -213,6 +226,17 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
     '',
     roundTripsTable(results, 'markdown'),
     '',
+    ...(results.clientCpu?.length
+      ? [
+          '## Client CPU',
+          '',
+          "CPU time of each implementation's worker processes (every thread: the JVM's I/O, GC and JIT threads, Kazoo's threads) ÷ wall time while the scenario ran, median over rounds: 100% is one core busy the whole time. The machine has " +
+            `${results.meta.machine.cpus} cores, shared with the ZooKeeper server.`,
+          '',
+          clientCpuTable(results, 'markdown'),
+          '',
+        ]
+      : []),
   ];
   if (results.notes.length) parts.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');
   if (results.problems.length) parts.push('## Problems', '', ...results.problems.map((p) => `- ${p}`), '');

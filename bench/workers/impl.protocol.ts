@@ -139,6 +139,8 @@ export interface ReadHeavyResult {
 
 export type WorkerOp =
   | 'clock'
+  /** The worker process's CPU time so far (user + system, every thread), ns as a decimal string: `{ cpuNs }`. */
+  | 'cpu'
   | 'uncontended'
   | 'handoff.open'
   | 'handoff.hold'

@@ -34,6 +34,10 @@ async function main(): Promise<void> {
       queue = queue.then(async () => {
         try {
           if (op === 'clock') return send({ id, result: { now: String(process.hrtime.bigint()) } });
+          if (op === 'cpu') {
+            const { user, system } = process.cpuUsage(); // µs, this process
+            return send({ id, result: { cpuNs: String((user + system) * 1000) } });
+          }
           const handler = target.ops[op];
           if (!handler) throw new Error(`${op} is not supported by ${impl}`);
           send({ id, result: await handler(params) });

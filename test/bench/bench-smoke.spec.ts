@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ALL_SCENARIOS, parseBenchArgs, QUICK_COUNTS } from '../../bench/bench.options';
 import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/bench.results';
 import { runBench } from '../../bench/bench.runner';
+import { SCENARIOS } from '../../bench/scenarios/all.scenarios';
 import { docsBaseName, writeReports } from '../../bench/report/results.writer';
 import { svgChart } from '../../bench/report/svg-chart';
 import { consoleReport, markdownReport } from '../../bench/report/table.report';
@@ -41,6 +42,7 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     if (!found) throw new Error(`no round trips for scenario ${scenario} ${impl} ${per ?? ''}`);
     return found;
   };
+  const keyOf = (scenario: number): string => SCENARIOS.find((s) => s.id === scenario)!.key;
   const samples = <S>(key: string, impl: ImplName): S[] => (results.samples[key]?.[impl] ?? []) as S[];
 
   it('used the given server, one measured round, every scenario, and checked the shared clock', () => {
@@ -53,6 +55,18 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(results.meta.versions.raw).toMatch(/^node-zookeeper-client /);
     expect(results.meta.order).toHaveLength(ALL_SCENARIOS.length);
     expect(results.problems).toEqual([]);
+  });
+
+  it("measured each implementation's client CPU in every scenario, and reports it", () => {
+    const rows = results.clientCpu ?? [];
+    expect(rows.map((r) => r.scenario).sort((a, b) => a - b)).toEqual([...ALL_SCENARIOS]);
+    for (const row of rows) {
+      for (const impl of Object.keys(results.samples[keyOf(row.scenario)] ?? {}) as ImplName[]) {
+        const busy = row.busy[impl];
+        expect([row.scenario, impl, busy !== undefined && busy > 0 && busy < 16]).toEqual([row.scenario, impl, true]);
+      }
+    }
+    expect(markdownReport(results, undefined)).toContain('## Client CPU');
   });
 
   it('ran each scenario for the implementations it compares', () => {

@@ -1,0 +1,67 @@
+import type { ImplName } from '../workers/impl.protocol.js';
+import type { WorkerChannel } from './worker.channel.js';
+
+/** One implementation's run of one scenario: CPU its worker processes used, and the wall time it took. */
+export interface CpuSpan {
+  readonly cpuNs: number;
+  readonly wallNs: number;
+}
+
+/** How busy the client processes were while a scenario ran, by implementation. */
+export interface ClientCpuRow {
+  readonly scenario: number;
+  readonly title: string;
+  /** Median over rounds of CPU time ÷ wall time: 1 = one core busy the whole time. */
+  readonly busy: Partial<Record<ImplName, number>>;
+}
+
+interface CpuAnswer {
+  readonly cpuNs: string;
+}
+
+/**
+ * Runs `work` and reports the CPU the given workers' processes used meanwhile (each
+ * answers its own process's CPU time: Node `process.cpuUsage`, Python
+ * `time.process_time_ns`, the JVM's `getProcessCpuTime`: every thread of the process).
+ */
+export async function measuredCpu<T>(
+  workers: readonly WorkerChannel[],
+  work: () => Promise<T>,
+): Promise<{ result: T; span: CpuSpan }> {
+  const cpu = async (): Promise<bigint> => {
+    const answers = await Promise.all(workers.map((w) => w.request<CpuAnswer>('cpu')));
+    return answers.reduce((sum, answer) => sum + BigInt(answer.cpuNs), 0n);
+  };
+  const cpuBefore = await cpu();
+  const wallBefore = process.hrtime.bigint();
+  const result = await work();
+  const wallNs = Number(process.hrtime.bigint() - wallBefore);
+  const cpuNs = Number((await cpu()) - cpuBefore);
+  return { result, span: { cpuNs, wallNs } };
+}
+
+/** Adds spans up (a scenario's slices). */
+export function addSpans(a: CpuSpan | undefined, b: CpuSpan): CpuSpan {
+  return a ? { cpuNs: a.cpuNs + b.cpuNs, wallNs: a.wallNs + b.wallNs } : b;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The rows of the "client CPU" table, from the spans of every measured round. */
+export function clientCpuRows(
+  spans: Readonly<Record<number, Partial<Record<ImplName, CpuSpan[]>>>>,
+  titles: ReadonlyMap<number, string>,
+): ClientCpuRow[] {
+  return Object.entries(spans).map(([scenario, byImpl]) => {
+    const busy: Partial<Record<ImplName, number>> = {};
+    for (const [impl, list] of Object.entries(byImpl) as Array<[ImplName, CpuSpan[]]>) {
+      const shares = list.filter((s) => s.wallNs > 0).map((s) => s.cpuNs / s.wallNs);
+      if (shares.length) busy[impl] = median(shares);
+    }
+    return { scenario: Number(scenario), title: titles.get(Number(scenario)) ?? '', busy };
+  });
+}

@@ -1,0 +1,64 @@
+import type { MetricRow, RoundTripRow, TargetRow } from '../../bench/bench.results';
+import { explainMiss } from '../../bench/report/missed-targets.notes';
+import type { ClientCpuRow } from '../../bench/support/client-cpu';
+
+/** A read-heavy miss like the one measured: same requests per cycle, ours slower per cycle. */
+const metrics: MetricRow[] = [
+  {
+    id: 'readHeavy.readerCyclesPerSec',
+    scenario: 6,
+    label: 'reader throughput',
+    unit: 'cycles/s',
+    better: 'higher',
+    rounds: {},
+    median: { ours: 2000, curator: 4000 }, // 500 µs and 250 µs per cycle
+    ratio: { curator: 0.5 },
+    ratioRange: { curator: [0.5, 0.5] },
+  },
+];
+const row = (impl: 'ours' | 'curator'): RoundTripRow => ({
+  scenario: 6,
+  per: 'read or write cycle (read-heavy)',
+  impl,
+  byOp: { create: 1, getChildren: 1, remove: 1 },
+  requests: 3,
+  notifications: 0,
+});
+const target: TargetRow = {
+  id: '6',
+  label: 'read-heavy reader throughput: ours ÷ Curator',
+  measured: '0.5×',
+  threshold: '>= 2×',
+  pass: false,
+  basis: {
+    a: { metricId: 'readHeavy.readerCyclesPerSec', impl: 'ours', scenario: 6, per: 'read or write cycle' },
+    b: { metricId: 'readHeavy.readerCyclesPerSec', impl: 'curator', scenario: 6, per: 'read or write cycle' },
+  },
+};
+const cpu = (ours: number, curator: number): ClientCpuRow[] => [
+  { scenario: 6, title: 'read-heavy', busy: { ours, curator } },
+];
+
+describe('missed-target notes with the client CPU', () => {
+  it('say how much of the gap the client CPU per unit covers', () => {
+    // ours: 95% of a core × 500 µs = 475 µs; Curator: 60% × 250 µs = 150 µs; the gap is 250 µs.
+    const note = explainMiss(target, metrics, [row('ours'), row('curator')], cpu(0.95, 0.6))!;
+    expect(note).toContain('Client CPU while the scenario ran: ours 95% of a core, curator 60% of a core');
+    expect(note).toContain('about 475 µs of client CPU per unit against 150 µs');
+    expect(note).toContain("The difference, 325 µs, is 100% of the 250 µs gap: the client's own work explains it.");
+  });
+
+  it('say when it explains only part of it', () => {
+    // ours: 40% × 500 = 200 µs; Curator 60% × 250 = 150 µs: 50 µs of a 250 µs gap.
+    const note = explainMiss(target, metrics, [row('ours'), row('curator')], cpu(0.4, 0.6))!;
+    expect(note).toContain(
+      "The difference, 50.0 µs, is 20% of the 250 µs gap: the client's own work explains part of it.",
+    );
+  });
+
+  it('say nothing of CPU when the run did not measure it', () => {
+    const note = explainMiss(target, metrics, [row('ours'), row('curator')])!;
+    expect(note).not.toContain('Client CPU');
+    expect(note).toContain('6 missed');
+  });
+});

@@ -18,6 +18,7 @@ import {
 } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
+import { installJuteCodec } from './wire/jute-codec.install.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
 import { InflightRequests } from './inflight.requests.js';
 import { TrustGate } from './trust.gate.js';
@@ -101,6 +102,7 @@ export class ZkSession extends EventEmitter {
     // no MaxListenersExceededWarning at the eleventh concurrent acquire.
     this.setMaxListeners(0);
     setMaxListeners(0, this.lostController.signal);
+    installJuteCodec();
     this.client = zookeeper.createClient(config.connectionString, {
       sessionTimeout: config.sessionTimeoutMs,
       spinDelay: config.spinDelayMs,

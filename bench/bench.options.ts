@@ -94,6 +94,8 @@ export interface BenchOptions {
   readonly forceSync: boolean;
   /** An existing server to use instead of starting one (ZK_CONNECT). */
   readonly connectionString?: string;
+  /** That server's processes on this machine, if known (ZK_SERVER_PID): their CPU is reported. */
+  readonly serverPids?: readonly number[];
   /**
    * The pass on a 3-server loopback ensemble (scenarios 1 and 2 of those selected): `also`
    * after the standalone pass, `only` instead of it, `no`. A full run does it by default.
@@ -119,7 +121,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    ensemble; a full run (all scenarios, not --quick, no ZK_CONNECT) does so
                    unless --no-ensemble
   --ensemble-only  only that ensemble pass
-  ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)`;
+  ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
+  ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 
 /** The scenarios the ensemble pass runs, of those selected. */
 export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
@@ -164,6 +167,13 @@ export function parseBenchArgs(
     else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
   }
   const connectionString = env.ZK_CONNECT || undefined;
+  const serverPids = (env.ZK_SERVER_PID ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pid) => {
+      if (!/^\d+$/.test(pid)) throw new Error(`ZK_SERVER_PID: "${pid}" is not a process id\n\n${USAGE}`);
+      return Number(pid);
+    });
   const full = !quick && scenarios.length === ALL_SCENARIOS.length && !connectionString;
   ensemble ??= full ? 'also' : 'no';
   if (ensemble !== 'no' && !scenarios.some((s) => ENSEMBLE_SCENARIOS.includes(s))) {
@@ -177,6 +187,7 @@ export function parseBenchArgs(
     forceSync,
     scenarios: [...new Set(scenarios)].sort(),
     connectionString,
+    ...(connectionString && serverPids.length ? { serverPids } : {}),
     ensemble,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,

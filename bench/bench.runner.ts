@@ -11,6 +11,7 @@ import { evaluateTargets } from './report/targets.report.js';
 import { SCENARIOS } from './scenarios/all.scenarios.js';
 import type { ScenarioContext } from './scenarios/scenario.js';
 import { addSpans, clientCpuRows, measuredCpu, type CpuSpan } from './support/client-cpu.js';
+import { processCpuNs } from './support/server-cpu.js';
 import { QueueProbe } from './support/queue.probe.js';
 import { shuffled } from './support/sample.stats.js';
 import { warmUpServer } from './support/server.warmup.js';
@@ -40,6 +41,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
   const loadavgStart = loadavg();
   const target = await openZkTarget({
     connectionString: ensemble ? undefined : options.connectionString,
+    serverPids: options.serverPids,
     forceSync: options.forceSync,
     ensemble,
   });
@@ -89,6 +91,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     /** Every worker process of `impl` (two for the handoff). */
     const workersOf = (impl: ImplName): WorkerChannel[] =>
       [...workers].filter(([key]) => key.startsWith(`${impl}#`)).map(([, channel]) => channel);
+    const serverCpuNs = (): number => processCpuNs(target.serverPids());
     const order: BenchMeta['order'] = [];
     const plan = [
       ...Array.from({ length: options.warmupRounds }, (_, i) => ({ label: `w${i + 1}`, n: i + 1, measured: false })),
@@ -110,7 +113,9 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
           const impls = shuffled(scenario.impls);
           if (round.measured) order.push({ round: round.n, scenario: scenario.id, slice: slice + 1, impls });
           for (const impl of impls) {
-            const { result, span } = await measuredCpu(workersOf(impl), () => scenario.run(ctx, impl, slice));
+            const { result, span } = await measuredCpu(workersOf(impl), serverCpuNs, () =>
+              scenario.run(ctx, impl, slice),
+            );
             parts.get(impl)!.push(result);
             spans.set(impl, addSpans(spans.get(impl), span));
           }
@@ -134,7 +139,11 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     const metrics = summaries.flatMap((s) => s.metrics);
     const roundTrips = summaries.flatMap((s) => s.roundTrips);
     const targets = ensemble ? ensembleTargets(metrics) : evaluateTargets(metrics, target);
-    const clientCpu = clientCpuRows(cpuSpans, new Map(scenarios.map((s) => [s.id, s.title])));
+    const clientCpu = clientCpuRows(
+      cpuSpans,
+      new Map(scenarios.map((s) => [s.id, s.title])),
+      target.serverPids().length > 0,
+    );
     const finishedAt = new Date();
     const meta: BenchMeta = {
       startedAt: startedAt.toISOString(),

@@ -102,7 +102,33 @@ export function explainMiss(
   } else {
     why = `${a.name} sends ${format(-extra)} fewer per unit (${counts}), so the ${format(gap)} µs gap is all time per message (${each}).`;
   }
-  return `${head} ${why}${caveat}${cpuSentence(target, a, b, clientCpu)}`;
+  return `${head} ${why}${caveat}${cpuSentence(target, a, b, clientCpu)}${serverSentence(target, metrics, a, b, clientCpu)}`;
+}
+
+/**
+ * What the ZooKeeper server's CPU says: its share of a core while each side ran, that per
+ * unit, and, for a throughput asked as a multiple of the other side's, how many cores the
+ * server alone would need at that rate with what this side costs it per unit.
+ */
+function serverSentence(
+  target: TargetRow,
+  metrics: readonly MetricRow[],
+  a: Side,
+  b: Side,
+  clientCpu: readonly ClientCpuRow[],
+): string {
+  const { basis } = target;
+  const row = clientCpu.find((r) => r.scenario === basis?.a.scenario);
+  const [busyA, busyB] = [row?.server?.[basis!.a.impl], row?.server?.[basis!.b.impl]];
+  if (!basis || basis.a.impl === basis.b.impl || busyA === undefined || busyB === undefined) return '';
+  const [cpuA, cpuB] = [busyA * a.unitUs, busyB * b.unitUs];
+  const share = (busy: number): string => `${Math.round(busy * 100)}% of a core`;
+  const head = ` The ZooKeeper server meanwhile: ${share(busyA)} while ${a.name} ran, ${share(busyB)} while ${b.name} ran; about ${format(cpuA)} µs of server CPU per unit against ${format(cpuB)} µs.`;
+  const times = /^>=\s*([\d.]+)×$/.exec(target.threshold);
+  const rate = metrics.find((m) => m.id === basis.a.metricId)?.unit.endsWith('/s');
+  if (!times || !rate) return head;
+  const asked = Number(times[1]) * (1e6 / b.unitUs);
+  return `${head} At the rate asked (${format(asked)}/s) the server alone would need ${format((cpuA * asked) / 1e6)} cores.`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { BenchResults } from '../bench.results.js';
+import type { ClientCpuRow } from '../support/client-cpu.js';
 import { IMPLS, OTHER_IMPLS, type ImplName } from '../workers/impl.protocol.js';
 import { methodNotes } from './method.notes.js';
 import { format } from './number.format.js';
@@ -100,15 +101,22 @@ export function roundTripsTable(results: BenchResults, style: Style): string {
   ]);
 }
 
-/** How busy each implementation's client processes were while a scenario ran (share of one core). */
-export function clientCpuTable(results: BenchResults, style: Style): string {
+/**
+ * How busy each implementation's client processes were while a scenario ran (share of one
+ * core), or (`of: 'server'`) the ZooKeeper servers while that implementation ran.
+ */
+export function clientCpuTable(results: BenchResults, style: Style, of: 'busy' | 'server' = 'busy'): string {
+  const share = (row: ClientCpuRow, impl: ImplName): number | undefined => row[of]?.[impl];
   const impls = (['ours', 'raw', 'kazoo', 'curator'] as const).filter((impl) =>
-    (results.clientCpu ?? []).some((row) => row.busy[impl] !== undefined),
+    (results.clientCpu ?? []).some((row) => share(row, impl) !== undefined),
   );
   const rows = (results.clientCpu ?? []).map((row) => [
     String(row.scenario),
     row.title,
-    ...impls.map((impl) => (row.busy[impl] === undefined ? '–' : `${format(row.busy[impl]! * 100)}%`)),
+    ...impls.map((impl) => {
+      const value = share(row, impl);
+      return value === undefined ? '–' : `${format(value * 100)}%`;
+    }),
   ]);
   return table(['#', 'scenario', ...impls], rows, style, [false, false, ...impls.map(() => true)]);
 }
@@ -235,6 +243,14 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
           '',
           clientCpuTable(results, 'markdown'),
           '',
+          ...(results.clientCpu.some((row) => row.server)
+            ? [
+                "The ZooKeeper server processes' CPU time (every thread, from /proc in 10 ms ticks) ÷ wall time while each implementation ran the scenario, median over rounds: the other side of each round trip.",
+                '',
+                clientCpuTable(results, 'markdown', 'server'),
+                '',
+              ]
+            : []),
         ]
       : []),
   ];

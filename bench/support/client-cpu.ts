@@ -1,9 +1,10 @@
 import type { ImplName } from '../workers/impl.protocol.js';
 import type { WorkerChannel } from './worker.channel.js';
 
-/** One implementation's run of one scenario: CPU its worker processes used, and the wall time it took. */
+/** One implementation's run of one scenario: CPU its worker processes used, the ZooKeeper servers' CPU meanwhile, and the wall time it took. */
 export interface CpuSpan {
   readonly cpuNs: number;
+  readonly serverCpuNs: number;
   readonly wallNs: number;
 }
 
@@ -13,6 +14,8 @@ export interface ClientCpuRow {
   readonly title: string;
   /** Median over rounds of CPU time ÷ wall time: 1 = one core busy the whole time. */
   readonly busy: Partial<Record<ImplName, number>>;
+  /** The same for the ZooKeeper server processes while that implementation ran (absent for an external server). */
+  readonly server?: Partial<Record<ImplName, number>>;
 }
 
 interface CpuAnswer {
@@ -26,6 +29,7 @@ interface CpuAnswer {
  */
 export async function measuredCpu<T>(
   workers: readonly WorkerChannel[],
+  serverCpuNs: () => number,
   work: () => Promise<T>,
 ): Promise<{ result: T; span: CpuSpan }> {
   const cpu = async (): Promise<bigint> => {
@@ -33,16 +37,18 @@ export async function measuredCpu<T>(
     return answers.reduce((sum, answer) => sum + BigInt(answer.cpuNs), 0n);
   };
   const cpuBefore = await cpu();
+  const serverBefore = serverCpuNs();
   const wallBefore = process.hrtime.bigint();
   const result = await work();
   const wallNs = Number(process.hrtime.bigint() - wallBefore);
+  const serverAfter = serverCpuNs();
   const cpuNs = Number((await cpu()) - cpuBefore);
-  return { result, span: { cpuNs, wallNs } };
+  return { result, span: { cpuNs, serverCpuNs: serverAfter - serverBefore, wallNs } };
 }
 
 /** Adds spans up (a scenario's slices). */
 export function addSpans(a: CpuSpan | undefined, b: CpuSpan): CpuSpan {
-  return a ? { cpuNs: a.cpuNs + b.cpuNs, wallNs: a.wallNs + b.wallNs } : b;
+  return a ? { cpuNs: a.cpuNs + b.cpuNs, serverCpuNs: a.serverCpuNs + b.serverCpuNs, wallNs: a.wallNs + b.wallNs } : b;
 }
 
 function median(values: number[]): number {
@@ -55,13 +61,18 @@ function median(values: number[]): number {
 export function clientCpuRows(
   spans: Readonly<Record<number, Partial<Record<ImplName, CpuSpan[]>>>>,
   titles: ReadonlyMap<number, string>,
+  serverMeasured: boolean,
 ): ClientCpuRow[] {
   return Object.entries(spans).map(([scenario, byImpl]) => {
     const busy: Partial<Record<ImplName, number>> = {};
+    const server: Partial<Record<ImplName, number>> = {};
     for (const [impl, list] of Object.entries(byImpl) as Array<[ImplName, CpuSpan[]]>) {
-      const shares = list.filter((s) => s.wallNs > 0).map((s) => s.cpuNs / s.wallNs);
-      if (shares.length) busy[impl] = median(shares);
+      const timed = list.filter((s) => s.wallNs > 0);
+      if (!timed.length) continue;
+      busy[impl] = median(timed.map((s) => s.cpuNs / s.wallNs));
+      if (serverMeasured) server[impl] = median(timed.map((s) => s.serverCpuNs / s.wallNs));
     }
-    return { scenario: Number(scenario), title: titles.get(Number(scenario)) ?? '', busy };
+    const row = { scenario: Number(scenario), title: titles.get(Number(scenario)) ?? '', busy };
+    return serverMeasured ? { ...row, server } : row;
   });
 }

@@ -11,6 +11,8 @@ export interface ZkTarget {
   readonly jvmArgs: readonly string[] | null;
   /** What the sessions talk to, for the report. */
   readonly topology: string;
+  /** The server processes it started (none for an external server): their CPU is sampled around each run. */
+  readonly serverPids: () => number[];
   stop(): Promise<void>;
 }
 
@@ -23,6 +25,8 @@ const PRODUCTION_JVM_ARGS = ['-Xmx1000m'];
 
 export async function openZkTarget(options: {
   connectionString?: string;
+  /** The existing server's processes on this machine, if known. */
+  serverPids?: readonly number[];
   forceSync: boolean;
   tickTime?: number;
   ensemble?: boolean;
@@ -35,6 +39,7 @@ export async function openZkTarget(options: {
       tickTime: null,
       jvmArgs: null,
       topology: 'existing server (ZK_CONNECT)',
+      serverPids: () => [...(options.serverPids ?? [])],
       stop: async () => undefined,
     };
   }
@@ -49,6 +54,7 @@ export async function openZkTarget(options: {
     tickTime,
     jvmArgs: PRODUCTION_JVM_ARGS,
     topology: 'standalone server',
+    serverPids: () => (server.pid === undefined ? [] : [server.pid]),
     stop: () => server.destroy(),
   };
 }
@@ -86,6 +92,7 @@ async function openEnsemble(forceSync: boolean, tickTime: number, size = 3): Pro
       tickTime,
       jvmArgs: PRODUCTION_JVM_ARGS,
       topology: `${size}-server loopback ensemble (${modes.join(', ')}), every session on server ${follower + 1}, a follower`,
+      serverPids: () => servers.flatMap((s) => (s.pid === undefined ? [] : [s.pid])),
       stop,
     };
   } catch (error) {

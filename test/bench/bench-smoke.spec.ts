@@ -26,7 +26,10 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
   let results: BenchResults;
 
   beforeAll(async () => {
-    const options = parseBenchArgs(['--quick', '--rounds', '1'], { ZK_CONNECT: zkConnect() });
+    const options = parseBenchArgs(['--quick', '--rounds', '1'], {
+      ZK_CONNECT: zkConnect(),
+      ZK_SERVER_PID: process.env.ZK_SERVER_PID,
+    });
     results = await runBench(options);
   }, 60_000);
 
@@ -57,16 +60,25 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(results.problems).toEqual([]);
   });
 
-  it("measured each implementation's client CPU in every scenario, and reports it", () => {
+  it("measured each implementation's client CPU in every scenario, and the server's, and reports them", () => {
+    const serverKnown = process.env.ZK_SERVER_PID !== undefined;
     const rows = results.clientCpu ?? [];
     expect(rows.map((r) => r.scenario).sort((a, b) => a - b)).toEqual([...ALL_SCENARIOS]);
     for (const row of rows) {
       for (const impl of Object.keys(results.samples[keyOf(row.scenario)] ?? {}) as ImplName[]) {
         const busy = row.busy[impl];
         expect([row.scenario, impl, busy !== undefined && busy > 0 && busy < 16]).toEqual([row.scenario, impl, true]);
+        // The server's CPU, from /proc in 10 ms ticks (a short quick-mode run may read 0),
+        // when its process is known: the tests' own server, not one given by ZK_CONNECT.
+        const server = row.server?.[impl];
+        const known = serverKnown ? server !== undefined && server >= 0 && server < 16 : server === undefined;
+        expect([row.scenario, impl, known]).toEqual([row.scenario, impl, true]);
       }
     }
+    const serverTotal = rows.flatMap((row) => Object.values(row.server ?? {})).reduce((sum, share) => sum + share, 0);
+    expect(serverTotal > 0).toBe(serverKnown);
     expect(markdownReport(results, undefined)).toContain('## Client CPU');
+    expect(markdownReport(results, undefined).includes("The ZooKeeper server processes' CPU time")).toBe(serverKnown);
   });
 
   it('ran each scenario for the implementations it compares', () => {
@@ -278,5 +290,13 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds needs a whole number >= 1/);
     expect(() => parseBenchArgs(['--scenario', '9'], {})).toThrow(/no scenario 9/);
     expect(() => parseBenchArgs(['--fast'], {})).toThrow(/unknown argument "--fast"/);
+    expect(() => parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,x' })).toThrow(
+      /ZK_SERVER_PID: "x" is not a process id/,
+    );
+  });
+
+  it("takes an existing server's process ids with it, and only with it", () => {
+    expect(parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,34' }).serverPids).toEqual([12, 34]);
+    expect(parseBenchArgs([], { ZK_SERVER_PID: '12' }).serverPids).toBeUndefined();
   });
 });

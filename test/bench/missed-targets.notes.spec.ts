@@ -59,6 +59,28 @@ describe('missed-target notes with the client CPU', () => {
   it('say nothing of CPU when the run did not measure it', () => {
     const note = explainMiss(target, metrics, [row('ours'), row('curator')])!;
     expect(note).not.toContain('Client CPU');
+    expect(note).not.toContain('ZooKeeper server');
     expect(note).toContain('6 missed');
+  });
+
+  it('say what the server spent per unit and how many cores it would need at the rate asked', () => {
+    // Server: 90% of a core while ours ran (× 500 µs = 450 µs per cycle), 80% while Curator ran (× 250 = 200 µs).
+    // Asked: 2 × Curator's 4,000 cycles/s = 8,000/s; at 450 µs each the server alone needs 3.6 cores.
+    const rows: ClientCpuRow[] = [
+      { scenario: 6, title: 'read-heavy', busy: { ours: 0.95, curator: 0.6 }, server: { ours: 0.9, curator: 0.8 } },
+    ];
+    const note = explainMiss(target, metrics, [row('ours'), row('curator')], rows)!;
+    expect(note).toContain(
+      'The ZooKeeper server meanwhile: 90% of a core while ours ran, 80% of a core while curator ran; about 450 µs of server CPU per unit against 200 µs.',
+    );
+    expect(note).toContain('At the rate asked (8,000/s) the server alone would need 3.60 cores.');
+  });
+
+  it('say no rate for a latency target', () => {
+    const latency: MetricRow[] = [{ ...metrics[0], unit: 'µs', better: 'lower', median: { ours: 500, curator: 250 } }];
+    const rows: ClientCpuRow[] = [{ scenario: 6, title: 'read-heavy', busy: {}, server: { ours: 0.9, curator: 0.8 } }];
+    const note = explainMiss({ ...target, threshold: '<= 1×' }, latency, [row('ours'), row('curator')], rows)!;
+    expect(note).toContain('about 450 µs of server CPU per unit against 200 µs.');
+    expect(note).not.toContain('rate asked');
   });
 });

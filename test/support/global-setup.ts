@@ -16,4 +16,5 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__ZK_SERVER__ = server;
   process.env.ZK_CONNECT = server.connectionString;
   process.env.ZK_TEST_SERVER_STARTED = '1';
+  process.env.ZK_SERVER_PID = String(server.pid);
 }

@@ -107,8 +107,10 @@ export function explainMiss(
 
 /**
  * What the ZooKeeper server's CPU says: its share of a core while each side ran, that per
- * unit, and, for a throughput asked as a multiple of the other side's, how many cores the
- * server alone would need at that rate with what this side costs it per unit.
+ * unit, and, for a throughput asked as a multiple of the other side's, how much server CPU
+ * that rate takes at the cheaper of the two sides' cost per unit. (The cost per unit is not
+ * the server's alone: with forceSync one fsync serves every write queued at once, so a
+ * client that keeps more requests in flight costs it less per unit.)
  */
 function serverSentence(
   target: TargetRow,
@@ -128,7 +130,8 @@ function serverSentence(
   const rate = metrics.find((m) => m.id === basis.a.metricId)?.unit.endsWith('/s');
   if (!times || !rate) return head;
   const asked = Number(times[1]) * (1e6 / b.unitUs);
-  return `${head} At the rate asked (${format(asked)}/s) the server alone would need ${format((cpuA * asked) / 1e6)} cores.`;
+  const cheaper = Math.min(cpuA, cpuB);
+  return `${head} At the rate asked (${format(asked)}/s), even at the cheaper ${format(cheaper)} µs per unit, the server would use ${format((cheaper * asked) / 1e6)} cores.`;
 }
 
 /**

@@ -119,15 +119,12 @@ function serverSentence(
   b: Side,
   clientCpu: readonly ClientCpuRow[],
 ): string {
-  const { basis } = target;
-  const row = clientCpu.find((r) => r.scenario === basis?.a.scenario);
-  const [busyA, busyB] = [row?.server?.[basis!.a.impl], row?.server?.[basis!.b.impl]];
-  if (!basis || basis.a.impl === basis.b.impl || busyA === undefined || busyB === undefined) return '';
-  const [cpuA, cpuB] = [busyA * a.unitUs, busyB * b.unitUs];
-  const share = (busy: number): string => `${Math.round(busy * 100)}% of a core`;
+  const shares = sharesOf(target, a, b, clientCpu, 'server');
+  if (!shares) return '';
+  const { busyA, busyB, cpuA, cpuB } = shares;
   const head = ` The ZooKeeper server meanwhile: ${share(busyA)} while ${a.name} ran, ${share(busyB)} while ${b.name} ran; about ${format(cpuA)} µs of server CPU per unit against ${format(cpuB)} µs.`;
   const times = /^>=\s*([\d.]+)×$/.exec(target.threshold);
-  const rate = metrics.find((m) => m.id === basis.a.metricId)?.unit.endsWith('/s');
+  const rate = metrics.find((m) => m.id === target.basis!.a.metricId)?.unit.endsWith('/s');
   if (!times || !rate) return head;
   const asked = Number(times[1]) * (1e6 / b.unitUs);
   const cheaper = Math.min(cpuA, cpuB);
@@ -140,12 +137,9 @@ function serverSentence(
  * difference in CPU per unit covers the gap, the client's own work explains it.
  */
 function cpuSentence(target: TargetRow, a: Side, b: Side, clientCpu: readonly ClientCpuRow[]): string {
-  const { basis } = target;
-  const row = clientCpu.find((r) => r.scenario === basis?.a.scenario);
-  const [busyA, busyB] = [row?.busy[basis!.a.impl], row?.busy[basis!.b.impl]];
-  if (!basis || basis.a.impl === basis.b.impl || busyA === undefined || busyB === undefined) return '';
-  const [cpuA, cpuB] = [busyA * a.unitUs, busyB * b.unitUs];
-  const share = (busy: number): string => `${Math.round(busy * 100)}% of a core`;
+  const shares = sharesOf(target, a, b, clientCpu, 'busy');
+  if (!shares) return '';
+  const { busyA, busyB, cpuA, cpuB } = shares;
   const head = ` Client CPU while the scenario ran: ${a.name} ${share(busyA)}, ${b.name} ${share(busyB)}; about ${format(cpuA)} µs of client CPU per unit against ${format(cpuB)} µs.`;
   const gap = a.unitUs - b.unitUs;
   if (gap <= 0 || cpuA <= cpuB) return head;
@@ -164,3 +158,24 @@ export function missedTargetNotes(
     .map((t) => explainMiss(t, metrics, roundTrips, clientCpu))
     .filter((note): note is string => note !== undefined);
 }
+
+/**
+ * Each side's share of a core (its client processes', or the server's while it ran) and
+ * that share of its time per unit; undefined unless both sides, two implementations, have one.
+ */
+function sharesOf(
+  target: TargetRow,
+  a: Side,
+  b: Side,
+  clientCpu: readonly ClientCpuRow[],
+  of: 'busy' | 'server',
+): { busyA: number; busyB: number; cpuA: number; cpuB: number } | undefined {
+  const { basis } = target;
+  if (!basis || basis.a.impl === basis.b.impl) return undefined;
+  const row = clientCpu.find((r) => r.scenario === basis.a.scenario);
+  const [busyA, busyB] = [row?.[of]?.[basis.a.impl], row?.[of]?.[basis.b.impl]];
+  if (busyA === undefined || busyB === undefined) return undefined;
+  return { busyA, busyB, cpuA: busyA * a.unitUs, cpuB: busyB * b.unitUs };
+}
+
+const share = (busy: number): string => `${Math.round(busy * 100)}% of a core`;

@@ -105,7 +105,7 @@ export function roundTripsTable(results: BenchResults, style: Style): string {
  * How busy each implementation's client processes were while a scenario ran (share of one
  * core), or (`of: 'server'`) the ZooKeeper servers while that implementation ran.
  */
-export function clientCpuTable(results: BenchResults, style: Style, of: 'busy' | 'server' = 'busy'): string {
+export function cpuShareTable(results: BenchResults, style: Style, of: 'busy' | 'server' = 'busy'): string {
   const share = (row: ClientCpuRow, impl: ImplName): number | undefined => row[of]?.[impl];
   const impls = (['ours', 'raw', 'kazoo', 'curator'] as const).filter((impl) =>
     (results.clientCpu ?? []).some((row) => share(row, impl) !== undefined),
@@ -241,13 +241,13 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
           "CPU time of each implementation's worker processes (every thread: the JVM's I/O, GC and JIT threads, Kazoo's threads) ÷ wall time while the scenario ran, median over rounds: 100% is one core busy the whole time. The machine has " +
             `${results.meta.machine.cpus} cores, shared with the ZooKeeper server.`,
           '',
-          clientCpuTable(results, 'markdown'),
+          cpuShareTable(results, 'markdown'),
           '',
           ...(results.clientCpu.some((row) => row.server)
             ? [
                 "The ZooKeeper server processes' CPU time (every thread, from /proc in 10 ms ticks) ÷ wall time while each implementation ran the scenario, median over rounds: the other side of each round trip.",
                 '',
-                clientCpuTable(results, 'markdown', 'server'),
+                cpuShareTable(results, 'markdown', 'server'),
                 '',
               ]
             : []),

@@ -8,7 +8,8 @@ import { range } from './bench-impl.js';
 /**
  * Scenario 7's floor: the requests `acquireAll` sends for free names, with plain
  * callbacks: one multi of creates with every children read behind it, then (all free)
- * one multi of deletes. `all` with `locks` names, `one` with a single name; directories made first.
+ * one multi of deletes. The reads go one per name: node-zookeeper-client has no
+ * `multiRead`, which ours sends instead on ZooKeeper 3.6 and later. `all` with `locks` names, `one` with a single name; directories made first.
  */
 export async function rawMultiLock(
   zk: RawZk,

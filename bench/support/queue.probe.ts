@@ -1,6 +1,6 @@
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { fourLetter } from '../../lib/core/session/four-letter.js';
 import { RawZk } from '../raw-client.loop.js';
 
 /**
@@ -85,16 +85,4 @@ export class QueueProbe {
     for (const reply of replies) for (const line of reply!.split('\n')) if (line.trim().startsWith(prefix)) count++;
     return count;
   }
-}
-
-function fourLetter(host: string, port: number, command: string, timeoutMs = 2_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port });
-    let reply = '';
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`${command} timed out`)));
-    socket.on('connect', () => socket.write(command));
-    socket.on('data', (chunk) => (reply += chunk.toString('utf8')));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(reply));
-  });
 }

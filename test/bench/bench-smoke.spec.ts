@@ -173,9 +173,12 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     }
     const group = trips(7, 'ours', 'as a group');
     expect(group.byOp.multi).toBeGreaterThanOrEqual(2); // one transaction of creates, one of deletes
-    expect(group.byOp.getChildren).toBeGreaterThanOrEqual(locks);
+    // The children reads: one multiRead a cycle once the server (3.8) said its version, one read each name before.
+    expect(group.byOp.multiRead).toBeGreaterThan(0);
+    expect((group.byOp.multiRead ?? 0) + (group.byOp.getChildren ?? 0) / locks).toBeCloseTo(1, 5);
     expect(group.notifications).toBe(0); // free names: nobody waits
-    expect(trips(7, 'raw', 'as a group').byOp).toEqual({ multi: 2, getChildren: locks }); // ours' wire shape, with plain callbacks
+    // Ours' wire shape with plain callbacks, but one read per name: node-zookeeper-client has no multiRead.
+    expect(trips(7, 'raw', 'as a group').byOp).toEqual({ multi: 2, getChildren: locks });
     expect(trips(7, 'raw', '1 name').byOp).toEqual({ create: 1, getChildren: 1, remove: 1 });
     expect(trips(7, 'kazoo', 'as a group').byOp).toMatchObject({ create: locks, remove: locks });
     expect(trips(7, 'kazoo', 'as a group').notifications).toBe(0);

@@ -8,6 +8,7 @@ import {
   type ZkLockHandle,
 } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { countsSince } from '../support/request-counts';
 import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait-for';
 import { waitUntil } from '../support/wait-until';
@@ -17,113 +18,124 @@ import { zkPort } from '../support/zk-test-env';
 const nodeCounts = (fx: LockFixture, names: string[]): Promise<number[]> =>
   Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
 
-/** ZooKeeper's op code of a `multi` transaction (its body starts with a header, not a path). */
-const MULTI_OP = 14;
-
 /** The ZooKeeper nodes a granted multi-lock holds, one per name. */
 const nodesOf = (group: MultiLockHandle): string[] => group.handles.map((handle) => nodeOf(handle as ZkLockHandle));
 
-/** Requests counted by the client since `before`, without the liveness heartbeat. */
-function countsSince(client: ZkLockBackend, before: Record<string, number>): Record<string, number> {
-  const after = client.client.counter.snapshot();
-  return Object.fromEntries(
-    Object.keys(after)
-      .filter((op) => op !== 'heartbeat' && after[op] !== (before[op] ?? 0))
-      .map((op) => [op, after[op] - (before[op] ?? 0)]),
-  );
-}
+/** How the group's children reads travel: one multiRead (ZooKeeper 3.6 and later), or one read each (older servers). */
+const READS = [
+  {
+    title: 'one multiRead (ZooKeeper 3.6+)',
+    srvr: undefined, // the test server answers: 3.8
+    readOps: [[ZK_OP.multiRead, undefined]],
+    counts: { multi: 1, multiRead: 1 },
+  },
+  {
+    title: 'one read each (a server before 3.6)',
+    srvr: 'Zookeeper version: 3.5.10-c2a6ba5e7d4f3bd1d2c5a49dc6bfcf9bd1b0b1e9, built on 2022-05-30 08:39 UTC\n',
+    readOps: ['a', 'b', 'c', 'd', 'e'].map((name) => [ZK_OP.getChildren2, name]),
+    counts: { multi: 1, getChildren: 5 },
+  },
+] as const;
 
-describe('acquireAll on ZooKeeper: what it costs on the wire', () => {
-  let fx: LockFixture;
-  let proxy: TcpProxy;
-  let client: ZkLockBackend;
-  const names = ['e', 'c', 'a', 'd', 'b'];
+describe.each(READS)(
+  'acquireAll on ZooKeeper: what it costs on the wire, the reads as $title',
+  ({ srvr, readOps, counts }) => {
+    let fx: LockFixture;
+    let proxy: TcpProxy;
+    let client: ZkLockBackend;
+    const names = ['e', 'c', 'a', 'd', 'b'];
 
-  beforeAll(async () => {
-    fx = await LockFixture.create('multi-wire');
-    proxy = new TcpProxy(zkPort());
-    await proxy.start();
-    // Held replies must never look like a silent server; directories stay (a hot lock set).
-    client = await fx.backend({
-      connectionString: proxy.connectionString,
-      sessionTimeoutMs: 10_000,
-      emptyDirectoryGraceMs: 60_000,
+    beforeAll(async () => {
+      fx = await LockFixture.create('multi-wire');
+      proxy = new TcpProxy(zkPort());
+      proxy.fourLetterReply = srvr;
+      await proxy.start();
+      // Held replies must never look like a silent server; directories stay (a hot lock set).
+      client = await fx.backend({
+        connectionString: proxy.connectionString,
+        sessionTimeoutMs: 10_000,
+        emptyDirectoryGraceMs: 60_000,
+      });
+      await (await client.acquireAll(names)).release(); // the directories exist from now on
+      await client.client.liveSession().readyToReadTogether(); // the server said its version
     });
-    await (await client.acquireAll(names)).release(); // the directories exist from now on
-  });
-  afterAll(async () => {
-    proxy.releaseReplies();
-    await fx.cleanup();
-    await proxy.stop();
-  });
-
-  /** Requests on lock paths since `mark` (no pings, no liveness heartbeats), and the multis (only ours use them). */
-  const lockRequests = (mark: number): ProxiedRequest[] =>
-    proxy.requests.slice(mark).filter((r) => r.op === MULTI_OP || r.path?.startsWith(`${fx.rootPath}/`));
-
-  it('5 free locks cost one round trip and one write: one multi create, every read sent before any reply arrives', async () => {
-    const before = client.client.counter.snapshot();
-    const mark = proxy.requests.length;
-    proxy.holdReplies(); // nothing ZooKeeper answers reaches the client until released
-    let settled = false;
-    const acquiring = client.acquireAll(names, { timeoutMs: 20_000 }).finally(() => (settled = true));
-    try {
-      await waitFor(() => lockRequests(mark).length === 6, {
-        timeoutMs: 3000,
-        what: () => `6 requests sent while every reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
-      });
-      const sent = lockRequests(mark);
-      // The creates of all five names are one transaction, and the reads go right behind it.
-      expect(sent[0].op).toBe(MULTI_OP);
-      expect(sent.filter((r) => r.op === ZK_OP.create)).toEqual([]);
-      expect(sent.slice(1).map((r) => [r.op, r.path!.split('/').at(-1)])).toEqual(
-        ['a', 'b', 'c', 'd', 'e'].map((name) => [ZK_OP.getChildren2, name]),
-      );
-      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer into the hold' });
-      expect(settled).toBe(false);
-    } finally {
+    afterAll(async () => {
       proxy.releaseReplies();
-    }
-    const group = await acquiring;
-    // Granted from that one wave: nothing more was asked.
-    expect(lockRequests(mark)).toHaveLength(6);
-    expect(countsSince(client, before)).toEqual({ multi: 1, getChildren: 5 });
-    expect(group.names).toEqual(['a', 'b', 'c', 'd', 'e']);
-    for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
+      await fx.cleanup();
+      await proxy.stop();
+    });
 
-    // The release is one transaction too: the five deletes in one multi.
-    const releaseMark = proxy.requests.length;
-    const releaseBefore = client.client.counter.snapshot();
-    proxy.holdReplies();
-    const releasing = group.release();
-    try {
-      await waitFor(() => lockRequests(releaseMark).length === 1, {
-        timeoutMs: 3000,
-        what: () => `the multi delete sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
-      });
-    } finally {
-      proxy.releaseReplies();
-    }
-    await releasing;
-    expect(lockRequests(releaseMark).map((r) => r.op)).toEqual([MULTI_OP]);
-    expect(countsSince(client, releaseBefore)).toEqual({ multi: 1 });
-    expect(await nodeCounts(fx, names)).toEqual([0, 0, 0, 0, 0]);
-  });
+    /** Requests on lock paths since `mark` (no pings, no liveness heartbeats), and the multis (only ours use them). */
+    const lockRequests = (mark: number): ProxiedRequest[] =>
+      proxy.requests
+        .slice(mark)
+        .filter((r) => r.op === ZK_OP.multi || r.op === ZK_OP.multiRead || r.path?.startsWith(`${fx.rootPath}/`));
 
-  it('bad input sends nothing', async () => {
-    const before = client.client.counter.snapshot();
-    const mark = proxy.requests.length;
-    const calls: Array<[() => Promise<unknown>, unknown]> = [
-      [() => client.acquireAll([]), InvalidLockListError],
-      [() => client.acquireAll(Array.from({ length: 1001 }, (_, i) => `n${i}`)), InvalidLockListError],
-      [() => client.acquireAll(['a', { name: 'b', mode: 'exclusive' as never }]), InvalidOptionError],
-      [() => client.acquireAll(['a'], { timeout: 5 } as never), InvalidOptionError],
-    ];
-    for (const [call, type] of calls) await expect(call()).rejects.toBeInstanceOf(type);
-    expect(countsSince(client, before)).toEqual({});
-    expect(lockRequests(mark)).toEqual([]);
-  });
-});
+    it('5 free locks cost one round trip and one write: one multi create, every read sent before any reply arrives', async () => {
+      const before = client.client.counter.snapshot();
+      const mark = proxy.requests.length;
+      const expected = 1 + readOps.length;
+      proxy.holdReplies(); // nothing ZooKeeper answers reaches the client until released
+      let settled = false;
+      const acquiring = client.acquireAll(names, { timeoutMs: 20_000 }).finally(() => (settled = true));
+      try {
+        await waitFor(() => lockRequests(mark).length === expected, {
+          timeoutMs: 3000,
+          what: () =>
+            `${expected} requests sent while every reply is held (sent: ${JSON.stringify(lockRequests(mark))})`,
+        });
+        const sent = lockRequests(mark);
+        // The creates of all five names are one transaction, and the reads go right behind it.
+        expect(sent[0].op).toBe(ZK_OP.multi);
+        expect(sent.filter((r) => r.op === ZK_OP.create)).toEqual([]);
+        expect(sent.slice(1).map((r) => [r.op, r.path?.split('/').at(-1)])).toEqual(readOps);
+        await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer into the hold' });
+        expect(settled).toBe(false);
+      } finally {
+        proxy.releaseReplies();
+      }
+      const group = await acquiring;
+      // Granted from that one wave: nothing more was asked.
+      expect(lockRequests(mark)).toHaveLength(expected);
+      expect(countsSince(client, before)).toEqual(counts);
+      expect(group.names).toEqual(['a', 'b', 'c', 'd', 'e']);
+      for (const [i, name] of group.names.entries()) expect(await fx.nodes(name)).toEqual([nodesOf(group)[i]]);
+
+      // The release is one transaction too: the five deletes in one multi.
+      const releaseMark = proxy.requests.length;
+      const releaseBefore = client.client.counter.snapshot();
+      proxy.holdReplies();
+      const releasing = group.release();
+      try {
+        await waitFor(() => lockRequests(releaseMark).length === 1, {
+          timeoutMs: 3000,
+          what: () =>
+            `the multi delete sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
+        });
+      } finally {
+        proxy.releaseReplies();
+      }
+      await releasing;
+      expect(lockRequests(releaseMark).map((r) => r.op)).toEqual([ZK_OP.multi]);
+      expect(countsSince(client, releaseBefore)).toEqual({ multi: 1 });
+      expect(await nodeCounts(fx, names)).toEqual([0, 0, 0, 0, 0]);
+    });
+
+    it('bad input sends nothing', async () => {
+      const before = client.client.counter.snapshot();
+      const mark = proxy.requests.length;
+      const calls: Array<[() => Promise<unknown>, unknown]> = [
+        [() => client.acquireAll([]), InvalidLockListError],
+        [() => client.acquireAll(Array.from({ length: 1001 }, (_, i) => `n${i}`)), InvalidLockListError],
+        [() => client.acquireAll(['a', { name: 'b', mode: 'exclusive' as never }]), InvalidOptionError],
+        [() => client.acquireAll(['a'], { timeout: 5 } as never), InvalidOptionError],
+      ];
+      for (const [call, type] of calls) await expect(call()).rejects.toBeInstanceOf(type);
+      expect(countsSince(client, before)).toEqual({});
+      expect(lockRequests(mark)).toEqual([]);
+    });
+  },
+);
 
 describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
   let fx: LockFixture;

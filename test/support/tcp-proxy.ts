@@ -7,6 +7,8 @@ export const ZK_OP = {
   exists: 3,
   getData: 4,
   getChildren2: 12,
+  multi: 14,
+  multiRead: 22,
   ping: 11,
   setWatches: 101,
 } as const;
@@ -19,6 +21,8 @@ interface Link {
   sawConnectRequest: boolean;
   /** Bytes from the server kept back while `holdReplies()` is on, in arrival order. */
   held: Buffer[];
+  /** A four-letter word's connection (`srvr`, as the library asks a server's version): passed on as is. */
+  fourLetter?: boolean;
 }
 
 /** A request as it reached the proxy: its op code, and its path for ops that carry one first. */
@@ -55,6 +59,8 @@ export class TcpProxy {
    */
   readonly requests: ProxiedRequest[] = [];
   port = 0;
+  /** When set, a four-letter word is answered with this (as a server of another version would), not passed on. */
+  fourLetterReply: string | undefined;
 
   constructor(
     private readonly targetPort: number,
@@ -168,6 +174,10 @@ export class TcpProxy {
 
   private fromClient(link: Link, chunk: Buffer): void {
     if (this.holes) return;
+    if (!link.sawConnectRequest && link.pending.length === 0 && /^[a-z]{4}$/.test(chunk.toString('latin1', 0, 4)))
+      link.fourLetter = true;
+    if (link.fourLetter && this.fourLetterReply !== undefined) return void link.client.end(this.fourLetterReply);
+    if (link.fourLetter) return void link.server.write(chunk);
     link.pending = Buffer.concat([link.pending, chunk]);
     while (link.pending.length >= 4) {
       const size = link.pending.readInt32BE(0);

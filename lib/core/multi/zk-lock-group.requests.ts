@@ -1,7 +1,7 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../naming/node-format.js';
 import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
-import { listChildren, type Listing } from '../recipe/lock-directory.js';
+import { listChildrenTogether, type Listing } from '../recipe/lock-directory.js';
 import type { SentCreate } from '../recipe/lock-acquisition.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
@@ -42,8 +42,8 @@ interface Removal {
 /**
  * A group's requests on ZooKeeper. ZooKeeper commits each write separately, and the
  * commits, not the round trips, are what several locks cost: so the creates of a wave go
- * as one `multi` (the children reads pipelined right behind it), and a group's deletes as
- * another. Every other step is each lock's own (`LockAcquisition`, `NodeReaper`), which
+ * as one `multi` (the children reads pipelined right behind it, as one `multiRead` when
+ * the server takes it), and a group's deletes as another. Every other step is each lock's own (`LockAcquisition`, `NodeReaper`), which
  * keeps every recovery: a multi creates all its nodes or none, so when its reply is lost
  * each lock finds its node, or not, by its guid as after a single create; when it fails
  * (a directory not there yet), each lock creates its node alone, making the directory;
@@ -119,7 +119,10 @@ export class ZkLockGroupRequests implements LockGroupRequests {
                 mode: 'ephemeral-sequential',
               })),
             ),
-            reads: nodes.map(({ dir }) => listChildren(session, dir).catch(() => null)),
+            reads: listChildrenTogether(
+              session,
+              nodes.map(({ dir }) => dir),
+            ).map((read) => read.catch(() => null)),
           })),
         );
       };

@@ -1,4 +1,5 @@
-import type { ZkSession } from '../session/zk-session.js';
+import { ZkOperationError } from '../errors/zk-operation.error.js';
+import type { ZkReadResult, ZkSession } from '../session/zk-session.js';
 import { isZkCode } from '../util/zk-error-code.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -45,4 +46,35 @@ export async function listChildren(
     if (isZkCode(error, 'NO_NODE')) return null;
     throw error;
   }
+}
+
+/**
+ * The children of each directory of `dirs` (`null` for one that does not exist), read
+ * together: as one `multiRead` when the server takes it (each directory's children, then
+ * its stat: the children read carries none in a `multiRead`), otherwise one read each,
+ * sent at once. Either way each directory's read fails or succeeds on its own.
+ */
+export function listChildrenTogether(session: ZkSession, dirs: readonly string[]): Array<Promise<Listing | null>> {
+  if (dirs.length < 2 || !session.canReadTogether()) return dirs.map((dir) => listChildren(session, dir));
+  const reading = session.multiRead(
+    dirs.flatMap((path) => [
+      { op: 'getChildren' as const, path },
+      { op: 'getData' as const, path },
+    ]),
+  );
+  return dirs.map((dir, i) => reading.then((results) => listingOf(dir, results[2 * i], results[2 * i + 1])));
+}
+
+/** One directory's listing from its children read and its data read, both of one `multiRead`. */
+function listingOf(dir: string, children: ZkReadResult, data: ZkReadResult): Listing | null {
+  for (const [op, result] of [
+    ['getChildren', children],
+    ['getData', data],
+  ] as const) {
+    if (!('error' in result)) continue;
+    if (result.error === 'NO_NODE') return null;
+    throw new ZkOperationError(op, dir, result.error);
+  }
+  if (!('children' in children) || !('stat' in data)) throw new Error(`multiRead of ${dir}: results out of order`);
+  return { children: children.children, stat: data.stat };
 }

@@ -13,6 +13,7 @@ interface ConnectionManagerInternals {
   on(event: 'state', listener: (state: number) => void): void;
   removeListener(event: 'state', listener: (state: number) => void): void;
   setState(state: number): void;
+  queue(request: unknown, callback: (error: Error | null, response?: { payload: unknown }) => void): void;
 }
 
 const CM_CONNECTING = 1;
@@ -39,6 +40,19 @@ export function sendingTogether<T>(client: Client, send: () => T): T {
   } finally {
     socket?.uncork();
   }
+}
+
+/**
+ * Queues a request the client has no method for (a `multiRead`), as its own methods do:
+ * sent in order with the others, answered through `callback` (an error for a ZooKeeper
+ * error, the reply's payload otherwise).
+ */
+export function queueRequest(
+  client: Client,
+  request: unknown,
+  callback: (error: Error | null, payload?: unknown) => void,
+): void {
+  manager(client).queue(request, (error, response) => callback(error, response?.payload));
 }
 
 /** The server the client's socket is connected to now (`host:port`), if any. */

@@ -13,12 +13,15 @@ import {
   isClientStopped,
   onConnecting,
   onSocketOutcome,
+  queueRequest,
   sendingTogether,
   whenClientClosed,
 } from './zk-client.internals.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import type { ZkCredentials } from './zk-credentials.js';
-import { installJuteCodec } from './wire/jute-codec.install.js';
+import { installJuteCodec, newMultiReadRequest } from './wire/jute-codec.install.js';
+import type { MultiResult, ZkReadOp } from './wire/multi-read.wire.js';
+import { MultiReadSupport } from './multi-read.support.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
 import { InflightRequests } from './inflight.requests.js';
 import { TrustGate } from './trust.gate.js';
@@ -46,6 +49,12 @@ export interface ZkStat {
 export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
 
 export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+
+export type { ZkReadOp } from './wire/multi-read.wire.js';
+
+/** One read of a `multiRead`: the children, or the data and stat, or the ZooKeeper error it met (e.g. `NO_NODE`). */
+export type ZkReadResult =
+  { readonly children: string[] } | { readonly data: Buffer; readonly stat: ZkStat } | { readonly error: string };
 
 /** One write of a `multi` transaction. */
 export type ZkMultiOp =
@@ -91,6 +100,7 @@ export class ZkSession extends EventEmitter {
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
+  private readonly readsTogether = new MultiReadSupport(() => connectedServer(this.client));
   private connected = false;
   private sessionIdHex = '';
   private attemptStartedAt = performance.now();
@@ -408,6 +418,43 @@ export class ZkSession extends EventEmitter {
   }
 
   /**
+   * Several reads as one request (ZooKeeper's `multiRead`, 3.6 and later), answered
+   * together: per op, in order, its result or the ZooKeeper error it met (the other ops
+   * are read all the same). Send one only when `canReadTogether()` says the server takes
+   * it; a server that refuses it (UNIMPLEMENTED) is sent no other.
+   */
+  async multiRead(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
+    const server = connectedServer(this.client);
+    try {
+      const [results] = await this.call<[MultiResult[]]>('multiRead', ops[0].path, (cb) =>
+        queueRequest(this.client, newMultiReadRequest(ops), (error, payload) =>
+          cb(error, (payload as { results: MultiResult[] } | undefined)?.results),
+        ),
+      );
+      return results.map(readResultOf);
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.zkCode === 'UNIMPLEMENTED') this.readsTogether.refused(server);
+      throw error;
+    }
+  }
+
+  /**
+   * True when a `multiRead` can be sent now: the server connected now said it takes one.
+   * Asked about a server for the first time, it asks it in the background (and says no).
+   */
+  canReadTogether(): boolean {
+    return this.readsTogether.usable();
+  }
+
+  /**
+   * Settles once `canReadTogether()` knows for the server connected now (each server is
+   * asked once); `undefined` when it knows already.
+   */
+  readyToReadTogether(): Promise<void> | undefined {
+    return this.readsTogether.ready();
+  }
+
+  /**
    * Ends the session: with the server's agreement when connected (its ephemeral nodes go
    * at once), otherwise by dropping the client (they go when the server expires it).
    */
@@ -502,6 +549,7 @@ export class ZkSession extends EventEmitter {
   private lose(why: string, closing = false): void {
     if (this.isLost) return;
     this.liveness.stop();
+    this.readsTogether.close();
     clearTimeout(this.attemptDeadline);
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
@@ -562,6 +610,13 @@ function toStat(raw: RawStat): ZkStat {
     mzxid: raw.mzxid.readBigInt64BE(0),
     dataLength: raw.dataLength,
   };
+}
+
+function readResultOf(result: MultiResult): ZkReadResult {
+  if (result.children) return { children: result.children };
+  if (result.stat) return { data: result.data ?? Buffer.alloc(0), stat: toStat(result.stat as RawStat) };
+  const { create } = zookeeper.Exception as unknown as { create(code: number): Error };
+  return { error: zkErrorName(create(result.err ?? 0)) };
 }
 
 function zkErrorName(error: Error): string {

@@ -2,6 +2,7 @@
 import jute from 'node-zookeeper-client/lib/jute/index.js';
 
 import { compileRecordClass, type JuteAttribute } from './jute-record.compiler.js';
+import { multiReadRequest, multiResponseClass, type MultiReadJute, type ZkReadOp } from './multi-read.wire.js';
 
 type RecordClass = new (...args: unknown[]) => { specification: readonly JuteAttribute[] };
 
@@ -15,6 +16,7 @@ interface JuteModule {
   data: Record<string, RecordClass>;
   protocol: Record<string, RecordClass>;
   Request: { prototype: { toBuffer(this: RequestLike): Buffer } };
+  TransactionResponse: new () => unknown;
   [INSTALLED]?: true;
 }
 
@@ -28,7 +30,8 @@ const INSTALLED = Symbol.for('nestjs-zk-lock.jute-codec');
  * builds each message through its jute module's exports, so every session in the process
  * uses them from then on. They are equivalent to the client's own, field for field and
  * byte for byte (`jute-record.compiler.spec.ts`), so any other user of the client in the
- * process sees no change but the speed. Idempotent.
+ * process sees no change but the speed. The transaction reply also reads a `multiRead`'s
+ * results (`multi-read.wire.ts`), which the client's own rejects. Idempotent.
  */
 export function installJuteCodec(): void {
   const module = jute as JuteModule;
@@ -41,7 +44,14 @@ export function installJuteCodec(): void {
     }
   }
   module.Request.prototype.toBuffer = pooledFrame;
+  module.TransactionResponse = multiResponseClass(module as unknown as MultiReadJute, runtime);
   module[INSTALLED] = true;
+}
+
+/** A `multiRead` of `ops`, as a request for node-zookeeper-client's queue (the codec installed). */
+export function newMultiReadRequest(ops: readonly ZkReadOp[]): unknown {
+  installJuteCodec();
+  return multiReadRequest(jute as MultiReadJute, ops);
 }
 
 /** node-zookeeper-client's `Request.toBuffer`, on a pooled buffer: the length, then the header and payload. */

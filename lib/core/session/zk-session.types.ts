@@ -1,0 +1,36 @@
+import type { ZkCredentials } from './zk-credentials.js';
+import type { ZkRequestCounter } from './zk-request.counter.js';
+
+export interface ZkSessionConfig {
+  readonly connectionString: string;
+  readonly sessionTimeoutMs: number;
+  readonly spinDelayMs: number;
+  readonly counter: ZkRequestCounter;
+  /** Digest credentials: sent on every connect, and the ACL of every node created. */
+  readonly credentials?: ZkCredentials;
+}
+
+export interface ZkStat {
+  /** zxid of the last change to this node's children, as ZooKeeper's signed 64-bit long. */
+  readonly pzxid: bigint;
+  readonly czxid: bigint;
+  /** zxid of the last change to this node's data (its creation, or a later `setData`). */
+  readonly mzxid?: bigint;
+  /** Bytes of data the node holds (a lease directory's marker, for one). */
+  readonly dataLength?: number;
+}
+
+export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
+
+export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+
+export type { ZkReadOp } from './wire/multi-read.wire.js';
+
+/** One read of a `multiRead`: the children, or the data and stat, or the ZooKeeper error it met (e.g. `NO_NODE`). */
+export type ZkReadResult =
+  { readonly children: string[] } | { readonly data: Buffer; readonly stat: ZkStat } | { readonly error: string };
+
+/** One write of a `multi` transaction. */
+export type ZkMultiOp =
+  | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: ZkNodeMode }
+  | { readonly op: 'remove'; readonly path: string };

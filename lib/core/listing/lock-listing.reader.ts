@@ -1,6 +1,6 @@
+import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { listChildren } from '../recipe/lock-directory.js';
-import type { ZkSession } from '../session/zk-session.js';
-import { isZkCode } from '../util/zk-error-code.js';
+import type { ZkReadResult, ZkSession } from '../session/zk-session.js';
 import type { ListedLock } from './lock-listing.interface.js';
 import {
   byName,
@@ -18,14 +18,20 @@ interface Directory {
   readonly path: string;
 }
 
+interface Shaped {
+  readonly directory: Directory;
+  readonly shape: DirectoryShape;
+}
+
 /**
  * Every lock under `rootPath` whose name starts with `prefix`, with its holders and
  * waiters, in three round trips whatever the number of locks: the root's children; then
- * every matching directory's children, sent together; then every node's data and stat
- * (and each semaphore directory's data), sent together. That is 1 + D + N requests for D
- * directories holding N nodes. Directories that are not ours, or hold no node of ours, are
- * left out; nodes and directories that vanish between the reads too. A snapshot: by the
- * time it resolves, the queues may have moved on.
+ * every matching directory's children; then every node's data and stat (and each
+ * semaphore directory's data). On ZooKeeper 3.6 and later each of the last two is one
+ * `multiRead` (per 500 reads); before, 1 + D + N requests for D directories holding N
+ * nodes, each round's sent together. Directories that are not ours, or hold no node of
+ * ours, are left out; nodes and directories that vanish between the reads too. A
+ * snapshot: by the time it resolves, the queues may have moved on.
  */
 export async function readLockListings(session: ZkSession, rootPath: string, prefix: string): Promise<ListedLock[]> {
   const root = await listChildren(session, rootPath);
@@ -33,50 +39,70 @@ export async function readLockListings(session: ZkSession, rootPath: string, pre
     const name = lockNameOfDirectory(child);
     return name !== null && name.startsWith(prefix) ? [{ name, path: `${rootPath}/${child}` }] : [];
   });
-  const contents = await Promise.all(directories.map((directory) => listChildren(session, directory.path)));
-  const listings = await Promise.all(
-    // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
-    directories.map((directory, i) => {
-      const shape = shapeOf(contents[i]?.children ?? []);
-      return shape ? readDirectory(session, directory, shape) : null;
-    }),
-  );
+  const contents = await session.readAll(directories.map(({ path }) => ({ op: 'getChildren', path })));
+  const shaped = directories.flatMap((directory, i): Shaped[] => {
+    const shape = shapeOf(childrenOf(contents[i], directory.path));
+    return shape ? [{ directory, shape }] : [];
+  });
+  const reads = await session.readAll(shaped.flatMap(dataReadsOf).map((path) => ({ op: 'getData', path })));
+  let next = 0;
+  const listings = shaped.map(({ directory, shape }) => {
+    const path = (node: string): string => `${directory.path}/${node}`;
+    if (shape.kind === 'lock') {
+      const facts = factsOf(shape.queue, (node) => nodeFacts(reads[next++], path(node)));
+      return lockListingOf(directory.name, shape.queue, facts);
+    }
+    const facts = factsOf(shape.leases, (node) => nodeFacts(reads[next++], path(node)));
+    const limit = dataOf(reads[next++], directory.path);
+    return leaseListingOf(directory.name, shape.leases, limit === null ? null : maxLeasesOf(limit), facts);
+  });
   return listings.filter((listing): listing is ListedLock => listing !== null).sort(byName);
 }
 
-/** One directory's listing; its requests are all sent before this first awaits. */
-async function readDirectory(
-  session: ZkSession,
-  { name, path }: Directory,
-  shape: DirectoryShape,
-): Promise<ListedLock | null> {
+/** The data reads of one directory, in the order `readLockListings` takes their results. */
+function dataReadsOf({ directory, shape }: Shaped): string[] {
   const nodes = shape.kind === 'lock' ? shape.queue : shape.leases;
-  const reading = Promise.all(nodes.map(({ node }) => readNode(session, `${path}/${node}`)));
-  if (shape.kind === 'lock') return lockListingOf(name, shape.queue, factsOf(nodes, await reading));
-  const limit = session.getData(path).then(maxLeasesOf, ignoreNoNode);
-  const [facts, maxLeases] = await Promise.all([reading, limit]);
-  return leaseListingOf(name, shape.leases, maxLeases ?? null, factsOf(nodes, facts));
-}
-
-async function readNode(session: ZkSession, path: string): Promise<NodeFacts | undefined> {
-  try {
-    const { data, ctimeMs, owner } = await session.getDataAndCtime(path);
-    return { identity: data?.toString('utf8') ?? null, since: new Date(ctimeMs), ...(owner && { sessionId: owner }) };
-  } catch (error) {
-    return ignoreNoNode(error); // released between the reads
-  }
+  const paths = nodes.map(({ node }) => `${directory.path}/${node}`);
+  return shape.kind === 'lock' ? paths : [...paths, directory.path];
 }
 
 function factsOf(
   nodes: ReadonlyArray<{ readonly node: string }>,
-  facts: ReadonlyArray<NodeFacts | undefined>,
+  factOf: (node: string) => NodeFacts | undefined,
 ): Map<string, NodeFacts> {
   const map = new Map<string, NodeFacts>();
-  nodes.forEach(({ node }, i) => facts[i] && map.set(node, facts[i]));
+  for (const { node } of nodes) {
+    const fact = factOf(node); // one per node, in order, even when it is gone
+    if (fact) map.set(node, fact);
+  }
   return map;
 }
 
-function ignoreNoNode(error: unknown): undefined {
-  if (isZkCode(error, 'NO_NODE')) return undefined;
-  throw error;
+/** A node's facts from its data read; `undefined` when it was released between the reads. */
+function nodeFacts(result: ZkReadResult, path: string): NodeFacts | undefined {
+  if (!('stat' in result)) return noNode(result, path, 'getData');
+  const { data, stat } = result;
+  return {
+    identity: data?.toString('utf8') ?? null,
+    since: new Date(stat.ctimeMs!),
+    ...(stat.owner && { sessionId: stat.owner }),
+  };
+}
+
+/** A node's data (`undefined` when it has none), or `null` when the node is gone. */
+function dataOf(result: ZkReadResult, path: string): Buffer | undefined | null {
+  if (!('stat' in result)) return noNode(result, path, 'getData') ?? null;
+  return result.data;
+}
+
+/** A directory's children (none when it is gone). */
+function childrenOf(result: ZkReadResult, path: string): string[] {
+  if (!('children' in result)) return noNode(result, path, 'getChildren') ?? [];
+  return result.children;
+}
+
+/** A read that found nothing: `undefined` for NO_NODE (gone meanwhile), a `ZkOperationError` thrown for any other error. */
+function noNode(result: ZkReadResult, path: string, op: string): undefined {
+  if ('error' in result && result.error === 'NO_NODE') return undefined;
+  throw new ZkOperationError(op, path, 'error' in result ? result.error : 'UNEXPECTED_RESULT');
 }

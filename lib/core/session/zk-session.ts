@@ -18,6 +18,9 @@ export type {
   ZkWatchListener,
 } from './zk-session.types.js';
 
+/** The most ops `readAll` puts in one `multiRead`: its request and reply stay far below ZooKeeper's 1 MB `jute.maxbuffer`. */
+export const MULTI_READ_OPS = 500;
+
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
   'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
@@ -103,25 +106,15 @@ export class ZkSession extends ZkSessionLifecycle {
     }
   }
 
-  /**
-   * `getData` with the node's creation time: its stat's `ctime`, in milliseconds since the
-   * epoch by the clock of the ZooKeeper leader that committed the create.
-   */
   /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
   async getDataAndCtime(
     path: string,
   ): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
-    const [data, stat] = await this.call<[Buffer | undefined, { ctime: Buffer; ephemeralOwner: Buffer }]>(
-      'getData',
-      path,
-      (cb) => this.client.getData(path, cb as never),
+    const [data, raw] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
     );
-    const owner = stat.ephemeralOwner.readBigUInt64BE(0);
-    return {
-      data,
-      ctimeMs: Number(stat.ctime.readBigInt64BE(0)),
-      owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
-    };
+    const { ctimeMs, owner } = toStat(raw);
+    return { data, ctimeMs: ctimeMs!, owner };
   }
 
   /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
@@ -242,6 +235,34 @@ export class ZkSession extends ZkSessionLifecycle {
   }
 
   /**
+   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops when the server
+   * takes them, otherwise one request each. Per op, in order, its result or the ZooKeeper
+   * error it met. Rejects when a `multiRead` fails whole (a lost connection) or the
+   * session is lost.
+   */
+  async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
+    if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));
+    const chunks: Array<Promise<ZkReadResult[]>> = [];
+    for (let at = 0; at < ops.length; at += MULTI_READ_OPS)
+      chunks.push(this.multiRead(ops.slice(at, at + MULTI_READ_OPS)));
+    return (await Promise.all(chunks)).flat();
+  }
+
+  /** One read of `readAll`, as a request of its own. */
+  private async readOne({ op, path }: ZkReadOp): Promise<ZkReadResult> {
+    try {
+      if (op === 'getChildren') return { children: (await this.getChildren(path)).children };
+      const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+        this.client.getData(path, cb as never),
+      );
+      return { data, stat: toStat(stat) };
+    } catch (error) {
+      if (error instanceof ZkOperationError) return { error: error.zkCode };
+      throw error;
+    }
+  }
+
+  /**
    * True when a `multiRead` can be sent now: the server connected now said it takes one.
    * Asked about a server for the first time, it asks it in the background (and says no).
    */
@@ -262,21 +283,26 @@ interface RawStat {
   pzxid: Buffer;
   czxid: Buffer;
   mzxid: Buffer;
+  ctime: Buffer;
+  ephemeralOwner: Buffer;
   dataLength: number;
 }
 
 function toStat(raw: RawStat): ZkStat {
+  const owner = raw.ephemeralOwner.readBigUInt64BE(0);
   return {
     pzxid: raw.pzxid.readBigInt64BE(0),
     czxid: raw.czxid.readBigInt64BE(0),
     mzxid: raw.mzxid.readBigInt64BE(0),
     dataLength: raw.dataLength,
+    ctimeMs: Number(raw.ctime.readBigInt64BE(0)),
+    owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
   };
 }
 
 function readResultOf(result: MultiResult): ZkReadResult {
   if (result.children) return { children: result.children };
-  if (result.stat) return { data: result.data ?? Buffer.alloc(0), stat: toStat(result.stat as RawStat) };
+  if (result.stat) return { data: result.data, stat: toStat(result.stat as RawStat) };
   const { create } = zookeeper.Exception as unknown as { create(code: number): Error };
   return { error: zkErrorName(create(result.err ?? 0)) };
 }

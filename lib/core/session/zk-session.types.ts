@@ -18,6 +18,10 @@ export interface ZkStat {
   readonly mzxid?: bigint;
   /** Bytes of data the node holds (a lease directory's marker, for one). */
   readonly dataLength?: number;
+  /** When the node was created: ms since the epoch, by the clock of the ZooKeeper leader that committed it. */
+  readonly ctimeMs?: number;
+  /** The session owning an ephemeral node, `0x…` in hex as ZooKeeper's logs show it; `undefined` for a persistent node. */
+  readonly owner?: string;
 }
 
 export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
@@ -26,9 +30,14 @@ export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
 
 export type { ZkReadOp } from './wire/multi-read.wire.js';
 
-/** One read of a `multiRead`: the children, or the data and stat, or the ZooKeeper error it met (e.g. `NO_NODE`). */
+/**
+ * One read of a `multiRead` (or `readAll`): the children, or the data (`undefined` for a
+ * node created without any) and stat, or the ZooKeeper error it met (e.g. `NO_NODE`).
+ */
 export type ZkReadResult =
-  { readonly children: string[] } | { readonly data: Buffer; readonly stat: ZkStat } | { readonly error: string };
+  | { readonly children: string[] }
+  | { readonly data: Buffer | undefined; readonly stat: ZkStat }
+  | { readonly error: string };
 
 /** One write of a `multi` transaction. */
 export type ZkMultiOp =

@@ -1,5 +1,4 @@
-import { ZkOperationError } from '../errors/zk-operation.error.js';
-import { listChildren } from '../recipe/lock-directory.js';
+import { listChildren, presentOrGone } from '../recipe/lock-directory.js';
 import type { ZkReadResult, ZkSession } from '../session/zk-session.js';
 import type { ListedLock } from './lock-listing.interface.js';
 import {
@@ -80,8 +79,9 @@ function factsOf(
 
 /** A node's facts from its data read; `undefined` when it was released between the reads. */
 function nodeFacts(result: ZkReadResult, path: string): NodeFacts | undefined {
-  if (!('stat' in result)) return noNode(result, path, 'getData');
-  const { data, stat } = result;
+  const read = presentOrGone(result, 'getData', path);
+  if (!read || !('stat' in read)) return undefined;
+  const { data, stat } = read;
   return {
     identity: data?.toString('utf8') ?? null,
     since: new Date(stat.ctimeMs!),
@@ -91,18 +91,12 @@ function nodeFacts(result: ZkReadResult, path: string): NodeFacts | undefined {
 
 /** A node's data (`undefined` when it has none), or `null` when the node is gone. */
 function dataOf(result: ZkReadResult, path: string): Buffer | undefined | null {
-  if (!('stat' in result)) return noNode(result, path, 'getData') ?? null;
-  return result.data;
+  const read = presentOrGone(result, 'getData', path);
+  return read && 'stat' in read ? read.data : null;
 }
 
 /** A directory's children (none when it is gone). */
 function childrenOf(result: ZkReadResult, path: string): string[] {
-  if (!('children' in result)) return noNode(result, path, 'getChildren') ?? [];
-  return result.children;
-}
-
-/** A read that found nothing: `undefined` for NO_NODE (gone meanwhile), a `ZkOperationError` thrown for any other error. */
-function noNode(result: ZkReadResult, path: string, op: string): undefined {
-  if ('error' in result && result.error === 'NO_NODE') return undefined;
-  throw new ZkOperationError(op, path, 'error' in result ? result.error : 'UNEXPECTED_RESULT');
+  const read = presentOrGone(result, 'getChildren', path);
+  return read && 'children' in read ? read.children : [];
 }

@@ -67,14 +67,24 @@ export function listChildrenTogether(session: ZkSession, dirs: readonly string[]
 
 /** One directory's listing from its children read and its data read, both of one `multiRead`. */
 function listingOf(dir: string, children: ZkReadResult, data: ZkReadResult): Listing | null {
-  for (const [op, result] of [
-    ['getChildren', children],
-    ['getData', data],
-  ] as const) {
-    if (!('error' in result)) continue;
-    if (result.error === 'NO_NODE') return null;
-    throw new ZkOperationError(op, dir, result.error);
-  }
-  if (!('children' in children) || !('stat' in data)) throw new Error(`multiRead of ${dir}: results out of order`);
-  return { children: children.children, stat: data.stat };
+  const listed = presentOrGone(children, 'getChildren', dir);
+  if (!listed) return null;
+  const read = presentOrGone(data, 'getData', dir);
+  if (!read) return null;
+  if (!('children' in listed) || !('stat' in read)) throw new Error(`multiRead of ${dir}: results out of order`);
+  return { children: listed.children, stat: read.stat };
+}
+
+/**
+ * A read's result when it found its node; `undefined` when the node is gone (NO_NODE, as
+ * when released between two reads); any other error thrown as a `ZkOperationError`.
+ */
+export function presentOrGone(
+  result: ZkReadResult,
+  op: string,
+  path: string,
+): Exclude<ZkReadResult, { readonly error: string }> | undefined {
+  if (!('error' in result)) return result;
+  if (result.error === 'NO_NODE') return undefined;
+  throw new ZkOperationError(op, path, result.error);
 }

@@ -57,7 +57,8 @@ export class MultiReadSupport {
       .catch(() => undefined)
       .then((answer) => {
         if (this.probing?.server === server) this.probing = undefined;
-        if (!this.known.has(server) || typeof this.known.get(server) !== 'boolean')
+        // A refusal meanwhile (`refused`) stands.
+        if (typeof this.known.get(server) !== 'boolean')
           this.known.set(server, answer ?? { retryAt: this.now() + PROBE_RETRY_MS });
       });
     this.probing = { server, done };

@@ -16,15 +16,8 @@ import {
   type Retrying,
   type SemaphoreRef,
 } from './lease-directory.guard.js';
-import {
-  readQueue,
-  signalGrant,
-  waitForChange,
-  watchPredecessor,
-  type Listing,
-  type SeenVersion,
-  type View,
-} from './lease-wait.js';
+import { readQueue, signalGrant, watchPredecessor, type Listing, type SeenVersion, type View } from './lease-wait.js';
+import { waitForChange } from '../recipe/blocker.wait.js';
 import { leaseMessages } from './lease.messages.js';
 import { leaseNodePrefix } from './lease-node.naming.js';
 import { leaseNodesWithPrefix, leasePositionOf } from './lease-queue.js';

@@ -74,17 +74,6 @@ export async function watchPredecessor(
   }
 }
 
-/** Waits for `path` to change or go (a lost session wakes every watch listener, ending this too). */
-export async function waitForChange(session: ZkSession, path: string, stop: Stop): Promise<void> {
-  let listener!: () => void;
-  const fired = new Promise<void>((resolve) => (listener = resolve));
-  try {
-    if (await stop.race(session.watchData(path, listener))) await stop.race(fired);
-  } finally {
-    session.unwatch(path, listener);
-  }
-}
-
 /**
  * The grant signal: a lease granted with nodes queued behind it writes its node's data
  * once (the same identity; only the version moves), which fires the data watch of the

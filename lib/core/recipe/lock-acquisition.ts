@@ -8,6 +8,7 @@ import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { assertLockDirectory } from '../lease/lease-directory.guard.js';
+import { waitForChange } from './blocker.wait.js';
 import { ensurePath, listChildren, removeIfEmpty, type Listing } from './lock-directory.js';
 import type { LockMode } from './lock-mode.js';
 import { nodesWithPrefix, positionOf } from './lock-queue.js';
@@ -140,8 +141,7 @@ export class LockAcquisition {
           return { session, node, fencingToken: listing.stat.pzxid };
         }
         if (this.req.timeoutMs === 0) return null;
-        await this.waitForRemoval(session, `${this.req.dir}/${position.blocker.node}`);
-        listing = undefined;
+        listing = (await this.waitAndRead(session, `${this.req.dir}/${position.blocker.node}`)) ?? EMPTY_LISTING;
       }
     } catch (error) {
       if (error instanceof ZkSessionLostError && !this.stop.isStopped) return RESTART;
@@ -212,29 +212,30 @@ export class LockAcquisition {
    */
   private async retire(session: ZkSession, prefix: string, node: string): Promise<null | typeof RESTART> {
     await this.ctx.reaper.remove(session, this.req.dir, { node, prefix });
+    let listing = await this.retrying(session, () => listChildren(session, this.req.dir));
     for (;;) {
-      const children = (await this.retrying(session, () => listChildren(session, this.req.dir)))?.children ?? [];
+      const children = listing?.children ?? [];
       if (children.length === 0) {
         await this.stop.race(removeIfEmpty(session, this.req.dir));
         return RESTART;
       }
       if (this.req.timeoutMs === 0) return null;
-      await this.waitForRemoval(session, `${this.req.dir}/${children[0]}`);
+      listing = await this.waitAndRead(session, `${this.req.dir}/${children[0]}`);
     }
   }
 
-  /** Watches the one node that blocks us (no herd) and waits for it to change or go. */
-  private async waitForRemoval(session: ZkSession, path: string): Promise<void> {
-    let listener!: () => void;
-    const fired = new Promise<void>((resolve) => (listener = resolve));
-    try {
-      // Also when stopped while the watch request is in flight: drop the listener then.
-      // A lost session wakes every watch listener (see ZkSession), so this ends then too.
-      const exists = await this.retrying(session, () => session.watchData(path, listener));
-      if (exists) await this.stop.race(fired);
-    } finally {
-      session.unwatch(path, listener);
-    }
+  /**
+   * Watches the one node that blocks us (no herd), waits for it to change or go, and reads
+   * the directory again: that read leaves as the notification arrives (`waitForChange`).
+   */
+  private async waitAndRead(session: ZkSession, path: string): Promise<Listing | null> {
+    const read = (): Promise<Listing | null> => listChildren(session, this.req.dir);
+    let woken = (await this.retrying(session, () => waitForChange(session, path, this.stop, read))).sent;
+    return this.retrying(session, () => {
+      const request = woken ?? read();
+      woken = undefined; // a retry after a connection loss reads anew
+      return request;
+    });
   }
 
   /** Runs a request, waiting out connection losses (the session survives them). */

@@ -97,11 +97,14 @@ export class ZkLockHandle implements LockHandle {
 
   private async doRelease(): Promise<void> {
     const { session, dir, node, reaper, onReleased } = this.init;
+    // The delete leaves first: the next holder is waiting for it. The rest runs in the
+    // same tick, before any reply (or the delete's own notification) can arrive.
+    const removed = session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node });
     this.unsubscribe();
     publishRelease(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt) }));
     this.init.revocation?.stop();
     try {
-      if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
+      await removed;
     } finally {
       onReleased(this);
     }

@@ -132,7 +132,9 @@ export class LockAcquisition {
         if (!directoryChecked) {
           // A lease semaphore's (or Kazoo's) directory is refused at once; a lock's has no data: free.
           const { stat } = listing;
-          await this.retrying(session, () => assertLockDirectory(session, this.req.dir, this.req.name, stat));
+          // No await for a directory without data (every lock's): no turn of the event loop either.
+          if (stat.dataLength)
+            await this.retrying(session, () => assertLockDirectory(session, this.req.dir, this.req.name, stat));
           directoryChecked = true;
         }
         if (position.kind === 'retire') return await this.retire(session, prefix, node);

@@ -181,6 +181,37 @@ export function rawCycle(zk: RawZk, dir: string, prefix: string, done: Done): vo
 }
 
 /**
+ * One uncontended cycle with the requests in flight as ours sends them: the children read
+ * right behind the create (per-session FIFO order makes it see the create), then the
+ * delete once both are answered. The floor for any client whose `release()` answers after
+ * its delete is committed: two round trips, with nothing but plain callbacks around them.
+ */
+export function pipelinedCycle(zk: RawZk, dir: string, prefix: string, done: Done): void {
+  let created: string | undefined;
+  let children: string[] | undefined;
+  let failed = false;
+  const both = (error: Error | null): void => {
+    if (failed) return;
+    if (error) {
+      failed = true;
+      return done(error);
+    }
+    if (created === undefined || children === undefined) return;
+    if (blockerOf(children, created.slice(dir.length + 1)) !== null)
+      return done(new Error(`raw pipelined cycle: ${dir} is contended`));
+    zk.remove(created, done);
+  };
+  zk.create(`${dir}/${prefix}`, EPHEMERAL_SEQUENTIAL, (error, path) => {
+    created = path;
+    both(error);
+  });
+  zk.getChildren(dir, (error, list) => {
+    children = list;
+    both(error);
+  });
+}
+
+/**
  * The recipe with plain callbacks: create; getChildren; if blocked, watch the blocker with
  * getData and read the children again when it fires. Calls back with our node's path.
  */

@@ -5,6 +5,7 @@ import {
   nodePrefix,
   rawAcquire,
   rawAcquireAsync,
+  pipelinedCycle,
   rawCycle,
   rawRelease,
   rawReleaseAsync,
@@ -74,7 +75,12 @@ export class RawImpl implements BenchImpl {
       const start = now();
       await serialCycles(zk, dir, prefix, cycles);
       const elapsedNs = Number(now() - start);
-      return { cycles, elapsedNs, counts: countsDelta(before, zk.counts) };
+      const counts = countsDelta(before, zk.counts);
+      await serialCycles(zk, dir, prefix, warmup, pipelinedCycle);
+      const pipelinedStart = now();
+      await serialCycles(zk, dir, prefix, cycles, pipelinedCycle);
+      const pipelined = { cycles, elapsedNs: Number(now() - pipelinedStart) };
+      return { cycles, elapsedNs, counts, pipelined };
     } finally {
       await this.closeClient(zk);
     }
@@ -196,13 +202,13 @@ export class RawImpl implements BenchImpl {
 }
 
 /** `cycles` uncontended cycles one after another, callback to callback. */
-function serialCycles(zk: RawZk, dir: string, prefix: string, cycles: number): Promise<void> {
+function serialCycles(zk: RawZk, dir: string, prefix: string, cycles: number, cycle = rawCycle): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = 0;
     const next = (error: Error | null): void => {
       if (error) return reject(error);
       if (done++ === cycles) return resolve();
-      rawCycle(zk, dir, prefix, next);
+      cycle(zk, dir, prefix, next);
     };
     next(null);
   });

@@ -33,6 +33,9 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
       `**1. Uncontended.** One session, one lock name, \`acquire\` + \`release\` in a serial loop. Each round is ${c.uncontended.slices}`,
       `slice(s) per implementation, taken in turns (fresh order each time), each ${n(c.uncontended.cycles)} timed cycles after`,
       `${n(c.uncontended.warmup)} warm-up cycles on a fresh session; the round's figure is all its cycles over all its timed time.`,
+      "In each of raw's slices, right after its serial cycles, as many again with the children read sent behind the create, as",
+      'ours sends it (after as many warm-up cycles): the floor of round trips for any client whose `release()` answers once its',
+      'delete is committed; targets 1f and E1f give it ÷ Curator, per round.',
     ].join(' '),
     [
       `**2. Handoff.** Two processes pass one lock back and forth, ${n(c.handoff.handoffs)} measured handoffs after ${n(c.handoff.warmup)}.`,

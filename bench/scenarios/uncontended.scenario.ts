@@ -1,12 +1,18 @@
 import { addCounts } from '../support/request.counts.js';
 import type { Counts, UncontendedResult } from '../workers/impl.protocol.js';
-import { byImpl, metricRow, roundTripRows, type Scenario } from './scenario.js';
+import type { MetricRow } from '../bench.results.js';
+import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';
+
+/** The metric of the raw pipelined cycles (`pipelinedFloor`). */
+export const UNCONTENDED_FLOOR = 'uncontended.rawPipelinedCyclesPerSec';
 
 export interface UncontendedSample {
   readonly cycles: number;
   readonly elapsedNs: number;
   readonly cyclesPerSec: number;
   readonly counts: Counts;
+  /** Raw only: the same cycles with the read sent behind the create (the floor for ours' requests). */
+  readonly pipelined?: { readonly cycles: number; readonly elapsedNs: number };
 }
 
 /**
@@ -34,11 +40,18 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
   merge(parts) {
     const cycles = parts.reduce((n, p) => n + p.cycles, 0);
     const elapsedNs = parts.reduce((n, p) => n + p.elapsedNs, 0);
+    const pipelined = parts.every((p) => p.pipelined)
+      ? {
+          cycles: parts.reduce((n, p) => n + p.pipelined!.cycles, 0),
+          elapsedNs: parts.reduce((n, p) => n + p.pipelined!.elapsedNs, 0),
+        }
+      : undefined;
     return {
       cycles,
       elapsedNs,
       cyclesPerSec: cycles / (elapsedNs / 1e9),
       counts: parts.reduce((sum, p) => addCounts(sum, p.counts), {} as Counts),
+      ...(pipelined && { pipelined }),
     };
   },
 
@@ -55,9 +68,31 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
           better: 'higher',
           rounds: byImpl(samples, (s) => s.cyclesPerSec),
         }),
+        ...pipelinedFloor(samples),
       ],
       roundTrips: roundTripRows(1, 'uncontended cycle', samples, (s) => ({ counts: s.counts, units: s.cycles })),
       problems: [],
     };
   },
 };
+
+/**
+ * The raw loop's cycles with the read sent behind the create, as ours sends it: what any
+ * client whose `release()` answers after its delete is committed can reach, measured in the
+ * same slices as the others (see target 1c's floor).
+ */
+function pipelinedFloor(samples: SamplesByImpl<UncontendedSample>): MetricRow[] {
+  const raw = samples.raw?.map((s) => s.pipelined);
+  if (!raw?.length || raw.some((p) => !p)) return [];
+  return [
+    metricRow({
+      id: UNCONTENDED_FLOOR,
+      scenario: 1,
+      label: 'uncontended, raw sending the read behind the create (as ours)',
+      unit: 'cycles/s',
+      better: 'higher',
+      rounds: { raw: raw.map((p) => p!.cycles / (p!.elapsedNs / 1e9)) },
+      ratios: false,
+    }),
+  ];
+}

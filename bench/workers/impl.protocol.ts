@@ -49,6 +49,8 @@ export interface UncontendedResult {
   readonly elapsedNs: number;
   /** Sent during the timed cycles only. */
   readonly counts: Counts;
+  /** Raw only: as many cycles again with the read sent behind the create (`pipelinedCycle`), right after. */
+  readonly pipelined?: { readonly cycles: number; readonly elapsedNs: number };
 }
 
 /** Scenario 2: two workers pass one lock back and forth, driven step by step. */

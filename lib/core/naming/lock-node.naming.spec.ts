@@ -155,4 +155,64 @@ describe('lock node naming (Kazoo format)', () => {
       expect(newLockNodePrefix(mode, format)).not.toBe(prefix); // a fresh guid each attempt
     });
   });
+
+  describe('the fast path for common names', () => {
+    // The definition, written out independently of the parser: whole name, one of five
+    // markers, ZooKeeper's %010d sequence (negative when the counter wrapped).
+    const SEQ = String.raw`(\d{10}|-\d{9,10})`;
+    const DEFINITION = [
+      new RegExp(String.raw`^[0-9a-f]{32}(__lock__|__rlock__)${SEQ}$`),
+      new RegExp(String.raw`^_c_[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}-(lock-|__WRIT__|__READ__)${SEQ}$`),
+    ];
+    const MODES: Record<string, string> = {
+      __lock__: 'write',
+      __rlock__: 'read',
+      'lock-': 'write',
+      __WRIT__: 'write',
+      __READ__: 'read',
+    };
+    const expected = (node: string): unknown => {
+      for (const pattern of DEFINITION) {
+        const match = pattern.exec(node);
+        if (match) {
+          const marker = match[match.length - 2];
+          const format =
+            marker.startsWith('__') && marker.length === 8 && marker !== '__lock__'
+              ? 'curator-rw'
+              : marker === 'lock-'
+                ? 'curator-mutex'
+                : 'kazoo';
+          return { node, mode: MODES[marker], sequence: Number(match[match.length - 1]), format };
+        }
+      }
+      return null;
+    };
+    const names = [
+      `${GUID}__lock__0000000042`,
+      `${GUID}__rlock__2147483646`,
+      `${GUID}__lock__-000000001`,
+      `${GUID}__rlock__-2147483648`,
+      `_c_${UUID}-lock-0000000007`,
+      `_c_${UUID}-__WRIT__0000000007`,
+      `_c_${UUID}-__READ__1234567890`,
+      `_c_${UUID}-__READ__-000000003`,
+    ];
+    // Every name with each character changed to each of a few others, dropped, or doubled.
+    const variants = names.flatMap((name) =>
+      [...name].flatMap((_, i) => [
+        ...['0', '9', '/', ':', 'a', 'f', '`', 'g', 'A', '-', '_', 'x'].map(
+          (c) => name.slice(0, i) + c + name.slice(i + 1),
+        ),
+        name.slice(0, i) + name.slice(i + 1),
+        name.slice(0, i) + name[i] + name.slice(i),
+      ]),
+    );
+
+    it('gives the same answer as the definition for every name and variant', () => {
+      const cases = [...names, ...variants];
+      expect(cases.length).toBeGreaterThan(4000);
+      expect(cases.filter((node) => expected(node) !== null).length).toBeGreaterThan(names.length * 10);
+      for (const node of cases) expect([node, parseLockNode(node)]).toEqual([node, expected(node)]);
+    });
+  });
 });

@@ -47,7 +47,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
   });
   const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
   const workers = new Map<string, WorkerChannel>();
-  // The Curator workers run their recipes before their ready line as long as the server warms up.
+  // The Curator and Node workers run their recipes before their ready line as long as the server warms up.
   const spawns = new WorkerSpawns(options.serverWarmupMs);
   let probe: QueueProbe | undefined;
   try {

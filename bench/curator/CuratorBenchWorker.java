@@ -112,8 +112,9 @@ public class CuratorBenchWorker {
 
     /**
      * Every recipe's code path in a loop for `ms` before the ready line, so the JIT has
-     * compiled them before the runner's warm-up round (a JVM starts interpreted; the Node
-     * and Python workers have no such ramp). Names carry the pid: two workers warm up at once.
+     * compiled them before the runner's warm-up round (a JVM starts interpreted; so does V8,
+     * and the Node workers warm up the same way: bench/workers/worker.warmup.ts). Names carry
+     * the pid: two workers warm up at once.
      */
     private void warmUp(long ms) throws Exception {
         long until = System.nanoTime() + ms * 1_000_000L;

@@ -19,12 +19,14 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
     ].join(' '),
     warmupMs > 0
       ? [
-          `**JIT warm-up.** Before round 1, ${n(warmupMs / 1e3)} s of pipelined raw cycles get the server's JIT hot; in the same`,
-          `${n(warmupMs / 1e3)} s, before it reports ready, each Curator worker runs its own recipes in a loop (uncontended cycles,`,
-          'a multi-lock, a lease semaphore, a read-write lock), so the JVM has compiled their code paths: a JVM starts interpreted,',
-          'which the Node and Python workers do not. Then the unmeasured warm-up round(s) run every scenario for every implementation.',
+          `**JIT warm-up.** Before it reports ready, each Curator and Node worker (ours, raw) runs its own recipes in a loop for`,
+          `${n(warmupMs / 1e3)} s (uncontended cycles, a multi-lock, a lease semaphore, a read-write lock, as far as it has them), so`,
+          'its JIT has compiled their code paths: a JVM starts interpreted, and so does V8 (a fresh Node worker spends about three',
+          'times the client CPU per uncontended cycle it spends ten thousand cycles later); CPython has no JIT to warm.',
+          `Then ${n(warmupMs / 1e3)} s of pipelined raw cycles get the server's JIT hot, and the unmeasured warm-up round(s) run every`,
+          'scenario for every implementation.',
         ].join(' ')
-      : '**JIT warm-up.** None in this run (`--quick` or `--warmup 0`): neither the server nor the Curator workers were warmed up first.',
+      : '**JIT warm-up.** None in this run (`--quick` or `--warmup 0`): neither the server nor the Curator and Node workers were warmed up first.',
     [
       '**Rounds.** Every round runs each scenario for each implementation, in a fresh random order, after unmeasured warm-up.',
       "Figures are medians over rounds; ratios are the median of each round's ours ÷ other, the two measured side by side.",

@@ -15,8 +15,8 @@ const PYTHON = '/usr/bin/python3';
 export class WorkerSpawns {
   private curator: CuratorBuild | undefined;
 
-  /** `curatorWarmupMs`: how long the Curator worker runs its recipes before its ready line (JIT). */
-  constructor(private readonly curatorWarmupMs: number) {}
+  /** `warmupMs`: how long the Curator and Node workers run their recipes before their ready line (JIT). */
+  constructor(private readonly warmupMs: number) {}
 
   spawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
     const label = `${impl}#${slot + 1}`;
@@ -36,8 +36,8 @@ export class WorkerSpawns {
       this.curator ??= buildCuratorWorker();
       const { classpath, mainClass } = this.curator;
       // The JVM's defaults (JIT, collector, heap), as a Curator application gets them.
-      const args = ['-cp', classpath, mainClass, connectionString, base, String(this.curatorWarmupMs)];
-      return { label, command: 'java', args, cwd: ROOT, readyTimeoutMs: 60_000 + 3 * this.curatorWarmupMs };
+      const args = ['-cp', classpath, mainClass, connectionString, base, String(this.warmupMs)];
+      return { label, command: 'java', args, cwd: ROOT, readyTimeoutMs: 60_000 + 3 * this.warmupMs };
     }
     return {
       label,
@@ -52,8 +52,10 @@ export class WorkerSpawns {
         impl,
         connectionString,
         base,
+        String(this.warmupMs),
       ],
       cwd: ROOT,
+      readyTimeoutMs: 30_000 + 3 * this.warmupMs,
     };
   }
 

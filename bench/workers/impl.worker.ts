@@ -1,13 +1,14 @@
 /**
  * A Node worker hosting one implementation (`ours` or `raw`) for the benchmark
  * orchestrator. Usage: node --expose-gc -r ./scripts/ts-register.cjs
- * bench/workers/impl.worker.ts <ours|raw> <connectionString> <baseZnode>
+ * bench/workers/impl.worker.ts <ours|raw> <connectionString> <baseZnode> [warmupMs]
  * Protocol: bench/workers/impl.protocol.ts.
  */
 import { createInterface } from 'node:readline';
 
 import type { BenchImpl } from '../impl/bench-impl.js';
 import type { ImplName, ReadyLine, WorkerOp } from './impl.protocol.js';
+import { warmUpWorker } from './worker.warmup.js';
 
 async function load(impl: string, connectionString: string, base: string): Promise<BenchImpl> {
   if (impl === 'ours') return new (await import('../impl/ours.impl.js')).OursImpl(connectionString, base);
@@ -20,8 +21,9 @@ function send(message: object): void {
 }
 
 async function main(): Promise<void> {
-  const [impl, connectionString, base] = process.argv.slice(2);
+  const [impl, connectionString, base, warmupMs] = process.argv.slice(2);
   const target = await load(impl, connectionString, base);
+  await warmUpWorker(target, Number(warmupMs ?? 0));
   const ready: ReadyLine = { ready: true, impl: impl as ImplName, pid: process.pid, version: target.version };
   send(ready);
   // One request at a time, in order; the orchestrator never needs two at once from one worker.

@@ -26,6 +26,7 @@ import type {
 } from '../workers/impl.protocol.js';
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
 import { now, range, type BenchImpl } from './bench-impl.js';
+import { measureHeapPerLock } from './ours-heap.probe.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
 import { counts, type OursSessions } from './ours.sessions.js';
@@ -159,20 +160,10 @@ export class OursImpl implements BenchImpl {
       );
       const elapsedNs = Number(now() - start);
       const delta = countsDelta(before, counts(backend));
-      let heapPerLockBytes: number | null = null;
-      if (measureMemory && typeof global.gc === 'function') {
-        // Background work of the timed part (e.g. directory clean-up) must be over, or
-        // its state coming and going lands in the difference.
-        await quiesce(backend);
-        // Allocated before the baseline, so only what the library keeps per lock is counted.
-        const handles: Array<LockHandle | undefined> = new Array(locks).fill(undefined);
-        const held = names.map((name) => `${name}-held`);
-        const baseline = heapAfterGc();
-        await Promise.all(held.map(async (name, i) => (handles[i] = await backend.acquire(name))));
-        const holding = heapAfterGc();
-        heapPerLockBytes = (holding - baseline) / locks;
-        await Promise.all(handles.map((handle) => handle!.release()));
-      }
+      // In a process of its own: its forced collections would cool this worker's JIT (ours-heap.probe.ts).
+      const heapPerLockBytes = measureMemory
+        ? await measureHeapPerLock(this.connectionString, this.rootPath, `${prefix}-heap`, locks)
+        : null;
       return { cycles: locks * cyclesPerLock, elapsedNs, counts: delta, heapPerLockBytes };
     } finally {
       await this.closeBackend(backend);
@@ -276,26 +267,4 @@ async function stalled(acquire: Promise<LockHandle>): Promise<LockHandle | null>
     if (error instanceof LockTimeoutError) return null;
     throw error;
   }
-}
-
-/** Waits until the client has sent nothing but heartbeats for a while (at most 15 s). */
-async function quiesce(backend: ZkLockBackend, quietMs = 1_500): Promise<void> {
-  const busy = (): number =>
-    Object.entries(counts(backend)).reduce((sum, [op, n]) => (op === 'heartbeat' ? sum : sum + n), 0);
-  const until = Date.now() + 15_000;
-  let last = busy();
-  let quietSince = Date.now();
-  while (Date.now() - quietSince < quietMs && Date.now() < until) {
-    await sleep(100);
-    const now = busy();
-    if (now !== last) {
-      last = now;
-      quietSince = Date.now();
-    }
-  }
-}
-
-function heapAfterGc(): number {
-  for (let i = 0; i < 3; i++) global.gc!();
-  return process.memoryUsage().heapUsed;
 }

@@ -57,8 +57,10 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
     [
       `**4. Many locks.** ${n(c.manyLocks.locks)} distinct names from one session at once, each acquired and released`,
       `${c.manyLocks.cyclesPerLock} times in a row. The library starts from cold names (it creates their directories itself, as in`,
-      "use); the raw loop's directories are made before timing. Heap per held lock: `heapUsed` after full GCs (worker run with",
-      `\`--expose-gc\`) while holding the ${n(c.manyLocks.locks)} locks, minus before, divided by ${n(c.manyLocks.locks)}.`,
+      "use); the raw loop's directories are made before timing. Heap per held lock: `heapUsed` after full GCs while holding",
+      `${n(c.manyLocks.locks)} fresh locks, minus before, divided by ${n(c.manyLocks.locks)}, in a short-lived process of its own`,
+      '(`bench/impl/ours-heap.probe.ts`): forced collections make V8 drop its optimized code, and the worker that ran them',
+      'measured the scenarios after them at about three times the client CPU until its JIT had warmed up again.',
     ].join(' '),
     [
       `**5. Reentrant.** \`withLock(name, …)\` called inside a \`withLock\` on the same name, ${n(c.reentrant.calls)} times: time`,

@@ -12,7 +12,8 @@ export interface ManyLocksSample {
 /**
  * 4. L distinct locks from one client (one session) at once, each acquired and released
  * `cyclesPerLock` times in a row: cycles per second. Then, for this library, L locks held
- * at once: heapUsed after full GCs (worker started with --expose-gc) minus before, per lock.
+ * at once: heapUsed after full GCs minus before, per lock, in a probe process of its own
+ * (bench/impl/ours-heap.probe.ts), so that no forced GC cools the worker's JIT.
  * The library starts from cold names (it creates its directories itself, as in use); the
  * raw floor's directories are made before timing.
  */

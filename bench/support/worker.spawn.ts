@@ -42,9 +42,8 @@ export class WorkerSpawns {
     return {
       label,
       command: process.execPath,
-      // --expose-gc: scenario 4 measures the heap after full collections.
+      // No --expose-gc: a forced collection drops the JIT's work (scenario 4's heap is measured in a probe process).
       args: [
-        '--expose-gc',
         '--no-flush-bytecode',
         '-r',
         join(ROOT, 'scripts', 'ts-register.cjs'),

@@ -1,6 +1,6 @@
 /**
  * A Node worker hosting one implementation (`ours` or `raw`) for the benchmark
- * orchestrator. Usage: node --expose-gc -r ./scripts/ts-register.cjs
+ * orchestrator. Usage: node -r ./scripts/ts-register.cjs
  * bench/workers/impl.worker.ts <ours|raw> <connectionString> <baseZnode> [warmupMs]
  * Protocol: bench/workers/impl.protocol.ts.
  */

@@ -9,7 +9,7 @@ import type { WorkerOp } from './impl.protocol.js';
  * thousand cycles later; the runner's one warm-up round (hundreds of cycles) does not get
  * it there. Names carry the pid: two workers of one implementation warm up at once.
  */
-export async function warmUpWorker(impl: BenchImpl, ms: number): Promise<number> {
+export async function warmUpWorker(impl: BenchImpl, ms: number): Promise<void> {
   const tag = `warmup-${process.pid}`;
   const steps: Array<[WorkerOp, object]> = [
     ['uncontended', { name: `${tag}-u`, cycles: 200, warmup: 0 }],
@@ -18,10 +18,5 @@ export async function warmUpWorker(impl: BenchImpl, ms: number): Promise<number>
     ['readHeavy', { name: `${tag}-r`, readers: 4, durationMs: 300, writerPauseMs: 5, stallTimeoutMs: 500 }],
   ];
   const until = performance.now() + ms;
-  let passes = 0;
-  while (performance.now() < until) {
-    for (const [op, params] of steps) await impl.ops[op]?.(params);
-    passes++;
-  }
-  return passes;
+  while (performance.now() < until) for (const [op, params] of steps) await impl.ops[op]?.(params);
 }

@@ -164,26 +164,17 @@ describe('lock node naming (Kazoo format)', () => {
       new RegExp(String.raw`^[0-9a-f]{32}(__lock__|__rlock__)${SEQ}$`),
       new RegExp(String.raw`^_c_[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}-(lock-|__WRIT__|__READ__)${SEQ}$`),
     ];
-    const MODES: Record<string, string> = {
-      __lock__: 'write',
-      __rlock__: 'read',
-      'lock-': 'write',
-      __WRIT__: 'write',
-      __READ__: 'read',
+    const KINDS: Record<string, { mode: string; format: string }> = {
+      __lock__: { mode: 'write', format: 'kazoo' },
+      __rlock__: { mode: 'read', format: 'kazoo' },
+      'lock-': { mode: 'write', format: 'curator-mutex' },
+      __WRIT__: { mode: 'write', format: 'curator-rw' },
+      __READ__: { mode: 'read', format: 'curator-rw' },
     };
     const expected = (node: string): unknown => {
       for (const pattern of DEFINITION) {
         const match = pattern.exec(node);
-        if (match) {
-          const marker = match[match.length - 2];
-          const format =
-            marker.startsWith('__') && marker.length === 8 && marker !== '__lock__'
-              ? 'curator-rw'
-              : marker === 'lock-'
-                ? 'curator-mutex'
-                : 'kazoo';
-          return { node, mode: MODES[marker], sequence: Number(match[match.length - 1]), format };
-        }
+        if (match) return { node, ...KINDS[match[match.length - 2]], sequence: Number(match[match.length - 1]) };
       }
       return null;
     };

@@ -21,8 +21,7 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
       ? [
           `**JIT warm-up.** Before it reports ready, each Curator and Node worker (ours, raw) runs its own recipes in a loop for`,
           `${n(warmupMs / 1e3)} s (uncontended cycles, a multi-lock, a lease semaphore, a read-write lock, as far as it has them), so`,
-          'its JIT has compiled their code paths: a JVM starts interpreted, and so does V8 (a fresh Node worker spends about three',
-          'times the client CPU per uncontended cycle it spends ten thousand cycles later); CPython has no JIT to warm.',
+          'its JIT has compiled their code paths: a JVM starts interpreted, and so does V8; CPython has no JIT to warm.',
           `Then ${n(warmupMs / 1e3)} s of pipelined raw cycles get the server's JIT hot, and the unmeasured warm-up round(s) run every`,
           'scenario for every implementation.',
         ].join(' ')
@@ -59,8 +58,7 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
       `${c.manyLocks.cyclesPerLock} times in a row. The library starts from cold names (it creates their directories itself, as in`,
       "use); the raw loop's directories are made before timing. Heap per held lock: `heapUsed` after full GCs while holding",
       `${n(c.manyLocks.locks)} fresh locks, minus before, divided by ${n(c.manyLocks.locks)}, in a short-lived process of its own`,
-      '(`bench/impl/ours-heap.probe.ts`): forced collections make V8 drop its optimized code, and the worker that ran them',
-      'measured the scenarios after them at about three times the client CPU until its JIT had warmed up again.',
+      '(`bench/impl/ours-heap.probe.ts`), so that its forced collections never run in the worker the other scenarios time.',
     ].join(' '),
     [
       `**5. Reentrant.** \`withLock(name, …)\` called inside a \`withLock\` on the same name, ${n(c.reentrant.calls)} times: time`,

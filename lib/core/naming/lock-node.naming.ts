@@ -80,6 +80,10 @@ function parseCommonShape(node: string): ParsedLockNode | null {
   return { node, mode, sequence, format };
 }
 
+const CURATOR_MARKERS = [CURATOR_MUTEX_MARKER, CURATOR_WRITE_MARKER, CURATOR_READ_MARKER];
+/** Where Curator's protected names have a `-`: inside the uuid and after it. */
+const CURATOR_DASHES = [11, 16, 21, 26, 39];
+
 function markerFor(node: string, at: number): string | undefined {
   if (at === 32)
     return node.startsWith(WRITE_MARKER, at)
@@ -87,15 +91,13 @@ function markerFor(node: string, at: number): string | undefined {
       : node.startsWith(READ_MARKER, at)
         ? READ_MARKER
         : undefined;
-  for (const marker of [CURATOR_MUTEX_MARKER, CURATOR_WRITE_MARKER, CURATOR_READ_MARKER])
-    if (node.startsWith(marker, at)) return marker;
-  return undefined;
+  return CURATOR_MARKERS.find((marker) => node.startsWith(marker, at));
 }
 
 /** `_c_` + a lower-case 8-4-4-4-12 uuid + `-`: the 40 characters before a Curator marker. */
 function isCuratorGuid(node: string): boolean {
   if (!node.startsWith('_c_')) return false;
-  for (const dash of [11, 16, 21, 26, 39]) if (node.charCodeAt(dash) !== 45) return false;
+  if (CURATOR_DASHES.some((at) => node.charCodeAt(at) !== 45)) return false;
   return (
     isHexRun(node, 3, 8) &&
     isHexRun(node, 12, 4) &&

@@ -4,8 +4,6 @@ import * as zookeeper from 'node-zookeeper-client';
 
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
-import { abortable } from '../util/abortable.js';
-import { zkErrorName } from '../util/zk-error-code.js';
 import {
   connectedServer,
   dropConnection,
@@ -16,8 +14,11 @@ import {
   onSocketOutcome,
   whenClientClosed,
 } from './zk-client.internals.js';
+import { ConnectAttemptDeadline } from './connect-attempt.deadline.js';
+import { whenConnected, whileConnected } from './connection.waits.js';
 import { InflightRequests } from './inflight.requests.js';
 import { MultiReadSupport } from './multi-read.support.js';
+import { sessionCall, type CallContext, type Invoke } from './session.call.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust.gate.js';
 import { installJuteCodec } from './wire/jute-codec.install.js';
@@ -33,9 +34,6 @@ const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('
  * its answer proves the leader took part, and it changes nothing.
  */
 const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
-
-/** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData', 'multi']);
 
 /**
  * A ZooKeeper session's life, over one node-zookeeper-client instance: connecting, the
@@ -53,8 +51,8 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   protected readonly readsTogether = new MultiReadSupport(() => connectedServer(this.client));
   private connected = false;
   private sessionIdHex = '';
-  private attemptStartedAt = performance.now();
-  private attemptDeadline: NodeJS.Timeout | undefined;
+  private readonly attempt = new ConnectAttemptDeadline();
+  private readonly callContext: CallContext;
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -72,6 +70,13 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
     this.liveness = new SessionLiveness(() => this.timeoutMs, this.livenessHooks, performance.now());
+    this.callContext = {
+      counter: config.counter,
+      inflight: this.inflight,
+      liveness: this.liveness,
+      lostReason: () => (this.isLost ? (this.signal.reason as Error) : undefined),
+      expired: () => this.lose('expired by the server'),
+    };
     dropStaleBytesOnConnect(this.client);
     onConnecting(this.client, () => this.onConnecting());
     onSocketOutcome(this.client, {
@@ -138,34 +143,16 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   }
 
   /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
-  async whenConnected(stop?: AbortSignal): Promise<void> {
-    this.throwIfLost();
-    if (this.connected) return;
-    let onConnected!: () => void;
-    const connected = new Promise<void>((resolve) => this.once('connected', (onConnected = resolve)));
-    try {
-      await abortable(connected, stop ? [stop, this.signal] : [this.signal]);
-    } finally {
-      this.removeListener('connected', onConnected);
-    }
+  whenConnected(stop?: AbortSignal): Promise<void> {
+    return whenConnected(this, stop);
   }
 
   /**
    * Waits for `work` only while connected: resolves when it settles, or as soon as the
    * connection drops (the work may go on in the background). Never rejects.
    */
-  async whileConnected(work: Promise<unknown>): Promise<void> {
-    if (!this.connected) return;
-    let stop!: () => void;
-    const interrupted = new Promise<void>((resolve) => (stop = resolve));
-    this.once('disconnected', stop);
-    this.signal.addEventListener('abort', stop, { once: true });
-    try {
-      await Promise.race([work.catch(() => undefined), interrupted]);
-    } finally {
-      this.removeListener('disconnected', stop);
-      this.signal.removeEventListener('abort', stop);
-    }
+  whileConnected(work: Promise<unknown>): Promise<void> {
+    return whileConnected(this, work);
   }
 
   /**
@@ -212,30 +199,23 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     else if (code === zookeeper.State.AUTH_FAILED.code) this.lose('authentication failed');
   }
 
-  /**
-   * A connection attempt begins. node-zookeeper-client waits for the server's answer to
-   * its connect request without limit, so a server that accepts connections but never
-   * answers would stall it forever: past the attempt deadline the socket is dropped and
-   * the client goes on to the next server.
-   */
+  /** A connection attempt begins: bounded, see `ConnectAttemptDeadline`. */
   private onConnecting(): void {
-    this.attemptStartedAt = performance.now();
-    clearTimeout(this.attemptDeadline);
     // Re-attaching a live session is a short exchange with the leader, and the session's
     // proof ages meanwhile: give up on a server as fast as on a write. The first connect
     // may have to wait for a busy ensemble to create the session: allow it longer.
     const bound = this.sessionIdHex ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
-    this.attemptDeadline = setTimeout(() => {
+    this.attempt.begin(bound, () => {
       if (!this.connected && !this.isLost) dropConnection(this.client);
-    }, bound);
+    });
   }
 
   private onConnected(): void {
-    clearTimeout(this.attemptDeadline);
+    this.attempt.end();
     const newSession = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
-    this.liveness.onConnected(this.attemptStartedAt, newSession);
+    this.liveness.onConnected(this.attempt.startedAt, newSession);
     this.emit('connected');
   }
 
@@ -280,7 +260,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     if (this.isLost) return;
     this.liveness.stop();
     this.readsTogether.close();
-    clearTimeout(this.attemptDeadline);
+    this.attempt.end();
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);
     this.lostController.abort(error);
@@ -293,35 +273,8 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     this.emit('lost', error);
   }
 
-  private throwIfLost(): void {
-    if (this.isLost) throw this.signal.reason;
-  }
-
-  protected call<T extends unknown[]>(
-    op: string,
-    path: string,
-    invoke: (callback: (error: Error | null, ...results: unknown[]) => void) => void,
-  ): Promise<T> {
-    this.throwIfLost();
-    this.config.counter.count(op);
-    const write = WRITE_OPS.has(op);
-    return new Promise<T>((resolve, reject) => {
-      const sentAt = performance.now();
-      const fail = (error: Error): void => {
-        this.inflight.settle(fail);
-        reject(error);
-      };
-      this.inflight.add({ op, path, sentAt, write }, fail);
-      if (write) this.liveness.writeSent(sentAt);
-      invoke((error, ...results) => {
-        if (!this.inflight.settle(fail)) return; // already failed: the session was lost, or the server left
-        const zkCode = error ? zkErrorName(error) : undefined;
-        // Any answer from the server, success or a ZooKeeper error, is an answer.
-        if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') this.liveness.answered(sentAt, write);
-        if (!error) return resolve(results as T);
-        if (zkCode === 'SESSION_EXPIRED') this.lose('expired by the server');
-        reject(this.isLost ? this.signal.reason : new ZkOperationError(op, path, zkCode!, error));
-      });
-    });
+  /** Sends one request, tracked while in flight (see `sessionCall`). */
+  protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke): Promise<T> {
+    return sessionCall<T>(this.callContext, op, path, invoke);
   }
 }

@@ -1,13 +1,12 @@
 import * as zookeeper from 'node-zookeeper-client';
 
 import { ZkOperationError } from '../errors/zk-operation.error.js';
-import { zkErrorName } from '../util/zk-error-code.js';
-import { connectedServer, queueRequest, sendingTogether } from './zk-client.internals.js';
-import { newMultiReadRequest } from './wire/jute-codec.install.js';
-import type { MultiResult, ZkReadOp } from './wire/multi-read.wire.js';
-import { ZkSessionLifecycle } from './zk-session.lifecycle.js';
-import type { ZkMultiOp, ZkNodeMode, ZkReadResult, ZkStat, ZkWatchListener } from './zk-session.types.js';
+import { sendingTogether } from './zk-client.internals.js';
+import { ZkSessionReads } from './zk-session.reads.js';
+import { toStat, type RawStat } from './zk-stat.convert.js';
+import type { ZkMultiOp, ZkNodeMode, ZkStat, ZkWatchListener } from './zk-session.types.js';
 
+export { MULTI_READ_OPS } from './zk-session.reads.js';
 export type {
   ZkMultiOp,
   ZkNodeMode,
@@ -17,9 +16,6 @@ export type {
   ZkStat,
   ZkWatchListener,
 } from './zk-session.types.js';
-
-/** The most ops `readAll` puts in one `multiRead`: its request and reply stay far below ZooKeeper's 1 MB `jute.maxbuffer`. */
-export const MULTI_READ_OPS = 500;
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
@@ -39,32 +35,12 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
  * Events: `connected`, `disconnected`, `at-risk`, `lost` (error); `tcp-accepted` and
  * `tcp-failed` (error) for each TCP connection attempt.
  */
-export class ZkSession extends ZkSessionLifecycle {
+export class ZkSession extends ZkSessionReads {
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
     const [created] = await this.call<[string]>('create', path, (cb) =>
       this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
     );
     return created;
-  }
-
-  /** Whether `path` exists (without a watch). */
-  async exists(path: string): Promise<boolean> {
-    const [stat] = await this.call<[unknown]>('exists', path, (cb) => this.client.exists(path, cb as never));
-    return Boolean(stat);
-  }
-
-  async getChildren(path: string): Promise<{ children: string[]; stat: ZkStat }> {
-    const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
-      this.client.getChildren(path, cb as never),
-    );
-    return { children, stat: toStat(stat) };
-  }
-
-  async getData(path: string): Promise<Buffer | undefined> {
-    const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    return data;
   }
 
   /**
@@ -75,17 +51,7 @@ export class ZkSession extends ZkSessionLifecycle {
    * serves every listener of a path; `unwatch` drops ours.
    */
   async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
-    // Listen before asking: the reply and the notification can arrive in one TCP chunk,
-    // and the client emits the notification before our promise for the reply resolves.
-    this.watchers.add(path, listener);
-    try {
-      await this.call('getData', path, (cb) => this.client.getData(path, this.dispatch, cb as never));
-      return true;
-    } catch (error) {
-      this.unwatch(path, listener);
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return false;
-      throw error;
-    }
+    return (await this.watchedRead(path, listener, 'getData', () => true)) ?? false;
   }
 
   /**
@@ -93,28 +59,7 @@ export class ZkSession extends ZkSessionLifecycle {
    * or `null` when the node does not exist (then nothing is watched).
    */
   async watchDataValue(path: string, listener: ZkWatchListener): Promise<Buffer | null> {
-    this.watchers.add(path, listener); // before asking, as in watchData
-    try {
-      const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
-        this.client.getData(path, this.dispatch, cb as never),
-      );
-      return data ?? Buffer.alloc(0);
-    } catch (error) {
-      this.unwatch(path, listener);
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
-  }
-
-  /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
-  async getDataAndCtime(
-    path: string,
-  ): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
-    const [data, raw] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    const { ctimeMs, owner } = toStat(raw);
-    return { data, ctimeMs: ctimeMs!, owner };
+    return this.watchedRead(path, listener, 'getData', ([data]) => (data as Buffer | undefined) ?? Buffer.alloc(0));
   }
 
   /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
@@ -128,17 +73,10 @@ export class ZkSession extends ZkSessionLifecycle {
    * `listener` is registered before asking; `unwatch` drops it.
    */
   async watchChildren(path: string, listener: ZkWatchListener): Promise<{ children: string[]; stat: ZkStat } | null> {
-    this.watchers.add(path, listener);
-    try {
-      const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
-        this.client.getChildren(path, this.dispatch, cb as never),
-      );
-      return { children, stat: toStat(stat) };
-    } catch (error) {
-      this.unwatch(path, listener);
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
+    return this.watchedRead(path, listener, 'getChildren', ([children, stat]) => ({
+      children: children as string[],
+      stat: toStat(stat as RawStat),
+    }));
   }
 
   /**
@@ -146,25 +84,34 @@ export class ZkSession extends ZkSessionLifecycle {
    * `null` when the node does not exist (then nothing is watched).
    */
   async watchDataVersion(path: string, listener: ZkWatchListener): Promise<number | null> {
+    return this.watchedRead(path, listener, 'getData', ([, stat]) => (stat as { version: number }).version);
+  }
+
+  /**
+   * A read with a one-shot watch, `listener` registered before asking: the reply and the
+   * notification can arrive in one TCP chunk, and the client emits the notification before
+   * our promise for the reply resolves. `null` when the node does not exist (then nothing
+   * is watched, and the listener is dropped).
+   */
+  private async watchedRead<T>(
+    path: string,
+    listener: ZkWatchListener,
+    op: 'getData' | 'getChildren',
+    result: (reply: unknown[]) => T,
+  ): Promise<T | null> {
     this.watchers.add(path, listener);
     try {
-      const [, stat] = await this.call<[unknown, { version: number }]>('getData', path, (cb) =>
-        this.client.getData(path, this.dispatch, cb as never),
+      const reply = await this.call<unknown[]>(op, path, (cb) =>
+        op === 'getData'
+          ? this.client.getData(path, this.dispatch, cb as never)
+          : this.client.getChildren(path, this.dispatch, cb as never),
       );
-      return stat.version;
+      return result(reply);
     } catch (error) {
       this.unwatch(path, listener);
       if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
       throw error;
     }
-  }
-
-  /** `getData` with the node's stat (without a watch). */
-  async getDataAndStat(path: string): Promise<{ data: Buffer; stat: ZkStat }> {
-    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
   }
 
   unwatch(path: string, listener: ZkWatchListener): void {
@@ -212,97 +159,4 @@ export class ZkSession extends ZkSessionLifecycle {
       throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
     }
   }
-
-  /**
-   * Several reads as one request (ZooKeeper's `multiRead`, 3.6 and later), answered
-   * together: per op, in order, its result or the ZooKeeper error it met (the other ops
-   * are read all the same). Send one only when `canReadTogether()` says the server takes
-   * it; a server that refuses it (UNIMPLEMENTED) is sent no other.
-   */
-  async multiRead(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
-    const server = connectedServer(this.client);
-    try {
-      const [results] = await this.call<[MultiResult[]]>('multiRead', ops[0].path, (cb) =>
-        queueRequest(this.client, newMultiReadRequest(ops), (error, payload) =>
-          cb(error, (payload as { results: MultiResult[] } | undefined)?.results),
-        ),
-      );
-      return results.map(readResultOf);
-    } catch (error) {
-      if (error instanceof ZkOperationError && error.zkCode === 'UNIMPLEMENTED') this.readsTogether.refused(server);
-      throw error;
-    }
-  }
-
-  /**
-   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops when the server
-   * takes them, otherwise one request each. Per op, in order, its result or the ZooKeeper
-   * error it met. Rejects when a `multiRead` fails whole (a lost connection) or the
-   * session is lost.
-   */
-  async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
-    if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));
-    const chunks: Array<Promise<ZkReadResult[]>> = [];
-    for (let at = 0; at < ops.length; at += MULTI_READ_OPS)
-      chunks.push(this.multiRead(ops.slice(at, at + MULTI_READ_OPS)));
-    return (await Promise.all(chunks)).flat();
-  }
-
-  /** One read of `readAll`, as a request of its own. */
-  private async readOne({ op, path }: ZkReadOp): Promise<ZkReadResult> {
-    try {
-      if (op === 'getChildren') return { children: (await this.getChildren(path)).children };
-      const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-        this.client.getData(path, cb as never),
-      );
-      return { data, stat: toStat(stat) };
-    } catch (error) {
-      if (error instanceof ZkOperationError) return { error: error.zkCode };
-      throw error;
-    }
-  }
-
-  /**
-   * True when a `multiRead` can be sent now: the server connected now said it takes one.
-   * Asked about a server for the first time, it asks it in the background (and says no).
-   */
-  canReadTogether(): boolean {
-    return this.readsTogether.usable();
-  }
-
-  /**
-   * Settles once `canReadTogether()` knows for the server connected now (each server is
-   * asked once); `undefined` when it knows already.
-   */
-  readyToReadTogether(): Promise<void> | undefined {
-    return this.readsTogether.ready();
-  }
-}
-
-interface RawStat {
-  pzxid: Buffer;
-  czxid: Buffer;
-  mzxid: Buffer;
-  ctime: Buffer;
-  ephemeralOwner: Buffer;
-  dataLength: number;
-}
-
-function toStat(raw: RawStat): ZkStat {
-  const owner = raw.ephemeralOwner.readBigUInt64BE(0);
-  return {
-    pzxid: raw.pzxid.readBigInt64BE(0),
-    czxid: raw.czxid.readBigInt64BE(0),
-    mzxid: raw.mzxid.readBigInt64BE(0),
-    dataLength: raw.dataLength,
-    ctimeMs: Number(raw.ctime.readBigInt64BE(0)),
-    owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
-  };
-}
-
-function readResultOf(result: MultiResult): ZkReadResult {
-  if (result.children) return { children: result.children };
-  if (result.stat) return { data: result.data, stat: toStat(result.stat as RawStat) };
-  const { create } = zookeeper.Exception as unknown as { create(code: number): Error };
-  return { error: zkErrorName(create(result.err ?? 0)) };
 }

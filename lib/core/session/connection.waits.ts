@@ -1,0 +1,40 @@
+import type { EventEmitter } from 'node:events';
+
+import { abortable } from '../util/abortable.js';
+
+/** A session as its connection waits see it: its state, its loss signal and its `connected`/`disconnected` events. */
+export interface ConnectionEvents extends Pick<EventEmitter, 'once' | 'removeListener'> {
+  readonly isConnected: boolean;
+  readonly signal: AbortSignal;
+}
+
+/** Resolves once `session` is connected; rejects if it is lost or `stop` aborts first. */
+export async function whenConnected(session: ConnectionEvents, stop?: AbortSignal): Promise<void> {
+  if (session.signal.aborted) throw session.signal.reason;
+  if (session.isConnected) return;
+  let onConnected!: () => void;
+  const connected = new Promise<void>((resolve) => session.once('connected', (onConnected = resolve)));
+  try {
+    await abortable(connected, stop ? [stop, session.signal] : [session.signal]);
+  } finally {
+    session.removeListener('connected', onConnected);
+  }
+}
+
+/**
+ * Waits for `work` only while `session` is connected: resolves when it settles, or as soon
+ * as the connection drops (the work may go on in the background). Never rejects.
+ */
+export async function whileConnected(session: ConnectionEvents, work: Promise<unknown>): Promise<void> {
+  if (!session.isConnected) return;
+  let stop!: () => void;
+  const interrupted = new Promise<void>((resolve) => (stop = resolve));
+  session.once('disconnected', stop);
+  session.signal.addEventListener('abort', stop, { once: true });
+  try {
+    await Promise.race([work.catch(() => undefined), interrupted]);
+  } finally {
+    session.removeListener('disconnected', stop);
+    session.signal.removeEventListener('abort', stop);
+  }
+}

@@ -1,3 +1,5 @@
+import { LockReentryError } from '../errors/lock-reentry.error.js';
+import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 import { ReentrantHandle } from './reentrant.handle.js';
@@ -26,6 +28,19 @@ export class ChainHold {
   enter(mode: LockMode): ReentrantHandle {
     this.nested++;
     return new ReentrantHandle(this.handle, mode, () => this.leave());
+  }
+
+  /**
+   * A nested hold for a call of this chain that asks the lock again in `mode`, checked:
+   * `LockReentryError` with `reentrant: false`, the loss if the lock was lost (a lost lock
+   * is not re-entered), `LockUpgradeError` for `write` under `read`.
+   */
+  reenter(mode: LockMode, reentrant = true): ReentrantHandle {
+    if (!reentrant) throw new LockReentryError(this.handle.name);
+    const { signal } = this.handle;
+    if (signal.aborted) throw signal.reason;
+    if (this.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(this.handle.name);
+    return this.enter(mode);
   }
 
   /** The holder is done: releases the grant once every nested hold is released too. */

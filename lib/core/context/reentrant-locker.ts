@@ -1,12 +1,8 @@
-import { LockReentryError } from '../errors/lock-reentry.error.js';
-import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
 import type { MultiLockHandle } from '../multi/multi-lock.handle.js';
 import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.js';
-import { ReentrantMultiLocker } from '../multi/reentrant-multi.locker.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
-import type { LockMode } from '../recipe/lock-mode.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
@@ -14,6 +10,7 @@ import { LeaseRunner, type LeaseCallOptions } from './lease-runner.js';
 import type { LeaseHandle } from '../lease/lease-handle.interface.js';
 import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.storage.js';
 import { LockCallPolicy } from './lock-call.policy.js';
+import { MultiRunner } from './multi-runner.js';
 import type { LockerEvents } from './locker.events.js';
 import { watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
@@ -25,7 +22,6 @@ import {
   type WithLockCallOptions,
   type WithLocksCallOptions,
 } from './with-lock.options.js';
-import { describeList } from '../multi/multi-lock.options.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
@@ -41,6 +37,7 @@ export class ReentrantLocker {
   private readonly bodies = new PendingWork();
   private readonly deferred = new DeferredReleases();
   private readonly leases: LeaseRunner;
+  private readonly multi: MultiRunner;
   private readonly policy: LockCallPolicy;
   private readonly defaults: ResolvedWithLockOptions;
   /** `scopeKeyOf(backend, name)` is this prefix and the name. */
@@ -57,6 +54,7 @@ export class ReentrantLocker {
     this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) =>
       this.policy.acquiring(name, pending),
     );
+    this.multi = new MultiRunner(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
   }
 
   /**
@@ -82,7 +80,7 @@ export class ReentrantLocker {
     encodeLockName(name); // after the options, as the backends check them
     const key = this.scopePrefix + name;
     const outer = heldInScope(key);
-    if (outer) return this.runNested(this.nested(outer, call.mode, call.reentrant), fn);
+    if (outer) return this.runNested(outer.reenter(call.mode, call.reentrant), fn);
     const handle = await this.grant(name, call);
     if (!handle) return undefined;
     const grantedAt = performance.now();
@@ -128,7 +126,7 @@ export class ReentrantLocker {
   async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     const { mode, timeoutMs, signal, revocable, nodeFormat } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
-    if (outer) return this.nested(outer, mode, resolveReentrant(options));
+    if (outer) return outer.reenter(mode, resolveReentrant(options));
     return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
   }
 
@@ -139,7 +137,7 @@ export class ReentrantLocker {
   ): Promise<LockHandle | null> {
     const { mode, signal, revocable, nodeFormat } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
-    if (outer) return this.nested(outer, mode, resolveReentrant(options));
+    if (outer) return outer.reenter(mode, resolveReentrant(options));
     return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat }));
   }
 
@@ -151,7 +149,7 @@ export class ReentrantLocker {
    * default timeout.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
-    return this.policy.acquiring(describeList(locks), this.multi().acquireAll(locks, options));
+    return this.multi.acquireAll(locks, options);
   }
 
   /**
@@ -171,37 +169,12 @@ export class ReentrantLocker {
     fn: (handle: MultiLockHandle) => T | Promise<T>,
     options: WithLocksCallOptions,
   ): Promise<T | undefined>;
-  async withLocks<T>(
+  withLocks<T>(
     locks: LockList,
     fn: (handle: MultiLockHandle) => T | Promise<T>,
     options?: WithLocksCallOptions,
   ): Promise<T | undefined> {
-    const { ifLocked, holdAtLeastMs, onLockLost, ...multi } = options ?? {};
-    const call = resolveWithLockOptions(
-      {
-        ifLocked,
-        holdAtLeastMs,
-        onLockLost,
-        timeoutMs: multi.timeoutMs,
-        signal: multi.signal,
-        reentrant: multi.reentrant,
-      },
-      this.defaultTimeoutMs,
-    );
-    const label = describeList(locks);
-    const taken = await this.policy.granted(label, call, () =>
-      this.multi().take(locks, { ...multi, timeoutMs: call.timeoutMs }),
-    );
-    if (!taken) return undefined;
-    return this.multi().run(taken, fn, {
-      ignoreLoss: call.onLockLost === 'ignore',
-      holdAtLeastMs: call.holdAtLeastMs,
-      defer: (group, delayMs) =>
-        this.policy.closing ? void group.release().catch(() => undefined) : this.deferred.schedule(group, delayMs),
-      onLost: this.policy.reportsLoss
-        ? (error, grantedAt) => this.policy.lost(label, call, grantedAt, error)
-        : undefined,
-    });
+    return this.multi.withLocks(locks, fn, options);
   }
 
   /**
@@ -216,10 +189,6 @@ export class ReentrantLocker {
   /** Runs `fn(lease)` holding one lease of `name`, released when `fn` settles. */
   withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
     return this.leases.withLease(name, fn, options);
-  }
-
-  private multi(): ReentrantMultiLocker {
-    return new ReentrantMultiLocker(this.backend, this.defaultTimeoutMs, this.bodies);
   }
 
   /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */
@@ -292,13 +261,5 @@ export class ReentrantLocker {
     resolveReentrant(options);
     encodeLockName(name); // throws InvalidLockNameError, also on the reentrant path
     return resolved;
-  }
-
-  private nested(outer: ChainHold, mode: LockMode, reentrant = true): ReentrantHandle {
-    if (!reentrant) throw new LockReentryError(outer.handle.name);
-    const { signal } = outer.handle;
-    if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
-    if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(outer.handle.name);
-    return outer.enter(mode);
   }
 }

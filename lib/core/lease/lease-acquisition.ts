@@ -2,44 +2,18 @@ import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { newAttemptGuid } from '../naming/lock-node.naming.js';
-import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
 import { listChildren, removeIfEmpty } from '../recipe/lock-directory.js';
-import type { NodeReaper } from '../recipe/node-reaper.js';
-import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { MAX_TIMER_MS } from '../util/deadline.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
-import {
-  checkNoKazooLeases,
-  type LeaseDirectories,
-  type Retrying,
-  type SemaphoreRef,
-} from './lease-directory.guard.js';
+import { checkNoKazooLeases, type Retrying } from './lease-directory.guard.js';
 import { readQueue, signalGrant, watchPredecessor, type Listing, type SeenVersion, type View } from './lease-wait.js';
 import { waitForChange } from '../recipe/blocker.wait.js';
 import { leaseMessages } from './lease.messages.js';
 import { leaseNodePrefix } from './lease-node.naming.js';
 import { leaseNodesWithPrefix, leasePositionOf } from './lease-queue.js';
-
-export interface LeaseContext {
-  readonly client: ZkClient;
-  readonly reaper: NodeReaper;
-  readonly sweeper: DirectorySweeper;
-  readonly directories: LeaseDirectories;
-  /** Written into every lease node, so `leaseContenders()` can say who is who. */
-  readonly identity: Buffer;
-}
-
-export interface LeaseRequest extends SemaphoreRef {
-  readonly timeoutMs: number;
-  readonly signal: AbortSignal | undefined;
-}
-
-export interface LeaseGrant {
-  readonly session: ZkSession;
-  readonly node: string;
-}
+import type { LeaseContext, LeaseGrant, LeaseRequest } from './lease-acquisition.types.js';
 
 /** Where one attempt stands between listings. */
 interface Turn {

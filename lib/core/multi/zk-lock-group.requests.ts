@@ -2,7 +2,7 @@ import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../naming/node-format.js';
 import type { DirectorySweeper } from '../recipe/directory-sweeper.js';
 import { listChildrenTogether, type Listing } from '../recipe/lock-directory.js';
-import type { SentCreate } from '../recipe/lock-acquisition.js';
+import type { SentCreate } from '../recipe/lock-acquisition.types.js';
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { NodeReaper } from '../recipe/node-reaper.js';

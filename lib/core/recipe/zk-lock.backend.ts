@@ -11,18 +11,17 @@ import type { ListedLock } from '../listing/lock-listing.interface.js';
 import { readLockListings } from '../listing/lock-listing.reader.js';
 import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
 import { requestRevocation } from '../revocation/revocation.request.js';
-import { RevocationWatch } from '../revocation/revocation.watch.js';
 import { ZkClient } from '../session/zk-client.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
 import type { ZkLeaseHandle } from '../lease/zk-lease.handle.js';
 import { ZkLeaseRecipe } from '../lease/zk-lease.recipe.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
-import { nodeFormatFor } from '../naming/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
-import { LockAcquisition, type AcquisitionContext, type SentCreate } from './lock-acquisition.js';
+import type { SentCreate } from './lock-acquisition.types.js';
+import { LockRunner } from './lock.runner.js';
 import { DirectorySweeper } from './directory-sweeper.js';
 import { NodeReaper } from './node-reaper.js';
-import { ZkLockHandle } from './zk-lock.handle.js';
+import type { ZkLockHandle } from './zk-lock.handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock.options.js';
 import { sessionStatus, type ZkSessionStatus } from '../session/session-status.js';
 import { tracedAcquire } from '../diagnostics/lock.channels.js';
@@ -46,8 +45,8 @@ export class ZkLockBackend implements LockBackend {
   private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
   private readonly leases: ZkLeaseRecipe;
   private readonly identity: Buffer;
-  /** What every `LockAcquisition` of this backend shares. */
-  private readonly acquisitionContext: AcquisitionContext;
+  /** Runs every acquire of a lock (not of a lease) of this backend. */
+  private readonly runner: LockRunner;
   /** Made on first `acquireAll`. */
   private groupRequests: ZkLockGroupRequests | undefined;
 
@@ -59,7 +58,16 @@ export class ZkLockBackend implements LockBackend {
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
-    this.acquisitionContext = { client, reaper, sweeper, identity };
+    this.runner = new LockRunner({
+      client,
+      reaper,
+      sweeper,
+      identity,
+      waits,
+      held,
+      nodeFormat: options.nodeFormat,
+      startedOnce: () => this.startedOnce(),
+    });
     this.leases = new ZkLeaseRecipe({
       client,
       reaper,
@@ -247,38 +255,6 @@ export class ZkLockBackend implements LockBackend {
   }
 
   private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
-    const dir = this.pathOf(name);
-    if (!this.client.isStarted) await this.startedOnce(); // no extra turn of the event loop once started
-    if (this.client.isClosed) throw new LockClientClosedError();
-    const nodeFormat = nodeFormatFor(options.mode, options.nodeFormat, this.options.nodeFormat);
-    const acquisition = new LockAcquisition(this.acquisitionContext, { name, dir, ...options, nodeFormat, sent });
-    const running = acquisition.run();
-    this.waits.set(acquisition, running);
-    try {
-      const grant = await running;
-      if (!grant) return null;
-      // Checked against the clock now, not only by a timer: a grant that comes back to an
-      // event loop blocked past the session's deadline is born lost.
-      grant.session.checkTrust();
-      const revocation = options.revocable
-        ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name)
-        : undefined;
-      const handle = new ZkLockHandle({
-        name,
-        mode: options.mode,
-        ...grant,
-        dir,
-        reaper: this.reaper,
-        onReleased: (released) => this.held.delete(released),
-        revocation,
-      });
-      this.held.add(handle);
-      // The watch is set when the acquire resolves, unless the connection dropped meanwhile
-      // (it is set on reconnect then): a lock is never held up by a revocation watch.
-      if (revocation) await grant.session.whileConnected(revocation.armed);
-      return handle;
-    } finally {
-      this.waits.delete(acquisition);
-    }
+    return this.runner.run(name, this.pathOf(name), options, sent);
   }
 }

@@ -97,7 +97,7 @@ describe('the woken read under connection faults', () => {
     await lock.release();
     await settled('unsent', waiter);
   });
-  it('the waiter\'s session expires while it waits: it queues anew in a new session, holds alone', async () => {
+  it("the waiter's session expires while it waits: it queues anew in a new session, holds alone", async () => {
     const holderClient = await fx.backend();
     const waiter = await fx.expirable({ sessionTimeoutMs: 8000 });
     const holder = await holderClient.acquire('expired');

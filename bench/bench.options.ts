@@ -101,6 +101,11 @@ export interface BenchOptions {
    * after the standalone pass, `only` instead of it, `no`. A full run does it by default.
    */
   readonly ensemble: 'no' | 'also' | 'only';
+  /**
+   * Each scenario in workers started (and warmed) for it alone, as JMH forks a JVM per
+   * benchmark; otherwise one set of workers runs every scenario, round after round.
+   */
+  readonly freshWorkers: boolean;
   readonly counts: ScenarioCounts;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
@@ -121,6 +126,9 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    ensemble; a full run (all scenarios, not --quick, no ZK_CONNECT) does so
                    unless --no-ensemble
   --ensemble-only  only that ensemble pass
+  --fresh-workers  each scenario in workers started and warmed for it alone (as JMH
+                   forks a JVM per benchmark), its rounds one after another; by default
+                   one set of workers runs the scenarios in turn, round after round
   ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
   ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 
@@ -136,6 +144,7 @@ export function parseBenchArgs(
   let quick = false;
   let forceSync = true;
   let help = false;
+  let freshWorkers = false;
   let ensemble: BenchOptions['ensemble'] | undefined;
   let scenarios: number[] = [...ALL_SCENARIOS];
   const count = (flag: string, value: string | undefined, min: number): number => {
@@ -157,6 +166,7 @@ export function parseBenchArgs(
     else if (flag === '--ensemble') ensemble = 'also';
     else if (flag === '--ensemble-only') ensemble = 'only';
     else if (flag === '--no-ensemble') ensemble = 'no';
+    else if (flag === '--fresh-workers') freshWorkers = true;
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
@@ -189,6 +199,7 @@ export function parseBenchArgs(
     connectionString,
     ...(connectionString && serverPids.length ? { serverPids } : {}),
     ensemble,
+    freshWorkers,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
   };

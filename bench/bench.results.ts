@@ -109,6 +109,8 @@ export interface BenchMeta {
   readonly queueProbe: string;
   /** Each worker's clock read between two of the orchestrator's: CLOCK_MONOTONIC is shared. */
   readonly clockChecks: Array<{ readonly worker: string; readonly ok: boolean; readonly windowUs: number }>;
+  /** Each scenario ran in workers of its own (`--fresh-workers`); absent in older results. */
+  readonly freshWorkers?: boolean;
   /** The implementation order of every round, scenario and slice, as run. */
   readonly order: Array<{
     readonly round: number;

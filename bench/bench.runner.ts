@@ -9,13 +9,13 @@ import { ensembleTargets } from './report/curator-targets.report.js';
 import { missedTargetNotes } from './report/missed-targets.notes.js';
 import { evaluateTargets } from './report/targets.report.js';
 import { SCENARIOS } from './scenarios/all.scenarios.js';
-import type { ScenarioContext } from './scenarios/scenario.js';
-import { addSpans, clientCpuRows, measuredCpu, type CpuSpan } from './support/client-cpu.js';
+import { runRounds, type RoundRecords, type RoundsSetup } from './bench.rounds.js';
+import { clientCpuRows } from './support/client-cpu.js';
 import { processCpuNs } from './support/server-cpu.js';
 import { QueueProbe } from './support/queue.probe.js';
-import { shuffled } from './support/sample.stats.js';
 import { warmUpServer } from './support/server.warmup.js';
-import { WorkerChannel } from './support/worker.channel.js';
+import type { WorkerChannel } from './support/worker.channel.js';
+import { WorkerPool } from './support/worker.pool.js';
 import { WorkerSpawns } from './support/worker.spawn.js';
 import { openZkTarget } from './support/zookeeper.target.js';
 import type { ClockResult, ImplName } from './workers/impl.protocol.js';
@@ -23,10 +23,8 @@ import type { ClockResult, ImplName } from './workers/impl.protocol.js';
 const ROOT = join(__dirname, '..');
 
 /**
- * Runs the selected scenarios for every implementation, interleaved: for each round, for
- * each scenario, the implementations in a fresh random order, so that machine noise at
- * any moment hits all of them alike. Returns every sample plus medians, side-by-side
- * ratios, round trips and targets. Starts (and stops) its own ZooKeeper unless
+ * Runs the selected scenarios for every implementation, interleaved (see `runRounds`).
+ * Returns every sample plus medians, side-by-side ratios, round trips and targets. Starts (and stops) its own ZooKeeper unless
  * `connectionString` names one; all its znodes live under a fresh `/bench-…` root.
  * `pass.ensemble`: on a 3-server ensemble it starts, scenarios 1 and 2 only, with the
  * ensemble's targets.
@@ -46,94 +44,47 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     ensemble,
   });
   const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
-  const workers = new Map<string, WorkerChannel>();
   // The Curator and Node workers run their recipes before their ready line as long as the server warms up.
   const spawns = new WorkerSpawns(options.serverWarmupMs);
   let probe: QueueProbe | undefined;
+  let pool: WorkerPool | undefined;
   try {
     probe = await QueueProbe.open(target.connectionString);
     const serverVersion = await probe.serverVersion();
     log(
       `ZooKeeper ${serverVersion} at ${target.connectionString}: ${target.topology}${target.external ? '' : `, forceSync=${target.forceSync ? 'yes' : 'no'}`}; znodes under ${root}`,
     );
-
-    // Workers: one process per implementation, two where the handoff needs them.
-    const slots = new Map<ImplName, number>();
-    for (const s of scenarios) for (const impl of s.impls) slots.set(impl, Math.max(slots.get(impl) ?? 0, s.slots));
     const versions: BenchMeta['versions'] & Partial<Record<ImplName, string>> = { node: process.version };
-    // All settled before going on, so that none is left starting when the run fails.
-    const started = await Promise.allSettled(
-      [...slots].flatMap(([impl, count]) =>
-        Array.from({ length: count }, async (_, slot) => {
-          const { channel, ready } = await WorkerChannel.start(
-            spawns.spawn(impl, slot, target.connectionString, `${root}/${impl}`),
-          );
-          workers.set(`${impl}#${slot}`, channel);
-          versions[impl] = ready.version;
-        }),
-      ),
-    );
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    const clockChecks = await checkClocks(workers);
-    if (options.serverWarmupMs > 0) {
-      const cycles = await warmUpServer(probe.zk, root, options.serverWarmupMs);
-      log(`server warm-up: ${cycles} raw cycles in ${options.serverWarmupMs} ms`);
-    }
-
-    const worker = (impl: ImplName, slot: 0 | 1 = 0): WorkerChannel => {
-      const channel = workers.get(`${impl}#${slot}`);
-      if (!channel) throw new Error(`no worker ${impl}#${slot + 1}`);
-      return channel;
+    const clockChecks: BenchMeta['clockChecks'] = [];
+    const records: RoundRecords = { samples: {}, cpuSpans: {}, order: [] };
+    const baseOf = (impl: ImplName): string => `${root}/${impl}`;
+    const setup: RoundsSetup = {
+      plan: [
+        ...Array.from({ length: options.warmupRounds }, (_, i) => ({ label: `w${i + 1}`, n: i + 1, measured: false })),
+        ...Array.from({ length: options.rounds }, (_, i) => ({ label: `r${i + 1}`, n: i + 1, measured: true })),
+      ],
+      rounds: options.rounds,
+      warmupRounds: options.warmupRounds,
+      context: { counts: options.counts, probe, base: baseOf },
+      serverCpuNs: () => processCpuNs(target.serverPids()),
+      log,
     };
-    const samples: BenchResults['samples'] = {};
-    const cpuSpans: Record<number, Partial<Record<ImplName, CpuSpan[]>>> = {};
-    /** Every worker process of `impl` (two for the handoff). */
-    const workersOf = (impl: ImplName): WorkerChannel[] =>
-      [...workers].filter(([key]) => key.startsWith(`${impl}#`)).map(([, channel]) => channel);
-    const serverCpuNs = (): number => processCpuNs(target.serverPids());
-    const order: BenchMeta['order'] = [];
-    const plan = [
-      ...Array.from({ length: options.warmupRounds }, (_, i) => ({ label: `w${i + 1}`, n: i + 1, measured: false })),
-      ...Array.from({ length: options.rounds }, (_, i) => ({ label: `r${i + 1}`, n: i + 1, measured: true })),
-    ];
-    for (const round of plan) {
-      const ctx: ScenarioContext = {
-        counts: options.counts,
-        probe,
-        round: round.label,
-        base: (impl) => `${root}/${impl}`,
-        worker,
-      };
-      for (const scenario of scenarios) {
-        const slices = scenario.slices?.(options.counts) ?? 1;
-        const parts = new Map<ImplName, unknown[]>(scenario.impls.map((impl) => [impl, []]));
-        const spans = new Map<ImplName, CpuSpan>();
-        for (let slice = 0; slice < slices; slice++) {
-          const impls = shuffled(scenario.impls);
-          if (round.measured) order.push({ round: round.n, scenario: scenario.id, slice: slice + 1, impls });
-          for (const impl of impls) {
-            const { result, span } = await measuredCpu(workersOf(impl), serverCpuNs, () =>
-              scenario.run(ctx, impl, slice),
-            );
-            parts.get(impl)!.push(result);
-            spans.set(impl, addSpans(spans.get(impl), span));
-          }
-        }
-        for (const impl of scenario.impls) {
-          const list = parts.get(impl)!;
-          const sample = scenario.merge ? scenario.merge(list) : list[0];
-          const when = round.measured
-            ? `round ${round.n}/${options.rounds}`
-            : `warm-up ${round.n}/${options.warmupRounds}`;
-          log(`${when}  ${scenario.id}. ${scenario.key.padEnd(11)} ${impl.padEnd(5)} ${scenario.describe(sample)}`);
-          if (round.measured) {
-            ((samples[scenario.key] ??= {})[impl] ??= []).push(sample);
-            ((cpuSpans[scenario.id] ??= {})[impl] ??= []).push(spans.get(impl)!);
-          }
-        }
+    // One pool of workers for the whole run, or (--fresh-workers) a fresh one per scenario, as JMH forks.
+    const groups = options.freshWorkers ? scenarios.map((s) => [s]) : [scenarios];
+    for (const [i, group] of groups.entries()) {
+      pool = await WorkerPool.start(spawns, group, target.connectionString, baseOf);
+      Object.assign(versions, pool.versions);
+      clockChecks.push(...(await checkClocks(pool.all())));
+      if (i === 0 && options.serverWarmupMs > 0) {
+        const cycles = await warmUpServer(probe.zk, root, options.serverWarmupMs);
+        log(`server warm-up: ${cycles} raw cycles in ${options.serverWarmupMs} ms`);
       }
+      if (options.freshWorkers) log(`fresh workers for scenario ${group[0].id}`);
+      await runRounds(setup, group, pool, records);
+      await pool.stop();
+      pool = undefined;
     }
+    const { samples, cpuSpans, order } = records;
 
     const summaries = scenarios.map((s) => s.summarize((samples[s.key] ?? {}) as never));
     const metrics = summaries.flatMap((s) => s.metrics);
@@ -169,6 +120,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       queueProbe:
         probe.mode === 'pause' ? 'a 25 ms pause (the server refused wchc)' : "the server's watch table (wchc)",
       clockChecks,
+      freshWorkers: options.freshWorkers,
       order,
     };
     return {
@@ -187,7 +139,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       ],
     };
   } finally {
-    await Promise.allSettled([...workers.values()].map((w) => w.stop()));
+    await pool?.stop();
     spawns.dispose();
     if (probe) {
       if (target.external) await probe.zk.removeTree(root).catch(() => undefined); // an own server is deleted whole
@@ -217,9 +169,9 @@ function sourceState(): BenchMeta['source'] {
  * Cross-process latencies subtract one process's CLOCK_MONOTONIC reading from another's.
  * Proof that they share the clock: each worker's reading falls between two of ours.
  */
-async function checkClocks(workers: Map<string, WorkerChannel>): Promise<BenchMeta['clockChecks']> {
+async function checkClocks(workers: readonly WorkerChannel[]): Promise<BenchMeta['clockChecks']> {
   const checks: BenchMeta['clockChecks'] = [];
-  for (const channel of workers.values()) {
+  for (const channel of workers) {
     const before = process.hrtime.bigint();
     const { now } = await channel.request<ClockResult>('clock');
     const after = process.hrtime.bigint();

@@ -1,7 +1,7 @@
 import type { ScenarioCounts } from '../bench.options.js';
 
 /** How each scenario is measured, for the markdown page, with the counts of the run (and its warm-up, in ms). */
-export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
+export function methodNotes(c: ScenarioCounts, warmupMs: number, freshWorkers = false): string[] {
   const n = (value: number): string => value.toLocaleString('en-US');
   return [
     [
@@ -27,7 +27,9 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number): string[] {
         ].join(' ')
       : '**JIT warm-up.** None in this run (`--quick` or `--warmup 0`): neither the server nor the Curator and Node workers were warmed up first.',
     [
-      '**Rounds.** Every round runs each scenario for each implementation, in a fresh random order, after unmeasured warm-up.',
+      freshWorkers
+        ? '**Rounds.** Each scenario runs in workers started and warmed for it alone (`--fresh-workers`, as JMH forks a JVM per benchmark): its rounds one after another, each implementation in a fresh random order, after unmeasured warm-up.'
+        : '**Rounds.** Every round runs each scenario for each implementation, in a fresh random order, after unmeasured warm-up; one set of workers runs every scenario.',
       "Figures are medians over rounds; ratios are the median of each round's ours ÷ other, the two measured side by side.",
     ].join(' '),
     [

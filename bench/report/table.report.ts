@@ -260,7 +260,7 @@ export function markdownReport(results: BenchResults, chartFile: string | undefi
   parts.push(
     '## How each figure is measured',
     '',
-    ...methodNotes(results.counts, results.meta.serverWarmupMs).map((n) => `- ${n}`),
+    ...methodNotes(results.counts, results.meta.serverWarmupMs, results.meta.freshWorkers).map((n) => `- ${n}`),
     '',
   );
   return parts.join('\n');

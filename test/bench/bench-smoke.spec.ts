@@ -268,6 +268,26 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
   });
 });
 
+describe('benchmark harness, --fresh-workers', () => {
+  it('runs each scenario in workers started for it alone, and records every implementation of each', async () => {
+    const options = parseBenchArgs(['--quick', '--rounds', '1', '--scenario', '1,5', '--fresh-workers'], {
+      ZK_CONNECT: zkConnect(),
+    });
+    expect(options.freshWorkers).toBe(true);
+    const results = await runBench(options);
+    expect(results.meta.freshWorkers).toBe(true);
+    const keyOf = (scenario: number): string => SCENARIOS.find((s) => s.id === scenario)!.key;
+    // Scenario 1's four workers (started together, in any order), then scenario 5's own:
+    // ours alone, a fifth check where one shared pool would have made four.
+    const checked = results.meta.clockChecks.map((c) => c.worker);
+    expect(checked.slice(0, 4).sort()).toEqual(['curator#1', 'kazoo#1', 'ours#1', 'raw#1']);
+    expect(checked.slice(4)).toEqual(['ours#1']);
+    expect(Object.keys(results.samples[keyOf(1)] ?? {}).sort()).toEqual(['curator', 'kazoo', 'ours', 'raw']);
+    expect(Object.keys(results.samples[keyOf(5)] ?? {})).toEqual(['ours']);
+    expect(results.problems).toEqual([]);
+  }, 90_000);
+});
+
 describe('bench command line', () => {
   it('reads rounds, scenarios, quick and no-sync, and ZK_CONNECT', () => {
     const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], {
@@ -286,6 +306,7 @@ describe('bench command line', () => {
       scenarios: [1, 2, 3, 4, 5, 6, 7, 8],
       forceSync: true,
       connectionString: undefined,
+      freshWorkers: false,
     });
     expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({
       quick: true,

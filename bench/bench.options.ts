@@ -103,7 +103,9 @@ export interface BenchOptions {
   readonly ensemble: 'no' | 'also' | 'only';
   /**
    * Each scenario in workers started (and warmed) for it alone, as JMH forks a JVM per
-   * benchmark; otherwise one set of workers runs every scenario, round after round.
+   * benchmark; otherwise one set of workers runs every scenario, round after round. In one
+   * shared worker a scenario ran measurably slower after others (scenario 5, which sends no
+   * request at all, took 3.96 µs per call there against 2.28 in a worker of its own).
    */
   readonly freshWorkers: boolean;
   readonly counts: ScenarioCounts;
@@ -127,8 +129,10 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    unless --no-ensemble
   --ensemble-only  only that ensemble pass
   --fresh-workers  each scenario in workers started and warmed for it alone (as JMH
-                   forks a JVM per benchmark), its rounds one after another; by default
-                   one set of workers runs the scenarios in turn, round after round
+                   forks a JVM per benchmark), its rounds one after another; the default,
+                   except with --quick
+  --shared-workers one set of workers runs every scenario in turn, round after round
+                   (a scenario then runs in a worker the ones before it have used)
   ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
   ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 
@@ -144,7 +148,7 @@ export function parseBenchArgs(
   let quick = false;
   let forceSync = true;
   let help = false;
-  let freshWorkers = false;
+  let freshWorkers: boolean | undefined;
   let ensemble: BenchOptions['ensemble'] | undefined;
   let scenarios: number[] = [...ALL_SCENARIOS];
   const count = (flag: string, value: string | undefined, min: number): number => {
@@ -167,6 +171,7 @@ export function parseBenchArgs(
     else if (flag === '--ensemble-only') ensemble = 'only';
     else if (flag === '--no-ensemble') ensemble = 'no';
     else if (flag === '--fresh-workers') freshWorkers = true;
+    else if (flag === '--shared-workers') freshWorkers = false;
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
@@ -199,7 +204,7 @@ export function parseBenchArgs(
     connectionString,
     ...(connectionString && serverPids.length ? { serverPids } : {}),
     ensemble,
-    freshWorkers,
+    freshWorkers: freshWorkers ?? !quick,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
   };

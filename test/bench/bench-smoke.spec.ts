@@ -306,7 +306,7 @@ describe('bench command line', () => {
       scenarios: [1, 2, 3, 4, 5, 6, 7, 8],
       forceSync: true,
       connectionString: undefined,
-      freshWorkers: false,
+      freshWorkers: true,
     });
     expect(parseBenchArgs(['--quick', '--scenario=2'], {})).toMatchObject({
       quick: true,
@@ -314,7 +314,9 @@ describe('bench command line', () => {
       warmupRounds: 0,
       scenarios: [2],
       counts: QUICK_COUNTS,
+      freshWorkers: false,
     });
+    expect(parseBenchArgs(['--shared-workers'], {}).freshWorkers).toBe(false);
   });
 
   it('refuses what it does not know', () => {

@@ -58,26 +58,10 @@ export class ZkLockBackend implements LockBackend {
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
-    this.runner = new LockRunner({
-      client,
-      reaper,
-      sweeper,
-      identity,
-      waits,
-      held,
-      nodeFormat: options.nodeFormat,
-      startedOnce: () => this.startedOnce(),
-    });
-    this.leases = new ZkLeaseRecipe({
-      client,
-      reaper,
-      sweeper,
-      identity,
-      waits,
-      held,
-      pathOf: (name) => this.pathOf(name),
-      startedOnce: () => this.startedOnce(),
-    });
+    // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
+    const shared = { client, reaper, sweeper, identity, waits, held, startedOnce: () => this.startedOnce() };
+    this.runner = new LockRunner({ ...shared, nodeFormat: options.nodeFormat });
+    this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
   }
 
   /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */

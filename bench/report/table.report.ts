@@ -137,7 +137,7 @@ export function runSummary(results: BenchResults): string[] {
       .map((i) => `${i} = ${meta.versions[i]}`)
       .join('; ')}; Node ${meta.versions.node}; ${source}`,
     `machine: ${meta.machine.cpus} × ${meta.machine.cpuModel}; load average ${meta.machine.loadavgStart.map((l) => l.toFixed(2)).join(' ')} at start, ${meta.machine.loadavgEnd.map((l) => l.toFixed(2)).join(' ')} at end`,
-    `method: each round runs every scenario for each implementation (scenarios 1, 3 and 7 in several turns), the implementations in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
+    `method: ${meta.freshWorkers ? 'each scenario runs its rounds in worker processes started and warmed for it alone' : 'one set of worker processes runs every scenario, round after round'}; in each round every implementation runs the scenario (scenarios 1, 3 and 7 in several turns), in a fresh random order each time; figures are medians over rounds, ratios the median of per-round ours ÷ other [lowest–highest round]; queued-before-release checked with ${meta.queueProbe}`,
   ];
 }
 

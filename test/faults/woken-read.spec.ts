@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
 import type { ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
@@ -71,8 +69,7 @@ describe('the woken read under connection faults', () => {
     await queuedBehind('lost-note', holder.path);
     proxy.holdReplies(); // the notification will never reach the waiter on this connection
     await holder.release();
-    await sleep(50);
-    expect(proxy.heldReplyBytes).toBeGreaterThan(0);
+    await waitUntil(() => proxy.heldReplyBytes > 0, 'the notification held at the proxy');
     proxy.drop();
     proxy.releaseReplies(); // nothing to deliver to: the link is gone
     const lock = await waiting;
@@ -97,6 +94,7 @@ describe('the woken read under connection faults', () => {
     await lock.release();
     await settled('unsent', waiter);
   });
+
   it("the waiter's session expires while it waits: it queues anew in a new session, holds alone", async () => {
     const holderClient = await fx.backend();
     const waiter = await fx.expirable({ sessionTimeoutMs: 8000 });

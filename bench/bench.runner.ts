@@ -23,9 +23,11 @@ import type { ClockResult, ImplName } from './workers/impl.protocol.js';
 const ROOT = join(__dirname, '..');
 
 /**
- * Runs the selected scenarios for every implementation, interleaved (see `runRounds`).
- * Returns every sample plus medians, side-by-side ratios, round trips and targets. Starts (and stops) its own ZooKeeper unless
- * `connectionString` names one; all its znodes live under a fresh `/bench-…` root.
+ * Runs the selected scenarios for every implementation, interleaved (see `runRounds`), in
+ * one pool of workers or a fresh pool per scenario (`freshWorkers`). Returns every sample
+ * plus medians, side-by-side ratios, round trips and targets. Starts (and stops) its own
+ * ZooKeeper unless `connectionString` names one; all its znodes live under a fresh
+ * `/bench-…` root.
  * `pass.ensemble`: on a 3-server ensemble it starts, scenarios 1 and 2 only, with the
  * ensemble's targets.
  */

@@ -4,10 +4,9 @@ import type { WorkerOp } from './impl.protocol.js';
 /**
  * Runs every recipe path `impl` has in a loop for `ms` before the worker's ready line, as
  * the Curator worker does (CuratorBenchWorker.warmUp): V8 too starts each function in its
- * interpreter and optimizes it only after many calls. Measured here, a fresh Node worker
- * spends about three times the client CPU per uncontended cycle it spends some ten
- * thousand cycles later; the runner's one warm-up round (hundreds of cycles) does not get
- * it there. Names carry the pid: two workers of one implementation warm up at once.
+ * interpreter and optimizes it only after many calls, more than the runner's one warm-up
+ * round (hundreds of cycles) makes. Names carry the pid: two workers of one
+ * implementation warm up at once.
  */
 export async function warmUpWorker(impl: BenchImpl, ms: number): Promise<void> {
   const tag = `warmup-${process.pid}`;

@@ -13,16 +13,20 @@ import { resolveWithLockOptions, type WithLocksCallOptions } from './with-lock.o
  * for `drain`. Reentrancy itself is `ReentrantMultiLocker`'s.
  */
 export class MultiRunner {
+  private readonly multi: ReentrantMultiLocker;
+
   constructor(
-    private readonly backend: LockBackend,
+    backend: LockBackend,
     private readonly defaultTimeoutMs: number,
-    private readonly bodies: PendingWork,
+    bodies: PendingWork,
     private readonly policy: LockCallPolicy,
     private readonly deferred: DeferredReleases,
-  ) {}
+  ) {
+    this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, bodies);
+  }
 
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
-    return this.policy.acquiring(describeList(locks), this.multi().acquireAll(locks, options));
+    return this.policy.acquiring(describeList(locks), this.multi.acquireAll(locks, options));
   }
 
   async withLocks<T>(
@@ -38,10 +42,10 @@ export class MultiRunner {
     );
     const label = describeList(locks);
     const taken = await this.policy.granted(label, call, () =>
-      this.multi().take(locks, { ...multi, timeoutMs: call.timeoutMs }),
+      this.multi.take(locks, { ...multi, timeoutMs: call.timeoutMs }),
     );
     if (!taken) return undefined;
-    return this.multi().run(taken, fn, {
+    return this.multi.run(taken, fn, {
       ignoreLoss: call.onLockLost === 'ignore',
       holdAtLeastMs: call.holdAtLeastMs,
       defer: (group, delayMs) =>
@@ -50,9 +54,5 @@ export class MultiRunner {
         ? (error, grantedAt) => this.policy.lost(label, call, grantedAt, error)
         : undefined,
     });
-  }
-
-  private multi(): ReentrantMultiLocker {
-    return new ReentrantMultiLocker(this.backend, this.defaultTimeoutMs, this.bodies);
   }
 }

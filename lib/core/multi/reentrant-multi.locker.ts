@@ -25,14 +25,7 @@ export interface ChainGroup {
   readonly grants: readonly LockHandle[];
 }
 
-/**
- * `ReentrantLocker`'s `acquireAll` and `withLocks`: names the call chain already holds are
- * joined (no node, no wait; read held and write asked fails at once with
- * `LockUpgradeError`), the others are taken together through the backend's `acquireAll`.
- * The joined locks are held from before the call, so the canonical order covers only the
- * names this call takes: take a multi-lock outside any lock that sorts after its names.
- */
-/** How `withLocks` ends, decided by `ReentrantLocker` from the call's options. */
+/** How `withLocks` ends, decided by `MultiRunner` from the call's options. */
 export interface GroupSettlement {
   /** `onLockLost: 'ignore'`: return the body's result even if a lock was lost. */
   readonly ignoreLoss: boolean;
@@ -43,6 +36,13 @@ export interface GroupSettlement {
   readonly onLost?: (error: LockLostError, grantedAt: number) => void;
 }
 
+/**
+ * `ReentrantLocker`'s `acquireAll` and `withLocks`: names the call chain already holds are
+ * joined (no node, no wait; read held and write asked fails at once with
+ * `LockUpgradeError`), the others are taken together through the backend's `acquireAll`.
+ * The joined locks are held from before the call, so the canonical order covers only the
+ * names this call takes: take a multi-lock outside any lock that sorts after its names.
+ */
 export class ReentrantMultiLocker {
   constructor(
     private readonly backend: LockBackend,
@@ -52,15 +52,6 @@ export class ReentrantMultiLocker {
 
   async acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
     return (await this.take(locks, options)).group;
-  }
-
-  async withLocks<T>(
-    locks: LockList,
-    fn: (handle: MultiLockHandle) => T | Promise<T>,
-    options?: MultiAcquireOptions,
-    settlement: GroupSettlement = { ignoreLoss: false, holdAtLeastMs: 0, defer: () => undefined },
-  ): Promise<T> {
-    return this.run(await this.take(locks, options), fn, settlement);
   }
 
   /** Runs `fn` holding a group from `take`, and ends it as `settlement` says. */

@@ -12,6 +12,7 @@ import {
   RawZk,
 } from '../raw-client.loop.js';
 import { addCounts, countsDelta } from '../support/request.counts.js';
+import { WireSession } from '../support/wire.session.js';
 import type {
   Counts,
   DrainGoResult,
@@ -80,7 +81,8 @@ export class RawImpl implements BenchImpl {
       const pipelinedStart = now();
       await serialCycles(zk, dir, prefix, cycles, pipelinedCycle);
       const pipelined = { cycles, elapsedNs: Number(now() - pipelinedStart) };
-      return { cycles, elapsedNs, counts, pipelined };
+      const wire = await wireCycles(this.connectionString, dir, prefix, warmup, cycles);
+      return { cycles, elapsedNs, counts, pipelined, wire };
     } finally {
       await this.closeClient(zk);
     }
@@ -201,14 +203,36 @@ export class RawImpl implements BenchImpl {
   }
 }
 
+/**
+ * The same cycles once more on a session spoken by hand (`WireSession`), on its own
+ * session, after as many warm-up cycles: the timed part only.
+ */
+async function wireCycles(connectionString: string, dir: string, prefix: string, warmup: number, cycles: number) {
+  const wire = await WireSession.connect(connectionString);
+  try {
+    const cycle = (next: (error: Error | null) => void): void => wire.cycle(dir, prefix, next);
+    await repeat(warmup, cycle);
+    const start = now();
+    await repeat(cycles, cycle);
+    return { cycles, elapsedNs: Number(now() - start) };
+  } finally {
+    await wire.close();
+  }
+}
+
 /** `cycles` uncontended cycles one after another, callback to callback. */
 function serialCycles(zk: RawZk, dir: string, prefix: string, cycles: number, cycle = rawCycle): Promise<void> {
+  return repeat(cycles, (next) => cycle(zk, dir, prefix, next));
+}
+
+/** `step` `times` times, each after the last one's callback. */
+function repeat(times: number, step: (next: (error: Error | null) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = 0;
     const next = (error: Error | null): void => {
       if (error) return reject(error);
-      if (done++ === cycles) return resolve();
-      cycle(zk, dir, prefix, next);
+      if (done++ === times) return resolve();
+      step(next);
     };
     next(null);
   });

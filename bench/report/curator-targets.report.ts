@@ -1,5 +1,5 @@
 import type { MetricRow, TargetRow } from '../bench.results.js';
-import { UNCONTENDED_FLOOR } from '../scenarios/uncontended.scenario.js';
+import { UNCONTENDED_FLOOR, UNCONTENDED_WIRE_FLOOR } from '../scenarios/uncontended.scenario.js';
 import { median } from '../support/sample.stats.js';
 import { notMeasured, ratioTargetRow } from './ratio-target.row.js';
 import { ratioCell } from './table.report.js';
@@ -20,6 +20,7 @@ export function curatorTargets(metrics: readonly MetricRow[]): TargetRow[] {
       trips: CYCLE,
     }),
     floorRow(metrics, '1f', ''),
+    floorRow(metrics, '1g', ''),
     ratioTargetRow(metrics, {
       id: '2c',
       label: 'handoff p50: ours ÷ Curator',
@@ -91,6 +92,7 @@ export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
       trips: CYCLE,
     }),
     floorRow(metrics, 'E1f', 'ensemble: '),
+    floorRow(metrics, 'E1g', 'ensemble: '),
     ratioTargetRow(metrics, {
       id: 'E2',
       label: 'ensemble: handoff p50: ours ÷ Curator',
@@ -103,14 +105,21 @@ export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
   ];
 }
 
+const FLOORS = {
+  f: { metricId: UNCONTENDED_FLOOR, what: "raw loop sending ours' requests together" },
+  g: { metricId: UNCONTENDED_WIRE_FLOOR, what: 'the same requests spoken by hand, no client library' },
+};
+
 /**
- * Beside 1c and E1: the raw loop sending the read behind the create, as ours does, ÷
- * Curator, per round. No client whose `release()` answers after its delete is committed
- * sends fewer round trips, so this bounds what ours ÷ Curator can reach on this machine.
+ * Beside 1c and E1, ÷ Curator per round: (f) the raw loop sending the read behind the
+ * create, as ours does: no client whose `release()` answers after its delete is committed
+ * sends fewer round trips, so this bounds ours on node-zookeeper-client; (g) the same
+ * requests on a session spoken by hand: what a leaner transport could reach at best.
  */
 function floorRow(metrics: readonly MetricRow[], id: string, scope: string): TargetRow {
-  const label = `${scope}uncontended cycles/s: raw loop sending ours' requests together ÷ Curator (the floor's reach)`;
-  const floor = metrics.find((m) => m.id === UNCONTENDED_FLOOR)?.rounds.raw;
+  const { metricId, what } = FLOORS[id.slice(-1) as keyof typeof FLOORS];
+  const label = `${scope}uncontended cycles/s: ${what} ÷ Curator (the floor's reach)`;
+  const floor = metrics.find((m) => m.id === metricId)?.rounds.raw;
   const curator = metrics.find((m) => m.id === 'uncontended.cyclesPerSec')?.rounds.curator;
   if (!floor?.length || !curator?.length) return notMeasured(id, label, 'reported (no target)');
   const perRound = floor.slice(0, curator.length).map((value, i) => value / curator[i]);

@@ -3,8 +3,12 @@ import type { Counts, UncontendedResult } from '../workers/impl.protocol.js';
 import type { MetricRow } from '../bench.results.js';
 import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';
 
-/** The metric of the raw pipelined cycles (`pipelinedFloor`). */
+/** The metric of the raw pipelined cycles (`floorRows`). */
 export const UNCONTENDED_FLOOR = 'uncontended.rawPipelinedCyclesPerSec';
+/** The metric of the same cycles on a session spoken by hand, no client library (`floorRows`). */
+export const UNCONTENDED_WIRE_FLOOR = 'uncontended.wireCyclesPerSec';
+
+type Timed = { readonly cycles: number; readonly elapsedNs: number };
 
 export interface UncontendedSample {
   readonly cycles: number;
@@ -12,7 +16,9 @@ export interface UncontendedSample {
   readonly cyclesPerSec: number;
   readonly counts: Counts;
   /** Raw only: the same cycles with the read sent behind the create (the floor for ours' requests). */
-  readonly pipelined?: { readonly cycles: number; readonly elapsedNs: number };
+  readonly pipelined?: Timed;
+  /** Raw only: those cycles again on a session spoken by hand (`WireSession`): the wire floor. */
+  readonly wire?: Timed;
 }
 
 /**
@@ -40,18 +46,15 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
   merge(parts) {
     const cycles = parts.reduce((n, p) => n + p.cycles, 0);
     const elapsedNs = parts.reduce((n, p) => n + p.elapsedNs, 0);
-    const pipelined = parts.every((p) => p.pipelined)
-      ? {
-          cycles: parts.reduce((n, p) => n + p.pipelined!.cycles, 0),
-          elapsedNs: parts.reduce((n, p) => n + p.pipelined!.elapsedNs, 0),
-        }
-      : undefined;
+    const pipelined = sumTimed(parts.map((p) => p.pipelined));
+    const wire = sumTimed(parts.map((p) => p.wire));
     return {
       cycles,
       elapsedNs,
       cyclesPerSec: cycles / (elapsedNs / 1e9),
       counts: parts.reduce((sum, p) => addCounts(sum, p.counts), {} as Counts),
       ...(pipelined && { pipelined }),
+      ...(wire && { wire }),
     };
   },
 
@@ -68,7 +71,7 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
           better: 'higher',
           rounds: byImpl(samples, (s) => s.cyclesPerSec),
         }),
-        ...pipelinedFloor(samples),
+        ...floorRows(samples),
       ],
       roundTrips: roundTripRows(1, 'uncontended cycle', samples, (s) => ({ counts: s.counts, units: s.cycles })),
       problems: [],
@@ -76,23 +79,34 @@ export const uncontendedScenario: Scenario<UncontendedSample> = {
   },
 };
 
+/** Every slice's timed cycles added up, if every slice has them. */
+function sumTimed(parts: ReadonlyArray<Timed | undefined>): Timed | undefined {
+  if (!parts.every((p) => p)) return undefined;
+  return {
+    cycles: parts.reduce((n, p) => n + p!.cycles, 0),
+    elapsedNs: parts.reduce((n, p) => n + p!.elapsedNs, 0),
+  };
+}
+
 /**
- * The raw loop's cycles with the read sent behind the create, as ours sends it: what any
- * client whose `release()` answers after its delete is committed can reach, measured in the
- * same slices as the others (see target 1c's floor).
+ * Raw's two floors, measured in the same slices as the others (see targets 1f and 1g):
+ * its loop with the read sent behind the create, as ours sends it, what any client whose
+ * `release()` answers after its delete is committed can reach on node-zookeeper-client;
+ * and the same requests on a session spoken by hand, what any Node client can reach.
  */
-function pipelinedFloor(samples: SamplesByImpl<UncontendedSample>): MetricRow[] {
-  const raw = samples.raw?.map((s) => s.pipelined);
-  if (!raw?.length || raw.some((p) => !p)) return [];
+function floorRows(samples: SamplesByImpl<UncontendedSample>): MetricRow[] {
+  const floor = (id: string, label: string, pick: (s: UncontendedSample) => Timed | undefined): MetricRow[] => {
+    const raw = samples.raw?.map(pick);
+    if (!raw?.length || raw.some((p) => !p)) return [];
+    const rounds = { raw: raw.map((p) => p!.cycles / (p!.elapsedNs / 1e9)) };
+    return [metricRow({ id, scenario: 1, label, unit: 'cycles/s', better: 'higher', rounds, ratios: false })];
+  };
   return [
-    metricRow({
-      id: UNCONTENDED_FLOOR,
-      scenario: 1,
-      label: 'uncontended, raw sending the read behind the create (as ours)',
-      unit: 'cycles/s',
-      better: 'higher',
-      rounds: { raw: raw.map((p) => p!.cycles / (p!.elapsedNs / 1e9)) },
-      ratios: false,
-    }),
+    ...floor(UNCONTENDED_FLOOR, 'uncontended, raw sending the read behind the create (as ours)', (s) => s.pipelined),
+    ...floor(
+      UNCONTENDED_WIRE_FLOOR,
+      'uncontended, the same requests spoken by hand on a bare socket (no client library)',
+      (s) => s.wire,
+    ),
   ];
 }

@@ -51,6 +51,8 @@ export interface UncontendedResult {
   readonly counts: Counts;
   /** Raw only: as many cycles again with the read sent behind the create (`pipelinedCycle`), right after. */
   readonly pipelined?: { readonly cycles: number; readonly elapsedNs: number };
+  /** Raw only: as many again on a session spoken by hand, the same requests (`WireSession`). */
+  readonly wire?: { readonly cycles: number; readonly elapsedNs: number };
 }
 
 /** Scenario 2: two workers pass one lock back and forth, driven step by step. */

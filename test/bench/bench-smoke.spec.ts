@@ -14,6 +14,7 @@ import type { LeasesSample } from '../../bench/scenarios/leases.scenario';
 import type { MultiLockSample } from '../../bench/scenarios/multi-lock.scenario';
 import type { ReadHeavySample } from '../../bench/scenarios/read-heavy.scenario';
 import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
+import type { UncontendedSample } from '../../bench/scenarios/uncontended.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
 import { zkConnect } from '../support/zk-test-env';
 
@@ -105,9 +106,14 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(ours.byOp.remove).toBeGreaterThanOrEqual(1);
     expect(trips(1, 'kazoo').requests).toBeGreaterThanOrEqual(3);
     // The raw loop with the read sent behind the create, as ours: raw's figure only.
-    const floor = metric('uncontended.rawPipelinedCyclesPerSec');
-    expect(Object.keys(floor.median)).toEqual(['raw']);
-    expect(floor.median.raw).toBeGreaterThan(0);
+    // And the same requests on a session spoken by hand (the wire floor): raw's figure only.
+    for (const id of ['uncontended.rawPipelinedCyclesPerSec', 'uncontended.wireCyclesPerSec']) {
+      const floor = metric(id);
+      expect(Object.keys(floor.median)).toEqual(['raw']);
+      expect(floor.median.raw).toBeGreaterThan(0);
+    }
+    const [rawSample] = samples<UncontendedSample>('uncontended', 'raw');
+    expect(rawSample.wire?.cycles).toBe(rawSample.cycles);
   });
 
   it('2. handoff: latencies ordered, one watch notification per handoff for ours and raw', () => {
@@ -226,18 +232,19 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
       '8b',
       '1c',
       '1f',
+      '1g',
       '2c',
       '3b',
       '6',
       '7c',
       '8c',
     ]);
-    // 7c and 8c (ours against Curator's multi-lock and semaphore) and 1f (the raw pipelined
-    // floor against Curator) are reported, with no threshold.
-    const reported = ['4a', '1f', '7c', '8c'];
+    // 7c and 8c (ours against Curator's multi-lock and semaphore), 1f and 1g (the raw
+    // pipelined floor and the wire floor against Curator) are reported, with no threshold.
+    const reported = ['4a', '1f', '1g', '7c', '8c'];
     for (const t of results.targets) if (!reported.includes(t.id)) expect(typeof t.pass).toBe('boolean');
-    for (const id of ['1f', '7c', '8c']) expect(results.targets.find((t) => t.id === id)!.pass).toBeNull();
-    expect(results.targets.find((t) => t.id === '1f')!.measured).toMatch(/^[\d.]+×/);
+    for (const id of ['1f', '1g', '7c', '8c']) expect(results.targets.find((t) => t.id === id)!.pass).toBeNull();
+    for (const id of ['1f', '1g']) expect(results.targets.find((t) => t.id === id)!.measured).toMatch(/^[\d.]+×/);
     expect(results.targets.find((t) => t.id === '4a')!.pass).toBeNull(); // an existing server: forceSync unknown
   });
 

@@ -155,8 +155,39 @@ export function missedTargetNotes(
   clientCpu: readonly ClientCpuRow[] = [],
 ): string[] {
   return targets
-    .map((t) => explainMiss(t, metrics, roundTrips, clientCpu))
+    .map((t) => {
+      const note = explainMiss(t, metrics, roundTrips, clientCpu);
+      return note && note + floorSentence(t, targets);
+    })
     .filter((note): note is string => note !== undefined);
+}
+
+/** The floors reported beside a ratio target (rows with no threshold of their own). */
+const FLOORS_OF: Readonly<Record<string, readonly string[]>> = { '1c': ['1f', '1g'], E1: ['E1f', 'E1g'] };
+
+/**
+ * For a missed "at least N×" target with floors beside it: what each floor reached in this
+ * run, and whether the best of them reaches the threshold at all. A floor below it means
+ * no client sending the same requests that way reached it here.
+ */
+function floorSentence(target: TargetRow, targets: readonly TargetRow[]): string {
+  const asked = /^>=\s*([\d.]+)×$/.exec(target.threshold);
+  const floors = (FLOORS_OF[target.id] ?? [])
+    .map((id) => targets.find((t) => t.id === id))
+    .filter((t): t is TargetRow => t !== undefined && /^[\d.]+×/.test(t.measured));
+  if (!asked || !floors.length) return '';
+  const what = (f: TargetRow): string =>
+    f.label
+      .split(': ')
+      .slice(-1)[0]
+      .replace(/ ÷ Curator \(.*\)$/, '');
+  const listed = floors.map((f) => `${f.id}, ${what(f)}: ${f.measured.split(' ')[0]}`);
+  const best = Math.max(...floors.map((f) => parseFloat(f.measured)));
+  const verdict =
+    best < Number(asked[1])
+      ? `every floor is below the ${asked[1]}× asked, so nothing sending these requests reached it in this run`
+      : `a floor reaches the ${asked[1]}× asked, so the rest of the gap is this client's own cost`;
+  return ` Floors in this run (÷ Curator): ${listed.join('; ')}; ${verdict}.`;
 }
 
 /**

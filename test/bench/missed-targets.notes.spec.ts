@@ -1,5 +1,5 @@
 import type { MetricRow, RoundTripRow, TargetRow } from '../../bench/bench.results';
-import { explainMiss } from '../../bench/report/missed-targets.notes';
+import { explainMiss, missedTargetNotes } from '../../bench/report/missed-targets.notes';
 import type { ClientCpuRow } from '../../bench/support/client-cpu';
 
 /** A read-heavy miss like the one measured: same requests per cycle, ours slower per cycle. */
@@ -84,5 +84,57 @@ describe('missed-target notes with the client CPU', () => {
     const note = explainMiss({ ...target, threshold: '<= 1×' }, latency, [row('ours'), row('curator')], rows)!;
     expect(note).toContain('about 450 µs of server CPU per unit against 200 µs.');
     expect(note).not.toContain('rate asked');
+  });
+});
+
+describe('missed-target notes with the floors beside them', () => {
+  const uncontended: MetricRow = { ...metrics[0], id: 'uncontended.cyclesPerSec', scenario: 1 };
+  const cycle = (impl: 'ours' | 'curator'): RoundTripRow => ({ ...row(impl), scenario: 1, per: 'uncontended cycle' });
+  const c1: TargetRow = {
+    ...target,
+    id: '1c',
+    label: 'uncontended cycles/s: ours ÷ Curator',
+    measured: '0.946× [0.731–1.09]',
+    threshold: '>= 1.3×',
+    basis: {
+      a: { metricId: 'uncontended.cyclesPerSec', impl: 'ours', scenario: 1, per: 'uncontended cycle' },
+      b: { metricId: 'uncontended.cyclesPerSec', impl: 'curator', scenario: 1, per: 'uncontended cycle' },
+    },
+  };
+  const floor = (id: string, what: string, measured: string): TargetRow => ({
+    id,
+    label: `uncontended cycles/s: ${what} ÷ Curator (the floor's reach)`,
+    measured,
+    threshold: 'reported (no target)',
+    pass: null,
+  });
+  const notes = (wire: string): string[] =>
+    missedTargetNotes(
+      [
+        c1,
+        floor('1f', "raw loop sending ours' requests together", '1.00× [0.862–1.45]'),
+        floor('1g', 'the same requests spoken by hand, no client library', wire),
+      ],
+      [uncontended],
+      [cycle('ours'), cycle('curator')],
+    );
+
+  it('list each floor and say when even the best one is below the ratio asked', () => {
+    const [note] = notes('1.25× [1.09–1.64]');
+    expect(note).toContain(
+      "Floors in this run (÷ Curator): 1f, raw loop sending ours' requests together: 1.00×; 1g, the same requests spoken by hand, no client library: 1.25×; every floor is below the 1.3× asked, so nothing sending these requests reached it in this run.",
+    );
+  });
+
+  it("say when a floor reaches it, so that the rest of the gap is the client's own", () => {
+    const [note] = notes('1.31× [1.09–1.64]');
+    expect(note).toContain(
+      '1g, the same requests spoken by hand, no client library: 1.31×; a floor reaches the 1.3× asked',
+    );
+  });
+
+  it('add nothing to a miss that has no floors', () => {
+    const [note] = missedTargetNotes([target], metrics, [row('ours'), row('curator')]);
+    expect(note).not.toContain('Floors');
   });
 });

@@ -40,7 +40,7 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number, freshWorkers = 
       'ours sends it (after as many warm-up cycles): the floor of round trips for any client whose `release()` answers once its',
       'delete is committed; targets 1f and E1f give it ÷ Curator, per round. Then as many again (after as many warm-up cycles)',
       'on a session of its own spoken by hand: every frame encoded by the benchmark and written on a bare socket, the read in',
-      'the same write as the create, no client library at all (`bench/support/wire.session.ts`): the most any Node client',
+      'the same write as the create, no client library at all (`bench/support/wire.session.ts`): about the most any Node client',
       'sending these requests could reach, however lean its transport; targets 1g and E1g give it ÷ Curator.',
     ].join(' '),
     [

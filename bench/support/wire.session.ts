@@ -13,8 +13,9 @@ const OPEN_ACL = Buffer.concat([int(1), int(31), str('world'), str('anyone')]);
  * A ZooKeeper session spoken by hand: every frame encoded here and written on a bare
  * socket, no client library between the loop and the kernel. It knows scenario 1's three
  * requests, the ping and closeSession, nothing more: no watches, no reconnect, no chroot,
- * and any error ends the loop. Its figure is the ceiling for any Node client sending ours'
- * requests (read behind the create), however lean its transport: the wire floor.
+ * and any error ends the loop. Its figure is about the ceiling for any Node client
+ * sending ours' requests (read behind the create), however lean its transport: the wire
+ * floor.
  */
 export class WireSession {
   private readonly pending = new Map<number, Reply>();

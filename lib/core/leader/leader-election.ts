@@ -35,6 +35,9 @@ export class LeaderElection {
   private readonly retryDelayMs: number;
   private readonly listeners = new Set<LeadershipListener>();
   private campaign: ElectionCampaign | undefined;
+  /** Changes not told yet: one made while the listeners hear another waits for its turn. */
+  private readonly untold: LeadershipChange[] = [];
+  private telling = false;
 
   /** Throws `InvalidLeaderGroupError` or `InvalidOptionError` before anything is sent. */
   constructor(
@@ -80,7 +83,10 @@ export class LeaderElection {
 
   /**
    * Calls `listener` on every change of leadership, synchronously: `leading: false` comes
-   * before any other candidate can lead. Returns the unsubscribe function. A listener that
+   * before any other candidate can lead. Every listener hears the changes in the order they
+   * happened, `leading: true` and `false` in turn: a change made while the listeners hear
+   * another (a listener calls `stop()`, or finds the term lost) is told to each of them
+   * after that one, in the same tick. Returns the unsubscribe function. A listener that
    * throws is reported as a process warning and does not stop the election.
    */
   onChange(listener: LeadershipListener): () => void {
@@ -104,7 +110,17 @@ export class LeaderElection {
   }
 
   private notify(leading: boolean, reason?: Error): void {
-    const change: LeadershipChange = reason ? { group: this.group, leading, reason } : { group: this.group, leading };
+    this.untold.push(reason ? { group: this.group, leading, reason } : { group: this.group, leading });
+    if (this.telling) return; // the loop below tells it once the change under way is told to all
+    this.telling = true;
+    try {
+      for (let change = this.untold.shift(); change; change = this.untold.shift()) this.tell(change);
+    } finally {
+      this.telling = false;
+    }
+  }
+
+  private tell(change: LeadershipChange): void {
     for (const listener of [...this.listeners]) {
       try {
         listener(change);

@@ -1,5 +1,7 @@
 import type { ZkSession } from '../session/zk-session.js';
+import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { PendingWork } from '../util/pending-work.js';
+import { isZkCode } from '../util/zk-error-code.js';
 import { removeIfEmpty } from './lock-directory.js';
 
 /**
@@ -11,13 +13,23 @@ import { removeIfEmpty } from './lock-directory.js';
  * timer serves every directory, so a busy lock costs no timer work per cycle.
  */
 export class DirectorySweeper {
-  /** Directories this client released and has not used since, with when and on which session. */
-  private readonly idle = new Map<string, { session: ZkSession; since: number }>();
+  /** Directories this client released and has not used since, with when. */
+  private readonly idle = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly work = new PendingWork();
+  private flushed = false;
 
-  /** `graceMs`: idle time before removal (0: with the release); `false`: never remove. */
-  constructor(private readonly graceMs: number | false) {}
+  /**
+   * `graceMs`: idle time before removal (0: with the release); `false`: never remove.
+   * `currentSession`: the client's session at the time of a later removal. That need not be
+   * the one the release was sent on, which may have expired since: any session may delete
+   * an empty directory (ZooKeeper refuses if it is not empty), and one left behind would
+   * keep what it stores (a semaphore's count) for good.
+   */
+  constructor(
+    private readonly graceMs: number | false,
+    private readonly currentSession: () => ZkSession | undefined,
+  ) {}
 
   /** This client is about to use `dir`: keep it. */
   claim(dir: string): void {
@@ -33,16 +45,18 @@ export class DirectorySweeper {
     if (this.graceMs === false) return undefined;
     if (this.graceMs === 0) return this.sweep(session, dir);
     this.idle.delete(dir); // re-inserted last: the map stays in release order
-    this.idle.set(dir, { session, since: performance.now() });
+    this.idle.set(dir, performance.now());
     this.timer ??= this.arm(this.graceMs);
     return undefined;
   }
 
   /** Removes every idle directory now (at shutdown), and waits for all removals. */
   async flush(): Promise<void> {
+    this.flushed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const [dir, { session }] of this.idle) void this.sweep(session, dir);
+    const session = this.currentSession();
+    if (session) for (const dir of this.idle.keys()) void this.sweep(session, dir);
     this.idle.clear();
     await this.work.drain();
   }
@@ -55,15 +69,43 @@ export class DirectorySweeper {
 
   private onTimer(): void {
     this.timer = undefined;
+    if (this.idle.size === 0) return;
+    const session = this.currentSession();
+    if (!session || session.isLost || !session.isConnected) {
+      // No session to delete with now (one expired, the next not open yet): try again later.
+      this.timer = this.arm(this.graceMs as number);
+      return;
+    }
     const now = performance.now();
-    for (const [dir, { session, since }] of this.idle) {
+    for (const [dir, since] of this.idle) {
       const wait = since + (this.graceMs as number) - now;
       if (wait > 0) {
         this.timer = this.arm(wait); // the rest were released later
         return;
       }
       this.idle.delete(dir);
-      void this.sweep(session, dir);
+      this.sweepOrRetry(session, dir);
+    }
+  }
+
+  /**
+   * A later removal: if it fails for want of a session (the connection dropped, or the
+   * session expired before this client knew), the directory waits for the next turn. Not
+   * after `flush()`: a closing client does not come back.
+   */
+  private sweepOrRetry(session: ZkSession, dir: string): void {
+    void this.work.track(this.removeOrRequeue(session, dir));
+  }
+
+  private async removeOrRequeue(session: ZkSession, dir: string): Promise<void> {
+    try {
+      await session.remove(dir);
+    } catch (error) {
+      // ZooKeeper's answer (NOT_EMPTY: in use again; NO_NODE: removed; or a refusal) stands.
+      const answered = error instanceof ZkOperationError && !isZkCode(error, 'CONNECTION_LOSS');
+      if (answered || this.flushed) return;
+      if (!this.idle.has(dir)) this.idle.set(dir, performance.now());
+      this.timer ??= this.arm(this.graceMs as number);
     }
   }
 

@@ -55,7 +55,9 @@ export class ZkLockBackend implements LockBackend {
     readonly options: ResolvedZkLockOptions,
   ) {
     this.identity = Buffer.from(options.identity, 'utf8');
-    this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs);
+    this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs, () =>
+      client.isStarted && !client.isClosed ? client.session : undefined,
+    );
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.

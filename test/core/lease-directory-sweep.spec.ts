@@ -1,0 +1,69 @@
+import { LockFixture } from '../support/lock-fixture';
+import { waitUntil } from '../support/wait-until';
+
+/**
+ * An empty semaphore directory, with its stored count, must not be left behind after a
+ * proper release and close.
+ *
+ * `DirectorySweeper` removes an idle directory after the grace period, or at `close()`. The
+ * session the release was sent on may be lost by then (expired, replaced by a new one):
+ * the removal must go on the client's current session. It used to go on the old one only,
+ * and so never: the directory stayed, empty, for good, with the count it stores, and every
+ * later client with another count was refused with LeaseLimitMismatchError although nobody
+ * held or waited.
+ *
+ * ZooKeeper's own state is what is asserted: the directory must be gone after the grace
+ * period, and after close().
+ */
+describe('a semaphore directory released on a session that is lost since', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('lease-directory-sweep')));
+  afterAll(() => fx.cleanup());
+
+  it('released, then the session expires within the grace period: the directory is still removed', async () => {
+    const client = await fx.expirable({ emptyDirectoryGraceMs: 500 });
+    const dir = client.pathOf('left');
+    await (await client.acquireLease('left', { maxLeases: 2 })).release();
+    expect(await fx.inspector.exists(dir)).toBe(true); // idle, kept for the grace period
+    const before = client.client.session.id;
+    await fx.expire(client);
+    await waitUntil(
+      () => client.client.session.id !== before && client.client.session.isConnected,
+      'a new session for the client',
+    );
+    // Swept by the grace timer, on the new session (3 s: six grace periods).
+    await waitUntil(async () => !(await fx.inspector.exists(dir)), 'the idle directory swept', 3000);
+    await client.close();
+    const afterClose = await fx.inspector.data(dir);
+    // A client with another count, on an idle semaphore:
+    const other = await fx.backend();
+    const refused = await other
+      .acquireLease('left', { maxLeases: 3, timeoutMs: 0 })
+      .then((lease) => lease.release().then(() => null))
+      .catch((error: Error) => error.name);
+    expect({ afterClose, refused }).toEqual({ afterClose: null, refused: null });
+  });
+
+  it('released, then the session expires, then close() within the grace period: close removes it', async () => {
+    const client = await fx.expirable({ emptyDirectoryGraceMs: 60_000 });
+    const dir = client.pathOf('closed');
+    await (await client.acquireLease('closed', { maxLeases: 2 })).release();
+    const before = client.client.session.id;
+    await fx.expire(client);
+    await waitUntil(
+      () => client.client.session.id !== before && client.client.session.isConnected,
+      'a new session for the client',
+    );
+    expect(await fx.inspector.exists(dir)).toBe(true); // still idle: the grace period runs a minute
+    await client.close();
+    expect(await fx.inspector.exists(dir)).toBe(false);
+  });
+
+  it('control: without the expiry, the grace timer removes it', async () => {
+    const client = await fx.backend({ emptyDirectoryGraceMs: 500 });
+    const dir = client.pathOf('swept');
+    await (await client.acquireLease('swept', { maxLeases: 2 })).release();
+    expect(await fx.inspector.exists(dir)).toBe(true);
+    await waitUntil(async () => !(await fx.inspector.exists(dir)), 'the idle directory swept', 5000);
+  });
+});

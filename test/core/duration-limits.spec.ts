@@ -11,12 +11,10 @@ import {
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy } from '../support/tcp-proxy';
 import { thrownBy } from '../support/thrown-by';
-import { TimerWarnings } from '../support/timer-warnings';
+import { MAX_TIMER_MS, OverlongTimers } from '../support/overlong-timers';
 import { zkConnect, zkPort } from '../support/zk-test-env';
 
 const DAY = 24 * 3600 * 1000;
-/** setTimeout's longest delay: one more and Node fires after 1 ms (TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * How long each test watches for an early fire. A delay past setTimeout's range fires
  * after 1 ms when it is not chained, so this is plenty, and generous on a loaded machine.
@@ -32,10 +30,10 @@ describe('duration options at their maximum', () => {
   let fx: LockFixture;
   beforeAll(async () => (fx = await LockFixture.create('duration-limits')));
   afterAll(() => fx.cleanup());
-  // Node cuts a delay past its range to 1 ms and says so: none of that, in any test here.
-  let warnings: TimerWarnings;
-  beforeEach(() => (warnings = new TimerWarnings().start()));
-  afterEach(async () => expect(await warnings.stop()).toEqual([]));
+  // Node cuts a delay past its range to 1 ms, with a TimeoutOverflowWarning: no test here arms one.
+  let overlong: OverlongTimers;
+  beforeEach(() => (overlong = new OverlongTimers()));
+  afterEach(() => expect(overlong.stop()).toEqual([]));
 
   describe('holdAtLeastMs (any finite number >= 0)', () => {
     it.each([

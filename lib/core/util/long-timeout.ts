@@ -32,7 +32,7 @@ export function longTimeout(fn: () => void, ms: number, options: LongTimeoutOpti
     timer =
       left > MAX_TIMER_MS
         ? setTimeout(() => arm(due - performance.now()), MAX_TIMER_MS)
-        : setTimeout(fn, Math.max(0, left)); // below 0 Node warns (TimeoutNegativeWarning)
+        : setTimeout(fn, Math.max(0, left)); // below 0, Node 23+ warns (TimeoutNegativeWarning)
     if (options.unref) timer.unref();
   };
   arm(ms);

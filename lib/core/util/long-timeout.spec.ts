@@ -50,6 +50,21 @@ describe('longTimeout', () => {
     });
 
     it.each([
+      ['unref: true unrefs', true],
+      ['the default keeps', false],
+    ])('%s every timer it arms, the chunks after the first too', (_label, unref) => {
+      const armed = jest.spyOn(globalThis, 'setTimeout');
+      const fn = jest.fn();
+      longTimeout(fn, 3 * MAX_TIMER_MS, { unref });
+      jest.advanceTimersByTime(3 * MAX_TIMER_MS);
+      expect(fn).toHaveBeenCalledTimes(1);
+      const timers = armed.mock.results.map((result) => result.value as NodeJS.Timeout);
+      armed.mockRestore();
+      expect(timers).toHaveLength(3);
+      expect(timers.map((timer) => timer.hasRef())).toEqual([!unref, !unref, !unref]);
+    });
+
+    it.each([
       ['Infinity', Infinity],
       ['NaN', NaN],
     ])('never fires for %s, and sets no timer', (_label, ms) => {

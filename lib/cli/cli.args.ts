@@ -77,7 +77,9 @@ function request(
 ): CliRequest {
   const timeoutMs = values.timeout === undefined ? 5000 : Number(values.timeout);
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)
-    throw new CliUsageError(`--timeout needs a whole number of milliseconds > 0, not "${values.timeout}"`);
+    throw new CliUsageError(
+      `--timeout needs a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}, not "${values.timeout}"`,
+    );
   const { ZK_LOCK_USERNAME: username, ZK_LOCK_PASSWORD: password } = env;
   if ((username === undefined) !== (password === undefined))
     throw new CliUsageError('set both ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD, or neither');

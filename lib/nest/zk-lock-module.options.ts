@@ -4,11 +4,13 @@ import {
   type ResolvedZkLockOptions,
   type ZkLockOptions,
 } from '../core/recipe/zk-lock.options.js';
+import { wholeMilliseconds } from '../core/util/duration-option.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * How long `LockService` calls and `@WithLock` methods wait for a lock when the call
-   * names no `timeoutMs`. Default 10 000 ms; `Infinity` waits as long as it takes.
+   * names no `timeoutMs`. Default 10 000 ms; any number of milliseconds >= 0, however
+   * large; `Infinity` waits as long as it takes.
    */
   readonly acquireTimeoutMs?: number;
   /**
@@ -27,7 +29,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * At application shutdown, how long `withLock` bodies and `@WithLock` methods still
    * running may take to finish before their locks are released under them (their signal
-   * aborts with a `LockLostError` first, and the call rejects with it). Default 10 000 ms.
+   * aborts with a `LockLostError` first, and the call rejects with it). Default 10 000 ms;
+   * any whole number of milliseconds up to `Number.MAX_SAFE_INTEGER`.
    */
   readonly shutdownGraceMs?: number;
 }
@@ -83,8 +86,10 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
   if (typeof rpcErrors !== 'boolean') throw new InvalidOptionError('rpcErrors', rpcErrors, 'true or false');
-  if (typeof shutdownGraceMs !== 'number' || !Number.isSafeInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
-    throw new InvalidOptionError('shutdownGraceMs', shutdownGraceMs, 'a whole number of milliseconds >= 0');
-  }
-  return { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs };
+  return {
+    acquireTimeoutMs,
+    httpErrors,
+    rpcErrors,
+    shutdownGraceMs: wholeMilliseconds('shutdownGraceMs', shutdownGraceMs, 0),
+  };
 }

@@ -1,3 +1,5 @@
+import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
+
 /** Anything released with one call: a lock, a multi-lock. */
 interface Releasable {
   release(): Promise<void>;
@@ -8,11 +10,14 @@ interface Releasable {
  * shutdown) releases them all at once and leaves no timer behind.
  */
 export class DeferredReleases {
-  private readonly waiting = new Map<Releasable, NodeJS.Timeout>();
+  private readonly waiting = new Map<Releasable, LongTimeout>();
 
-  /** Releases `handle` after `delayMs`; a failed release is dropped (the session ends the node). */
+  /**
+   * Releases `handle` after `delayMs`, however long (a monthly job's is past `setTimeout`'s
+   * range); a failed release is dropped (the session ends the node).
+   */
   schedule(handle: Releasable, delayMs: number): void {
-    const timer = setTimeout(() => {
+    const timer = longTimeout(() => {
       this.waiting.delete(handle);
       handle.release().catch(() => undefined);
     }, delayMs);
@@ -25,7 +30,7 @@ export class DeferredReleases {
 
   async flush(): Promise<void> {
     const handles = [...this.waiting.keys()];
-    for (const timer of this.waiting.values()) clearTimeout(timer);
+    for (const timer of this.waiting.values()) timer.clear();
     this.waiting.clear();
     await Promise.allSettled(handles.map((handle) => handle.release()));
   }

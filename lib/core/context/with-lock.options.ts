@@ -29,8 +29,8 @@ export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
    * Keeps the lock at least this long after it was granted, even when the function returned
    * earlier (ShedLock's `lockAtLeastFor`): an instance whose timer fires late then finds the
    * lock still taken, instead of running the same scheduled tick a second time. `withLock`
-   * resolves when the function does; the release follows later. Default 0. Shutdown
-   * releases at once.
+   * resolves when the function does; the release follows later. Default 0; any finite
+   * number of milliseconds (a monthly job's 28 days too). Shutdown releases at once.
    */
   readonly holdAtLeastMs?: number;
   readonly onLockLost?: OnLockLost;

@@ -1,7 +1,7 @@
 import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
-import { MAX_TIMER_MS } from '../util/deadline.js';
+import { MAX_TIMER_MS } from '../util/long-timeout.js';
 import { InvalidLeaderGroupError } from './invalid-leader-group.error.js';
 
 /** Options of a `LeaderElection`. */

@@ -4,7 +4,7 @@ import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { newAttemptGuid } from '../naming/lock-node.naming.js';
 import { listChildren, removeIfEmpty } from '../recipe/lock-directory.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { MAX_TIMER_MS } from '../util/deadline.js';
+import { longTimeout } from '../util/long-timeout.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { checkNoKazooLeases, type Retrying } from './lease-directory.guard.js';
@@ -52,8 +52,8 @@ export class LeaseAcquisition {
   async run(): Promise<LeaseGrant | null> {
     const { name, maxLeases, timeoutMs, signal } = this.req;
     const timer =
-      timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(
+      timeoutMs > 0
+        ? longTimeout(
             () =>
               this.stop.stop(
                 new LockTimeoutError(name, 'lease', timeoutMs, leaseMessages.timeout(name, maxLeases, timeoutMs)),
@@ -72,7 +72,7 @@ export class LeaseAcquisition {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      clearTimeout(timer);
+      timer?.clear();
     }
   }
 

@@ -1,7 +1,7 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
-import { MAX_TIMER_MS } from '../util/deadline.js';
+import { longTimeout } from '../util/long-timeout.js';
 import type { LockGroupRequests } from './lock-group.requests.js';
 import type { ResolvedMultiAcquireOptions } from './multi-lock.options.js';
 import type { PlannedLock } from './multi-lock.plan.js';
@@ -42,8 +42,8 @@ export class MultiLockAcquisition {
     const current = (): PlannedLock => this.plan[this.blocked];
     // One deadline for the whole call; timeoutMs 0 never waits, so it needs no timer.
     const timer =
-      timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => this.stop(new LockTimeoutError(current().name, current().mode, timeoutMs)), timeoutMs)
+      timeoutMs > 0
+        ? longTimeout(() => this.stop(new LockTimeoutError(current().name, current().mode, timeoutMs)), timeoutMs)
         : undefined;
     const onAbort = (): void => this.stop(new LockAbortedError(current().name, signal!.reason));
     if (signal?.aborted) onAbort();
@@ -55,7 +55,7 @@ export class MultiLockAcquisition {
         if (outcome !== RESTART) return outcome;
       }
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       signal?.removeEventListener('abort', onAbort);
     }
   }

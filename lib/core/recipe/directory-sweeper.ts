@@ -1,5 +1,6 @@
 import type { ZkSession } from '../session/zk-session.js';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import { PendingWork } from '../util/pending-work.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { removeIfEmpty } from './lock-directory.js';
@@ -15,7 +16,7 @@ import { removeIfEmpty } from './lock-directory.js';
 export class DirectorySweeper {
   /** Directories this client released and has not used since, with when. */
   private readonly idle = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: LongTimeout | undefined;
   private readonly work = new PendingWork();
   private flushed = false;
 
@@ -53,7 +54,7 @@ export class DirectorySweeper {
   /** Removes every idle directory now (at shutdown), and waits for all removals. */
   async flush(): Promise<void> {
     this.flushed = true;
-    clearTimeout(this.timer);
+    this.timer?.clear();
     this.timer = undefined;
     const session = this.currentSession();
     if (session) for (const dir of this.idle.keys()) void this.sweep(session, dir);
@@ -61,10 +62,9 @@ export class DirectorySweeper {
     await this.work.drain();
   }
 
-  private arm(delayMs: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.onTimer(), delayMs);
-    timer.unref(); // never keeps a process alive by itself
-    return timer;
+  private arm(delayMs: number): LongTimeout {
+    // unref: never keeps a process alive by itself; long: any grace the options accept
+    return longTimeout(() => this.onTimer(), delayMs, { unref: true });
   }
 
   private onTimer(): void {

@@ -3,7 +3,7 @@ import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { newLockNodePrefix } from '../naming/node-format.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { MAX_TIMER_MS } from '../util/deadline.js';
+import { longTimeout } from '../util/long-timeout.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
 import { assertLockDirectory } from '../lease/lease-directory.guard.js';
@@ -46,8 +46,8 @@ export class LockAcquisition {
     // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
     // would cut short the create and the read that tell whether the lock is free).
     const timer =
-      timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => this.stop.stop(new LockTimeoutError(name, mode, timeoutMs)), timeoutMs)
+      timeoutMs > 0
+        ? longTimeout(() => this.stop.stop(new LockTimeoutError(name, mode, timeoutMs)), timeoutMs)
         : undefined;
     const onAbort = (): void => this.stop.stop(new LockAbortedError(name, signal!.reason));
     if (signal?.aborted) onAbort();
@@ -61,7 +61,7 @@ export class LockAcquisition {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      clearTimeout(timer);
+      timer?.clear();
     }
   }
 

@@ -13,7 +13,8 @@ export interface AcquireOptions {
   readonly mode?: LockMode;
   /**
    * How long to wait for the lock, in milliseconds: `0` tries once without waiting,
-   * `Infinity` waits as long as it takes. Default: `Infinity` in the core.
+   * `Infinity` waits as long as it takes; any number in between, however large (past
+   * setTimeout's 2^31 - 1 ms it is waited in chunks). Default: `Infinity` in the core.
    */
   readonly timeoutMs?: number;
   /** Cancels the wait; the acquire rejects with `LockAbortedError` and leaves no node. */

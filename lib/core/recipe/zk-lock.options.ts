@@ -10,6 +10,7 @@ import {
   type ResolvedZkClientOptions,
   type ZkClientOptions,
 } from '../session/zk-client.options.js';
+import { wholeMilliseconds } from '../util/duration-option.js';
 
 export interface ZkLockOptions extends ZkClientOptions {
   /** Where lock directories live. Default `/locks`. */
@@ -25,7 +26,8 @@ export interface ZkLockOptions extends ZkClientOptions {
   /**
    * How long a lock directory may stay empty and unused by this client before it is
    * removed. Default 1000 ms, so that a lock taken again and again does not pay a
-   * directory delete and re-create on every cycle; `0` removes it with the release.
+   * directory delete and re-create on every cycle; `0` removes it with the release. Any
+   * whole number of milliseconds up to `Number.MAX_SAFE_INTEGER`.
    */
   readonly emptyDirectoryGraceMs?: number;
   /**
@@ -89,20 +91,13 @@ export function resolveZkLockOptions(
   if (typeof removeEmptyDirectories !== 'boolean') {
     throw new InvalidOptionError('removeEmptyDirectories', removeEmptyDirectories, 'true or false');
   }
-  if (
-    typeof emptyDirectoryGraceMs !== 'number' ||
-    !Number.isSafeInteger(emptyDirectoryGraceMs) ||
-    emptyDirectoryGraceMs < 0
-  ) {
-    throw new InvalidOptionError('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 'a whole number of milliseconds >= 0');
-  }
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat) ?? DEFAULT_NODE_FORMAT;
   return {
     ...client,
     rootPath: validateRootPath(rootPath),
     identity,
     removeEmptyDirectories,
-    emptyDirectoryGraceMs,
+    emptyDirectoryGraceMs: wholeMilliseconds('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 0),
     nodeFormat,
   };
 }

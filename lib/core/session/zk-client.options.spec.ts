@@ -95,9 +95,20 @@ describe('resolveZkClientOptions', () => {
     });
   });
 
-  describe.each(['sessionTimeoutMs', 'connectTimeoutMs'] as const)('%s', (option) => {
-    it.each([1, 400, 60_000, Number.MAX_SAFE_INTEGER])('accepts %p', (value) => {
+  describe.each([
+    // ZooKeeper's connect request carries the session timeout as a 32-bit int.
+    ['sessionTimeoutMs', 2 ** 31 - 1],
+    // The connect deadline waits any whole number of ms (longTimeout chains past 2^31 - 1).
+    ['connectTimeoutMs', Number.MAX_SAFE_INTEGER],
+  ] as const)('%s', (option, max) => {
+    it.each([1, 400, 60_000, 2 ** 31 - 1, max])('accepts %p', (value) => {
       expect(resolveZkClientOptions({ connectionString: 'h:1', [option]: value })[option]).toBe(value);
+    });
+
+    it('refuses the next value past its maximum, naming the maximum', () => {
+      const error = thrownBy(() => resolveZkClientOptions({ connectionString: 'h:1', [option]: max + 1 }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as InvalidOptionError).message).toContain(`a whole number of milliseconds from 1 to ${max}`);
     });
 
     it.each([
@@ -117,7 +128,7 @@ describe('resolveZkClientOptions', () => {
       expect(invalid.option).toBe(option);
       expect(Object.is(invalid.value, value)).toBe(true);
       expect(invalid.message).toContain(`Invalid option ${option}=`);
-      expect(invalid.message).toContain('a positive whole number of milliseconds');
+      expect(invalid.message).toContain(`a whole number of milliseconds from 1 to ${max}`);
     });
   });
 

@@ -2,16 +2,23 @@ import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { validateRootPath } from '../naming/root-path.validator.js';
+import { wholeMilliseconds } from '../util/duration-option.js';
+import { MAX_TIMER_MS } from '../util/long-timeout.js';
 import { ZkCredentials, type ZkDigestCredentials } from './zk-credentials.js';
 
 export interface ZkClientOptions {
   /** `host:port[,host:port…][/chroot]`, e.g. `127.0.0.1:2181`. */
   readonly connectionString: string;
-  /** Requested session timeout; the server clamps it to [2, 20] × its tickTime. Default 10 s. */
+  /**
+   * Requested session timeout; the server clamps it to [2, 20] × its tickTime (its
+   * `minSessionTimeout`/`maxSessionTimeout`). Default 10 s; at most 2147483647 ms (2^31 - 1),
+   * the most ZooKeeper's protocol can carry.
+   */
   readonly sessionTimeoutMs?: number;
   /**
-   * How long the first connect may take before failing. Default 10 s. When every server
-   * refuses the connection (nothing listens there), it fails after 2 s instead.
+   * How long the first connect may take before failing. Default 10 s; any whole number of
+   * milliseconds above 0. When every server refuses the connection (nothing listens
+   * there), it fails after 2 s instead.
    */
   readonly connectTimeoutMs?: number;
   /**
@@ -46,10 +53,13 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
   validateConnectionString(options.connectionString);
   return {
     connectionString: options.connectionString,
+    // ZooKeeper's connect request carries the timeout as a 32-bit int, and the session's
+    // own timers (derived from it) stay within setTimeout's range.
     sessionTimeoutMs: positiveInteger(
       'sessionTimeoutMs',
       options.sessionTimeoutMs,
       ZK_CLIENT_DEFAULTS.sessionTimeoutMs,
+      MAX_TIMER_MS,
     ),
     connectTimeoutMs: positiveInteger(
       'connectTimeoutMs',
@@ -60,12 +70,8 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
   };
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(option, value, 'a positive whole number of milliseconds');
-  }
-  return value;
+function positiveInteger(option: string, value: unknown, fallback: number, max?: number): number {
+  return value === undefined ? fallback : wholeMilliseconds(option, value, 1, max);
 }
 
 function validateConnectionString(value: unknown): asserts value is string {

@@ -69,9 +69,20 @@ describe('deadline', () => {
   });
 
   it.each([
-    ['Infinity', Infinity],
     ['2^31', 2 ** 31],
     ['a year', 365 * 24 * 3600 * 1000],
+  ])('fires after %s exactly, past the range of one setTimeout', (_label, ms) => {
+    const reason = jest.fn(() => 'late');
+    const d = deadline(ms, reason);
+    jest.advanceTimersByTime(ms - 1);
+    expect(d.signal.aborted).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(d.signal.reason).toBe('late');
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it.each([
+    ['Infinity', Infinity],
     ['NaN', NaN],
   ])('never fires for %s (and sets no timer)', (_label, ms) => {
     const reason = jest.fn(() => 'x');

@@ -35,6 +35,19 @@ function write(liveness: SessionLiveness, rttMs = 0): void {
   liveness.answered(sentAt, true);
 }
 
+/**
+ * Timeout 1000 (margin 200, gap 300): a write sent and answered at 5 (an anchor, proving
+ * nothing yet), and nothing since; it is now 801, at risk since 800.
+ */
+function atRiskWithAnchor(): { liveness: SessionLiveness; calls: string[] } {
+  const { liveness, calls } = setup(1000);
+  liveness.onConnected(0);
+  jest.advanceTimersByTime(5);
+  write(liveness);
+  jest.advanceTimersByTime(796);
+  return { liveness, calls };
+}
+
 describe('SessionLiveness', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
   afterEach(() => jest.useRealTimers());
@@ -102,12 +115,7 @@ describe('SessionLiveness', () => {
   });
 
   it('re-arms the deadline when a late proof brings trust back (the next risk comes at its new time)', () => {
-    const { liveness, calls } = setup(1000); // margin 200, gap 300
-    liveness.onConnected(0);
-    jest.advanceTimersByTime(5);
-    liveness.writeSent(5);
-    liveness.answered(5, true); // anchor: sent 5, answered 5
-    jest.advanceTimersByTime(796); // 801: at risk since 800
+    const { liveness, calls } = atRiskWithAnchor();
     expect(only(calls, 'at-risk')).toEqual(['at-risk@800 unproven 800']);
     liveness.writeSent(306);
     jest.advanceTimersByTime(3); // 804: the write sent at 306 is answered, proving 5
@@ -119,12 +127,7 @@ describe('SessionLiveness', () => {
   });
 
   it('a proof that arrives after the risk began but proves a time whose risk began before it brings no trust back (no flapping)', () => {
-    const { liveness, calls } = setup(1000); // margin 200, gap 300
-    liveness.onConnected(0);
-    jest.advanceTimersByTime(5);
-    liveness.writeSent(5);
-    liveness.answered(5, true); // anchor: sent 5, answered 5
-    jest.advanceTimersByTime(796); // 801: at risk since 800
+    const { liveness, calls } = atRiskWithAnchor();
     liveness.writeSent(306);
     jest.advanceTimersByTime(49); // 850: the write sent at 306 is answered, proving 5, at risk from 805 on
     liveness.answered(306, true);

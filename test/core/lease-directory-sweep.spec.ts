@@ -1,5 +1,7 @@
 import { LockFixture } from '../support/lock-fixture';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
 
 /**
  * An empty semaphore directory, with its stored count, must not be left behind after a
@@ -57,6 +59,28 @@ describe('a semaphore directory released on a session that is lost since', () =>
     expect(await fx.inspector.exists(dir)).toBe(true); // still idle: the grace period runs a minute
     await client.close();
     expect(await fx.inspector.exists(dir)).toBe(false);
+  });
+
+  it('the removal meets a connection loss (the session lives on): it is sent again on the next turn', async () => {
+    // The grace timer sends a removal only while connected, so a loss must come with the
+    // request itself: the link is cut as the directory's delete goes out, unsent.
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const client = await fx.backend({ connectionString: proxy.connectionString, emptyDirectoryGraceMs: 300 });
+      const dir = client.pathOf('cut');
+      const session = client.client.session.id;
+      const cut = proxy.cutBefore(ZK_OP.delete, dir);
+      await (await client.acquireLease('cut', { maxLeases: 2 })).release();
+      await cut;
+      expect(await fx.inspector.exists(dir)).toBe(true); // the delete never reached the server
+      await waitUntil(async () => !(await fx.inspector.exists(dir)), 'the idle directory swept on a later turn', 5000);
+      expect(client.client.session.id).toBe(session); // a connection loss only, not a new session
+      expect(proxy.requests.filter((r) => r.op === ZK_OP.delete && r.path === dir)).toHaveLength(2);
+      await client.close();
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('control: without the expiry, the grace timer removes it', async () => {

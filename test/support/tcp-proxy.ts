@@ -49,6 +49,8 @@ export class TcpProxy {
   private server: Server | undefined;
   private holes = false;
   private cutOp: number | undefined;
+  /** When set, only a request of `cutOp` on this path is cut (a heartbeat is a delete too). */
+  private cutPath: string | undefined;
   private cutWhen: 'before' | 'after' | 'sent' = 'after';
   private cutDelayMs = 0;
   private onCut: (() => void) | undefined;
@@ -136,13 +138,17 @@ export class TcpProxy {
     return this.cut(op, 'sent');
   }
 
-  /** Resolves when the next request with op code `op` has been dropped, unsent, with the link. */
-  cutBefore(op: number): Promise<void> {
-    return this.cut(op, 'before');
+  /**
+   * Resolves when the next request with op code `op` (on `path`, when given) has been
+   * dropped, unsent, with the link.
+   */
+  cutBefore(op: number, path?: string): Promise<void> {
+    return this.cut(op, 'before', path);
   }
 
-  private cut(op: number, when: 'before' | 'after' | 'sent'): Promise<void> {
+  private cut(op: number, when: 'before' | 'after' | 'sent', path?: string): Promise<void> {
     this.cutOp = op;
+    this.cutPath = path;
     this.cutWhen = when;
     return new Promise((resolve) => (this.onCut = resolve));
   }
@@ -186,15 +192,17 @@ export class TcpProxy {
       link.pending = link.pending.subarray(4 + size);
       const op = link.sawConnectRequest && size >= 8 ? frame.readInt32BE(8) : undefined;
       link.sawConnectRequest = true;
-      if (op !== undefined) this.requests.push(requestOf(op, frame));
-      if (op !== undefined && op === this.cutOp && this.cutWhen === 'before') {
+      const request = op === undefined ? undefined : requestOf(op, frame);
+      if (request) this.requests.push(request);
+      const cutting = request !== undefined && op === this.cutOp && (this.cutPath ?? request.path) === request.path;
+      if (cutting && this.cutWhen === 'before') {
         this.cutOp = undefined;
         this.close(link); // the request never reaches the server
         this.onCut?.();
         return;
       }
       link.server.write(frame);
-      if (op !== undefined && op === this.cutOp && this.cutWhen === 'sent') {
+      if (cutting && this.cutWhen === 'sent') {
         this.cutOp = undefined;
         link.client.pause();
         link.server.removeAllListeners('data');
@@ -204,7 +212,7 @@ export class TcpProxy {
         }, this.cutDelayMs);
         return;
       }
-      if (op !== undefined && op === this.cutOp) {
+      if (cutting) {
         this.cutOp = undefined;
         // The request reaches the server; once the server answers (so it has acted on it),
         // the connection is cut and the answer never reaches the client.

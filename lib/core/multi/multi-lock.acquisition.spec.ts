@@ -21,6 +21,8 @@ class Recorder {
   private inFlight = 0;
   maxInFlight = 0;
   failTry: string | undefined;
+  /** Runs once a try got its lock, before the try resolves. */
+  afterTry: ((name: string) => Promise<void>) | undefined;
   readonly backend: LockBackend;
 
   constructor(readonly inner: InMemoryLockBackend) {
@@ -50,6 +52,7 @@ class Recorder {
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
     try {
       const handle = await this.inner.tryAcquire(name, options);
+      if (handle) await this.afterTry?.(name);
       return handle && this.track(handle);
     } finally {
       this.inFlight--;
@@ -144,6 +147,21 @@ describe('MultiLockAcquisition (recording in-memory backend)', () => {
     const error = await acquireAll(backend, ['a', 'b', 'c']).catch((e: unknown) => e);
     expect((error as Error).message).toBe('try of b failed');
     expect(rec.log.sort()).toEqual(['give a', 'give c', 'try a', 'try b', 'try c']);
+  });
+
+  it('a lock lost during a round that waited for nobody: gives back the others and starts over, never resolving with a lost lock', async () => {
+    let lost = false;
+    rec.afterTry = async (name) => {
+      if (name !== 'b' || lost) return;
+      lost = true;
+      await sleep(5); // a's try has resolved (the in-memory backend grants in microtasks)
+      rec.inner.loseLock('a'); // no wait in this round: nothing watches a's signal but the final check
+    };
+    const group = await acquireAll(backend, ['a', 'b']);
+    expect(rec.log).toEqual(['try a', 'try b', 'give a', 'give b', 'try a', 'try b']);
+    expect(group.isHeld()).toBe(true);
+    expect(group.signal.aborted).toBe(false);
+    await group.release();
   });
 
   it('a lock lost while waiting: gives back the others and starts over, and ends holding all', async () => {

@@ -35,6 +35,19 @@ function write(liveness: SessionLiveness, rttMs = 0): void {
   liveness.answered(sentAt, true);
 }
 
+/**
+ * Timeout 1000 (margin 200, gap 300): a write sent and answered at 5 (an anchor, proving
+ * nothing yet), and nothing since; it is now 801, at risk since 800.
+ */
+function atRiskWithAnchor(): { liveness: SessionLiveness; calls: string[] } {
+  const { liveness, calls } = setup(1000);
+  liveness.onConnected(0);
+  jest.advanceTimersByTime(5);
+  write(liveness);
+  jest.advanceTimersByTime(796);
+  return { liveness, calls };
+}
+
 describe('SessionLiveness', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
   afterEach(() => jest.useRealTimers());
@@ -102,12 +115,7 @@ describe('SessionLiveness', () => {
   });
 
   it('re-arms the deadline when a late proof brings trust back (the next risk comes at its new time)', () => {
-    const { liveness, calls } = setup(1000); // margin 200, gap 300
-    liveness.onConnected(0);
-    jest.advanceTimersByTime(5);
-    liveness.writeSent(5);
-    liveness.answered(5, true); // anchor: sent 5, answered 5
-    jest.advanceTimersByTime(796); // 801: at risk since 800
+    const { liveness, calls } = atRiskWithAnchor();
     expect(only(calls, 'at-risk')).toEqual(['at-risk@800 unproven 800']);
     liveness.writeSent(306);
     jest.advanceTimersByTime(3); // 804: the write sent at 306 is answered, proving 5
@@ -115,6 +123,43 @@ describe('SessionLiveness', () => {
     expect(calls).toContain('recovered@804');
     jest.advanceTimersByTime(1); // 805 = 5 + 1000 - 200
     expect(only(calls, 'at-risk')).toEqual(['at-risk@800 unproven 800', 'at-risk@805 unproven 800']);
+    liveness.stop();
+  });
+
+  it('a proof that arrives after the risk began but proves a time whose risk began before it brings no trust back (no flapping)', () => {
+    const { liveness, calls } = atRiskWithAnchor();
+    liveness.writeSent(306);
+    jest.advanceTimersByTime(49); // 850: the write sent at 306 is answered, proving 5, at risk from 805 on
+    liveness.answered(306, true);
+    expect(liveness.provenAt).toBe(5); // the proof counts (for when the session is gone)...
+    jest.advanceTimersByTime(1);
+    // ...but 805 is past: no `recovered`, no second `at-risk`.
+    expect(calls.filter((c) => !c.startsWith('heartbeat'))).toEqual(['at-risk@800 unproven 800']);
+    jest.advanceTimersByTime(154); // 1005 = 5 + 1000
+    expect(only(calls, 'gone')).toEqual(['gone@1005 unproven 1000']);
+  });
+
+  it('a re-attach sends its write at once, so a reconnect just before the risk proves the session in time', () => {
+    const { liveness, calls } = setup(); // at risk at P + 4800; ticks every 200 ms, heartbeats every 400
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(100);
+    liveness.onDisconnected();
+    jest.advanceTimersByTime(4600); // 4700: 100 ms before the risk
+    calls.splice(0); // the first connection's heartbeat is never answered
+    liveness.onConnected(4650); // re-attached by an attempt started at 4650
+    // Each heartbeat write is answered 20 ms after it goes out, as a healthy server does.
+    const sent: number[] = [];
+    for (let t = 4700; t < 5200; t += 10) {
+      for (const c of calls.splice(0)) {
+        if (c.startsWith('heartbeat@')) {
+          sent.push(Number(c.slice('heartbeat@'.length)));
+          liveness.writeSent(sent.at(-1)!);
+        } else if (!c.startsWith('heartbeat')) throw new Error(c);
+      }
+      while (sent.length > 0 && sent[0] + 20 <= Date.now()) liveness.answered(sent.shift()!, true);
+      jest.advanceTimersByTime(10);
+    }
+    expect(liveness.provenAt).toBe(4650);
     liveness.stop();
   });
 

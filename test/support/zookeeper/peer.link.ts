@@ -45,6 +45,9 @@ export class PeerLink {
   private dialing: Socket | undefined;
   private retry: NodeJS.Timeout | undefined;
   private aborted = false;
+  /** Bytes to the target waiting out a slow link's delay, in the order they came. */
+  private readonly delayed: Array<{ due: number; send: () => void }> = [];
+  private delayTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly source: Socket,
@@ -72,6 +75,8 @@ export class PeerLink {
     this.aborted = true;
     this.stopDialing();
     this.backlog.length = 0;
+    clearTimeout(this.delayTimer);
+    this.delayed.length = 0;
     this.source.destroy();
     this.target?.destroy();
   }
@@ -153,9 +158,21 @@ export class PeerLink {
       this.other(direction).write(bytes);
       this.hooks.delivered(direction, bytes.length);
     };
-    // Equal delays fire in order, so the stream stays in order.
-    if (delay > 0) setTimeout(send, delay);
-    else send();
+    if (delay === 0 && this.delayed.length === 0) return send();
+    // Queued behind what waits already: when the delay shrinks or ends, later bytes must
+    // not overtake earlier ones (a reordered quorum stream breaks the peers for good).
+    this.delayed.push({ due: performance.now() + delay, send });
+    this.sendDelayed();
+  }
+
+  private sendDelayed(): void {
+    if (this.delayTimer) return;
+    while (this.delayed.length > 0 && this.delayed[0].due <= performance.now()) this.delayed.shift()!.send();
+    if (this.delayed.length === 0) return;
+    this.delayTimer = setTimeout(() => {
+      this.delayTimer = undefined;
+      this.sendDelayed();
+    }, this.delayed[0].due - performance.now());
   }
 
   /** Half-closes onward, as TCP does: the other server still may answer. */

@@ -143,7 +143,7 @@ export class ZkSession extends ZkSessionReads {
     const transaction = this.client.transaction();
     for (const op of ops) {
       if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
-      else transaction.remove(op.path, -1);
+      else transaction.remove(op.path, op.version ?? -1);
     }
     let failed = 0; // the index of the op that failed the transaction
     try {

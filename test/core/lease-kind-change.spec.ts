@@ -1,6 +1,8 @@
 import type { ZkLockBackend, ZkLockOptions } from '../../lib/index';
 import { LeaseLimitMismatchError } from '../../lib/core/lease/lease-limit-mismatch.error';
 import { LockKindMismatchError } from '../../lib/core/lease/lock-kind-mismatch.error';
+import { changeIdleDirectory, readDirectory } from '../../lib/core/lease/lease-directory.change';
+import { Stop } from '../../lib/core/util/stop';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
@@ -114,5 +116,25 @@ describe.each<[string, Partial<ZkLockOptions>]>([
         await waitUntil(async () => (await fx.nodes(name)) === null, `${name}'s directory removed`, 10_000);
     }
     expect(a.client.session.watcherCount() + b.client.session.watcherCount()).toBe(0);
+  });
+});
+
+describe('a change decided on what was read, and nothing else', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('lease-kind-stale')));
+  afterAll(() => fx.cleanup());
+
+  it('does not land on a directory whose data was rewritten in place since (as Kazoo’s Semaphore writes its count)', async () => {
+    const [a, b] = await fx.many(2, { removeEmptyDirectories: false });
+    const dir = a.pathOf('rewritten');
+    await fx.inspector.create(dir); // an idle lock's directory, as Kazoo's Semaphore first makes it
+    const session = a.client.liveSession();
+    const read = (await readDirectory(session, dir))!;
+    await b.client.liveSession().setData(dir, Buffer.from('3')); // then Kazoo writes its count
+    const io = { retrying: <T>(request: () => Promise<T>) => request(), stop: new Stop() };
+    await changeIdleDirectory(session, { name: 'rewritten', dir }, { kind: 'lease', maxLeases: 2 }, read, io);
+    expect(await fx.inspector.data(dir)).toBe('3'); // refused by the version: read again, Kazoo's
+    await expect(a.acquireLease('rewritten', { maxLeases: 2 })).rejects.toMatchObject({ found: 'kazoo-semaphore' });
+    expect(await fx.inspector.data(dir)).toBe('3');
   });
 });

@@ -119,7 +119,7 @@ describe.each<[string, Partial<ZkLockOptions>]>([
   });
 });
 
-describe('a change decided on what was read, and nothing else', () => {
+describe('what a change waits for, and what it lands on', () => {
   let fx: LockFixture;
   beforeAll(async () => (fx = await LockFixture.create('lease-kind-stale')));
   afterAll(() => fx.cleanup());
@@ -136,5 +136,23 @@ describe('a change decided on what was read, and nothing else', () => {
     expect(await fx.inspector.data(dir)).toBe('3'); // refused by the version: read again, Kazoo's
     await expect(a.acquireLease('rewritten', { maxLeases: 2 })).rejects.toMatchObject({ found: 'kazoo-semaphore' });
     expect(await fx.inspector.data(dir)).toBe('3');
+  });
+
+  it('a node of a caller of the other kind is not a holder: the change waits for it to go, then lands', async () => {
+    const [a] = await fx.many(1, { removeEmptyDirectories: false });
+    await (await a.acquireLease('passing', { maxLeases: 2 })).release();
+    const dir = a.pathOf('passing');
+    // A lock caller's node, about to withdraw (it queues before it reads the directory's data).
+    const passing = `${dir}/${'0'.repeat(32)}__lock__0000000009`;
+    expect(await fx.inspector.attempt('create', passing)).toBe('ok');
+    let granted = false;
+    const lease = a.acquireLease('passing', { maxLeases: 3, timeoutMs: 20_000 }).finally(() => (granted = true));
+    await waitUntil(() => a.client.session.watcherCount() > 0, 'the change waiting on that node');
+    expect(granted).toBe(false);
+    expect(await fx.inspector.data(dir)).toBe(marker(2));
+    expect(await fx.inspector.attempt('remove', passing)).toBe('ok');
+    await (await lease).release();
+    expect(await fx.inspector.data(dir)).toBe(marker(3));
+    expect(a.client.session.watcherCount()).toBe(0);
   });
 });

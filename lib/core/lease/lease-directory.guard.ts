@@ -10,7 +10,6 @@ import {
   type Retrying,
 } from './lease-directory.change.js';
 import { directoryKindOf, leaseDirectoryData, type DirectoryKind } from './lease-directory.marker.js';
-import { LeaseLimitMismatchError } from './lease-limit-mismatch.error.js';
 import { leaseMessages } from './lease.messages.js';
 import { isKazooLeaseNode } from './lease-node.naming.js';
 import { LockKindMismatchError } from './lock-kind-mismatch.error.js';
@@ -106,8 +105,8 @@ export class LeaseDirectories {
 
 /** Throws unless `kind` is a semaphore of `ref.maxLeases`. */
 export function checkLeaseDirectory(ref: Omit<SemaphoreRef, 'dir'>, kind: DirectoryKind, where: string): void {
-  const stored = leaseCountOf(ref.name, kind, where);
-  if (stored !== ref.maxLeases) throw new LeaseLimitMismatchError(ref.name, ref.maxLeases, stored, where);
+  if (kind.kind !== 'lease' || kind.maxLeases !== ref.maxLeases)
+    throw kindRefusal(ref.name, { kind: 'lease', maxLeases: ref.maxLeases }, kind, where);
 }
 
 /** The semaphore's number of leases; throws `LockKindMismatchError` unless `kind` is one of ours. */

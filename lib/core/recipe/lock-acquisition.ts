@@ -93,12 +93,8 @@ export class LockAcquisition {
             (await this.retrying(session, () => lockDirectoryKind(session, this.req.dir, this.req.name, stat))) ===
               'lease'
           ) {
-            // Our node goes first: ZooKeeper changes no directory with a child in it.
-            await this.abandon(session, prefix, node);
             withdrawn = true;
-            const io = { retrying: <T>(request: () => Promise<T>) => this.retrying(session, request), stop: this.stop };
-            await settleLockDirectory(session, this.req.dir, this.req.name, io);
-            return RESTART;
+            return await this.leaveSemaphore(session, prefix, node);
           }
           directoryChecked = true;
         }
@@ -116,6 +112,20 @@ export class LockAcquisition {
     } finally {
       if (!granted && !withdrawn) await this.abandon(session, prefix, node);
     }
+  }
+
+  /**
+   * Our node landed in our lease semaphore's directory: it goes first (ZooKeeper replaces no
+   * directory with a child in it); then the directory becomes a lock's if nobody holds or
+   * awaits a lease there (else `LockKindMismatchError`), and we queue again.
+   */
+  private async leaveSemaphore(session: ZkSession, prefix: string, node: string): Promise<typeof RESTART> {
+    await this.abandon(session, prefix, node);
+    await settleLockDirectory(session, this.req.dir, this.req.name, {
+      retrying: (request) => this.retrying(session, request),
+      stop: this.stop,
+    });
+    return RESTART;
   }
 
   /**

@@ -11,6 +11,7 @@ describeLockBackendConformance('in memory', async () => {
   };
   return {
     backends: async (count) => Array.from({ length: count }, make),
+    keepingIdleNames: async (count) => Array.from({ length: count }, make), // an idle name keeps nothing in memory
     losable: async () => make(),
     lose: async (backend, held) => (backend as InMemoryLockBackend).loseLock(held.name),
     cleanup: async () => void (await Promise.all(made.map((backend) => backend.close()))),

@@ -1,6 +1,7 @@
 import type { LockBackend, LockHandle } from '../../lib/index';
 import { exclusionCases } from './cases/exclusion.cases';
 import { handleCases } from './cases/handle.cases';
+import { kindChangeCases } from './cases/kind-change.cases';
 import { leadershipCases } from './cases/leadership.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { listingCases } from './cases/listing.cases';
@@ -19,6 +20,11 @@ import { withLockOptionsCases } from './cases/with-lock-options.cases';
 export interface LockWorld {
   /** `count` new clients of the one lock service, independent as separate processes are. */
   backends(count: number): Promise<LockBackend[]>;
+  /**
+   * `count` new clients that leave an idle name's state in place (ZooKeeper: its directory,
+   * with `removeEmptyDirectories: false`), so that a case sees what the name was.
+   */
+  keepingIdleNames(count: number): Promise<LockBackend[]>;
   /** A new client whose held locks `lose` can take away (for ZooKeeper: an expirable session). */
   losable(): Promise<LockBackend>;
   /**
@@ -65,6 +71,7 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['revocation: revocable, requestRevocation', revocationCases],
   ['listing: locks(prefix)', listingCases],
   ['several locks at once: acquireAll, withLocks', multiLockCases],
+  ['a name changes kind and lease count once idle', kindChangeCases],
 ];
 
 /**

@@ -7,6 +7,7 @@ describeLockBackendConformance('ZooKeeper', async () => {
   const fx = await LockFixture.create('conformance');
   return {
     backends: (count) => fx.many(count),
+    keepingIdleNames: (count) => fx.many(count, { removeEmptyDirectories: false }),
     losable: () => fx.expirable(),
     lose: async (backend, held) => {
       await fx.expire(backend as ZkLockBackend);

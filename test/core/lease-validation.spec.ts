@@ -54,7 +54,7 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     expect(a.client.counter.total()).toBe(before);
   });
 
-  it('another count than the one stored: LeaseLimitMismatchError naming both, at once, nothing left behind', async () => {
+  it('another count than the one held: LeaseLimitMismatchError naming both, at once, nothing left behind', async () => {
     const [a, b] = await fx.many(2);
     const held = await a.acquireLease('count', { maxLeases: 3 });
     const tree = await fx.tree();
@@ -64,7 +64,7 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     expect(error).toBeInstanceOf(ZkLockError);
     expect(error).toMatchObject({ code: 'LEASE_LIMIT_MISMATCH', lockName: 'count', requested: 5, stored: 3 });
     expect((error as Error).message).toContain('maxLeases 5');
-    expect((error as Error).message).toContain('created with maxLeases 3');
+    expect((error as Error).message).toContain('while it is held or awaited with maxLeases 3');
     expect((error as Error).message).toContain(`ZooKeeper directory ${a.pathOf('count')}`);
     expect(b.client.counter.snapshot().create ?? 0).toBe(creates); // refused before creating anything
     expect(await fx.tree()).toEqual(tree);
@@ -86,7 +86,7 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     await held.release();
   });
 
-  it('a lease on a lock: LockKindMismatchError at once, nothing created; also on the lock’s empty directory', async () => {
+  it('a lease on a held lock: LockKindMismatchError at once, nothing created; granted on the lock’s empty directory', async () => {
     const [a, b] = await fx.many(2, { emptyDirectoryGraceMs: 60_000 });
     const lock = await a.acquire('used-as-lock');
     const tree = await fx.tree();
@@ -103,9 +103,12 @@ describe('leases: bad input, counts that disagree, names of another kind', () =>
     expect(b.client.counter.snapshot().create ?? 0).toBe(0);
     await lock.release();
     expect(await fx.nodes('used-as-lock')).toEqual([]); // kept for a while (the grace period)
-    await expect(b.acquireLease('used-as-lock', { maxLeases: 2 })).rejects.toMatchObject({ found: 'lock' });
-    await expect(b.leaseContenders('used-as-lock')).rejects.toBeInstanceOf(LockKindMismatchError);
-    expect(await fx.nodes('used-as-lock')).toEqual([]);
+    expect(await b.leaseContenders('used-as-lock')).toEqual([]); // idle: nobody to list
+    const lease = await b.acquireLease('used-as-lock', { maxLeases: 2 }); // idle: it becomes a semaphore
+    expect(await fx.inspector.data(b.pathOf('used-as-lock'))).toBe(
+      JSON.stringify({ kind: 'nestjs-zk-lock/lease', maxLeases: 2 }),
+    );
+    await lease.release();
   });
 
   it('a lock on a lease semaphore: LockKindMismatchError at once (acquire, tryAcquire, contenders), nothing left behind', async () => {

@@ -82,7 +82,7 @@ export class LeaseAcquisition {
     let turn: Turn | undefined;
     let granted = false;
     try {
-      await this.ctx.directories.prepare(session, this.req, this.retrier(session));
+      await this.ctx.directories.prepare(session, this.req, { retrying: this.retrier(session), stop: this.stop });
       const created = await this.createNode(session, prefix);
       turn = { node: created.node, confirmed: false, watchChildren: false };
       let view: View = created.listing ? { listing: created.listing } : await this.read(session, false);
@@ -113,8 +113,12 @@ export class LeaseAcquisition {
       turn.node = this.keepOne(session, prefix, turn.node, listing.children);
       const position = leasePositionOf(listing.children, turn.node, this.req.maxLeases);
       if (position.kind === 'missing') return RESTART; // deleted under a live session (by hand)
-      if (!turn.confirmed) await this.ctx.directories.confirm(session, this.req, listing.stat, this.retrier(session));
-      turn.confirmed = true;
+      if (!turn.confirmed) {
+        // Made a lock's, or another count's, since we checked it: our node goes (in `attempt`), and we prepare again.
+        if (!(await this.ctx.directories.confirm(session, this.req, listing.stat, this.retrier(session))))
+          return RESTART;
+        turn.confirmed = true;
+      }
       checkNoKazooLeases(this.req.name, this.req.dir, listing.children);
       if (position.kind === 'retire') return await this.retire(session, prefix, turn.node);
       if (position.kind === 'holding') {

@@ -8,8 +8,9 @@ export type LockKind = 'lock' | 'lease';
 export type FoundKind = LockKind | 'kazoo-semaphore' | 'unknown';
 
 /**
- * A lock call met a lease semaphore, or a lease call met a lock (or Kazoo's semaphore, or
- * a directory this library did not write). Thrown at once; the call leaves nothing behind.
+ * A lock call met a lease semaphore someone holds or awaits, or a lease call met such a
+ * lock (or Kazoo's semaphore, or a directory this library did not write). Thrown at once;
+ * the call leaves nothing behind. A name nobody holds or awaits changes kind instead.
  */
 export class LockKindMismatchError extends ZkLockError {
   readonly code = 'LOCK_KIND_MISMATCH';

@@ -77,7 +77,9 @@ export class ZkLeaseRecipe {
       listChildren(session, dir),
       session.getDataAndStat(dir).catch(ignoreNoNode),
     ]);
-    if (!listing || !read) return []; // no semaphore (or it went between the two reads)
+    // No semaphore (or it went between the two reads); an idle directory says nothing either:
+    // the name may become a lock's, or another count's, with its next acquire.
+    if (!listing || !read || listing.children.length === 0) return [];
     const maxLeases = leaseCountOf(name, directoryKindOf(read.data), leaseMessages.inZooKeeper(dir));
     checkNoKazooLeases(name, dir, listing.children);
     const queue = orderLeases(listing.children);

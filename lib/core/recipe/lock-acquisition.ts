@@ -6,7 +6,7 @@ import type { ZkSession } from '../session/zk-session.js';
 import { longTimeout } from '../util/long-timeout.js';
 import { Stop } from '../util/stop.js';
 import { isZkCode } from '../util/zk-error-code.js';
-import { assertLockDirectory } from '../lease/lease-directory.guard.js';
+import { lockDirectoryKind, settleLockDirectory } from '../lease/lease-directory.guard.js';
 import { waitForChange } from './blocker.wait.js';
 import { ensurePath, listChildren, removeIfEmpty, type Listing } from './lock-directory.js';
 import type { AcquisitionContext, AcquisitionRequest, Grant, SentCreate } from './lock-acquisition.types.js';
@@ -73,6 +73,7 @@ export class LockAcquisition {
     const prefix = sent?.prefix ?? newLockNodePrefix(this.req.mode, this.req.nodeFormat);
     let node: string | undefined;
     let granted = false;
+    let withdrawn = false;
     try {
       let listing: Listing | undefined;
       ({ node, listing } = await this.createNode(session, prefix, sent));
@@ -84,11 +85,17 @@ export class LockAcquisition {
         // Missing: our node was deleted under a live session (by hand): queue again.
         if (position.kind === 'missing') return RESTART;
         if (!directoryChecked) {
-          // A lease semaphore's (or Kazoo's) directory is refused at once; a lock's has no data: free.
+          // A lock's directory has no data: free. Our lease semaphore's is taken over if idle.
           const { stat } = listing;
           // No await for a directory without data (every lock's): no turn of the event loop either.
-          if (stat.dataLength)
-            await this.retrying(session, () => assertLockDirectory(session, this.req.dir, this.req.name, stat));
+          if (
+            stat.dataLength &&
+            (await this.retrying(session, () => lockDirectoryKind(session, this.req.dir, this.req.name, stat))) ===
+              'lease'
+          ) {
+            withdrawn = true;
+            return await this.leaveSemaphore(session, prefix, node);
+          }
           directoryChecked = true;
         }
         if (position.kind === 'retire') return await this.retire(session, prefix, node);
@@ -103,8 +110,22 @@ export class LockAcquisition {
       if (error instanceof ZkSessionLostError && !this.stop.isStopped) return RESTART;
       throw error;
     } finally {
-      if (!granted) await this.abandon(session, prefix, node);
+      if (!granted && !withdrawn) await this.abandon(session, prefix, node);
     }
+  }
+
+  /**
+   * Our node landed in our lease semaphore's directory: it goes first (ZooKeeper replaces no
+   * directory with a child in it); then the directory becomes a lock's if nobody holds or
+   * awaits a lease there (else `LockKindMismatchError`), and we queue again.
+   */
+  private async leaveSemaphore(session: ZkSession, prefix: string, node: string): Promise<typeof RESTART> {
+    await this.abandon(session, prefix, node);
+    await settleLockDirectory(session, this.req.dir, this.req.name, {
+      retrying: (request) => this.retrying(session, request),
+      stop: this.stop,
+    });
+    return RESTART;
   }
 
   /**

@@ -19,7 +19,7 @@ function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
  */
 export async function readContenders(session: ZkSession, dir: string, name: string): Promise<LockContender[]> {
   const listing = await listChildren(session, dir);
-  await assertLockDirectory(session, dir, name, listing?.stat);
+  await assertLockDirectory(session, dir, name, listing);
   const queue = orderQueue(listing?.children ?? []);
   const identities = await Promise.all(
     queue.map((entry) =>

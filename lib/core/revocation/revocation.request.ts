@@ -18,7 +18,7 @@ import { revokeRequestData } from './revocation.wire.js';
  */
 export async function requestRevocation(session: ZkSession, dir: string, name: string): Promise<number> {
   const listing = await throughConnectionLoss(session, () => listChildren(session, dir));
-  await assertLockDirectory(session, dir, name, listing?.stat); // a semaphore's leases are not locks: refused, as contenders() does
+  await assertLockDirectory(session, dir, name, listing); // a semaphore's leases are not locks: refused, as contenders() does
   const queue = orderQueue(listing?.children ?? []);
   const holders = queue.filter((_, index) => blockerAt(queue, index) === null);
   const asked = await Promise.all(holders.map((holder) => ask(session, `${dir}/${holder.node}`)));

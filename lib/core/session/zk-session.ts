@@ -143,7 +143,7 @@ export class ZkSession extends ZkSessionReads {
     const transaction = this.client.transaction();
     for (const op of ops) {
       if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
-      else transaction.remove(op.path, -1);
+      else removeAtVersion(transaction, op.path, op.version ?? -1);
     }
     let failed = 0; // the index of the op that failed the transaction
     try {
@@ -159,4 +159,14 @@ export class ZkSession extends ZkSessionReads {
       throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
     }
   }
+}
+
+/**
+ * `transaction.remove(path, version)`, with version 0 kept: node-zookeeper-client turns a
+ * version of 0 into -1 (`version || -1`), which would delete at any version.
+ */
+function removeAtVersion(transaction: zookeeper.Transaction, path: string, version: number): void {
+  transaction.remove(path, version);
+  const ops = (transaction as unknown as { ops: Array<{ version: number }> }).ops;
+  ops[ops.length - 1].version = version;
 }

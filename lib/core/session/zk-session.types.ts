@@ -18,6 +18,8 @@ export interface ZkStat {
   readonly mzxid?: bigint;
   /** Bytes of data the node holds (a lease directory's marker, for one). */
   readonly dataLength?: number;
+  /** How many times the node's data was set since its creation (the version a conditional write names). */
+  readonly version?: number;
   /** When the node was created: ms since the epoch, by the clock of the ZooKeeper leader that committed it. */
   readonly ctimeMs?: number;
   /** The session owning an ephemeral node, `0x…` in hex as ZooKeeper's logs show it; `undefined` for a persistent node. */
@@ -42,4 +44,5 @@ export type ZkReadResult =
 /** One write of a `multi` transaction. */
 export type ZkMultiOp =
   | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: ZkNodeMode }
-  | { readonly op: 'remove'; readonly path: string };
+  /** `version`: only if the node's data version is still this one (BAD_VERSION otherwise); any when absent. */
+  | { readonly op: 'remove'; readonly path: string; readonly version?: number };

@@ -12,6 +12,7 @@ export interface RawStat {
   ctime: Buffer;
   ephemeralOwner: Buffer;
   dataLength: number;
+  version: number;
 }
 
 export function toStat(raw: RawStat): ZkStat {
@@ -21,6 +22,7 @@ export function toStat(raw: RawStat): ZkStat {
     czxid: raw.czxid.readBigInt64BE(0),
     mzxid: raw.mzxid.readBigInt64BE(0),
     dataLength: raw.dataLength,
+    version: raw.version,
     ctimeMs: Number(raw.ctime.readBigInt64BE(0)),
     owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
   };

@@ -1,4 +1,4 @@
-import { LockLostError } from '../../lib/index';
+import { LockLostError, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 
 /** Blocks the event loop for `ms`: no timer, no socket read, runs meanwhile. */
@@ -8,6 +8,15 @@ function blockFor(ms: number): void {
     // spin
   }
 }
+
+/**
+ * A read sent now, answered while the loop is blocked: bytes from ZooKeeper wait in the
+ * socket when the block ends, as they do in a busy application (heartbeats, replies,
+ * notifications; an expired session's closed connection alone is seen only later, in the
+ * close phase).
+ */
+const replyDuringBlock = (backend: ZkLockBackend): Promise<unknown> =>
+  backend.client.session.exists('/').catch(() => undefined);
 
 /**
  * The trust deadline is not only a timer: a holder whose event loop was blocked past it
@@ -49,5 +58,74 @@ describe('a holder whose event loop was blocked past its session', () => {
     expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
     await lock.release();
     await held.release(); // its session is gone: nothing to delete
+  });
+});
+
+/**
+ * Signals kept aside (`const s = lock.signal`, `AbortSignal.any([...])`) cannot check the
+ * clock when read: they follow the handle's own AbortController, which aborts in the first
+ * callback the library runs after the block.
+ */
+describe('signals kept aside after the event loop was blocked past the session', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('blocked-stored')));
+  afterAll(() => fx.cleanup());
+
+  /** A lock, a lease and a multi-lock on one short session, and their signals as code keeps them. */
+  const holdAll = async () => {
+    const backend = await fx.backend({ sessionTimeoutMs: 1000 });
+    const lock = await backend.acquire('stored-lock');
+    const lease = await backend.acquireLease('stored-lease', { maxLeases: 2 });
+    const group = await backend.acquireAll(['stored-a', 'stored-b']);
+    const signals = {
+      lock: lock.signal,
+      lockOrRevoked: AbortSignal.any([lock.signal, lock.revocation]),
+      lease: lease.signal,
+      group: group.signal,
+      groupCombined: AbortSignal.any([group.signal, new AbortController().signal]),
+    };
+    const aborted = () => Object.fromEntries(Object.entries(signals).map(([key, signal]) => [key, signal.aborted]));
+    const releaseAll = () => Promise.all([lock.release(), lease.release(), group.release()]);
+    return { backend, signals, aborted, releaseAll };
+  };
+  const none = { lock: false, lockOrRevoked: false, lease: false, group: false, groupCombined: false };
+  const all = { lock: true, lockOrRevoked: true, lease: true, group: true, groupCombined: true };
+
+  it('abort in the same pass of the event loop when ZooKeeper sent bytes meanwhile: before an immediate queued after the block', async () => {
+    const { backend, signals, aborted, releaseAll } = await holdAll();
+    let reply: Promise<unknown> | undefined;
+    // Blocked inside a timer callback: the poll phase (ZooKeeper's bytes) comes next, then
+    // the check phase (immediates); the next timers phase only after both.
+    const [during, after] = await new Promise<Array<ReturnType<typeof aborted>>>((resolve) =>
+      setTimeout(() => {
+        reply = replyDuringBlock(backend);
+        blockFor(backend.client.session.timeoutMs + 800);
+        const during = aborted(); // nothing could tell them yet: only a read through a handle checks the clock
+        setImmediate(() => resolve([during, aborted()]));
+      }, 0),
+    );
+    expect(during).toEqual(none);
+    expect(after).toEqual(all);
+    expect(signals.lock.reason).toBeInstanceOf(LockLostError);
+    expect(signals.group.reason).toBeInstanceOf(LockLostError);
+    expect(signals.lease.reason).toBeInstanceOf(LockLostError);
+    await reply;
+    await releaseAll();
+  });
+
+  it('abort at the latest in the next timers phase: before a timer set after the block', async () => {
+    const { backend, aborted, releaseAll } = await holdAll();
+    // Blocked in the check phase, with nothing from ZooKeeper: the timers phase is the
+    // first place where the library runs again.
+    const [during, after] = await new Promise<Array<ReturnType<typeof aborted>>>((resolve) =>
+      setImmediate(() => {
+        blockFor(backend.client.session.timeoutMs + 800);
+        const during = aborted();
+        setTimeout(() => resolve([during, aborted()]), 0);
+      }),
+    );
+    expect(during).toEqual(none);
+    expect(after).toEqual(all);
+    await releaseAll();
   });
 });

@@ -1,5 +1,6 @@
-import { LockLostError, type ZkLockBackend } from '../../lib/index';
+import { LockLostError, ReentrantLocker, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
+import { waitUntil } from '../support/wait-until';
 
 /** Blocks the event loop for `ms`: no timer, no socket read, runs meanwhile. */
 function blockFor(ms: number): void {
@@ -127,5 +128,62 @@ describe('signals kept aside after the event loop was blocked past the session',
     expect(during).toEqual(none);
     expect(after).toEqual(all);
     await releaseAll();
+  });
+});
+
+/**
+ * A grant that comes back to an event loop blocked past the session's trust deadline is
+ * lost before the body starts: `withLock` releases it and rejects with its
+ * `LockLostError`; the body never starts (`withLocks` and `withLease` alike:
+ * `lib/core/context/lost-grant.spec.ts`).
+ */
+describe('a grant that comes while the event loop is blocked past the trust deadline', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('blocked-grant')));
+  afterAll(() => fx.cleanup());
+
+  /**
+   * Runs `start` in a timer callback and blocks there until just past the client's trust
+   * deadline (0.8 of the session timeout after its last proof), well short of the server's
+   * expiry (a full timeout after the proof at least): the session lives on, so the grant
+   * does come. The proof is first let age a fifth of the timeout, so the block stays
+   * shorter than the read timeout; and the poll phase, with the replies that came
+   * meanwhile, runs before the next tick could take them for a silent server's.
+   */
+  const blockPastTrust = async (backend: ZkLockBackend, start: () => Promise<unknown>) => {
+    const session = backend.client.session;
+    const T = session.timeoutMs;
+    await waitUntil(() => performance.now() - session.provenAt > 0.2 * T, 'the proof ages');
+    return new Promise<{ call: Promise<unknown> }>((resolve) =>
+      setTimeout(() => {
+        const call = start();
+        blockFor(session.provenAt + 0.82 * T - performance.now());
+        resolve({ call });
+      }, 0),
+    );
+  };
+
+  it('withLock: a waiter whose turn comes during the block never runs the body under the lost grant; its node goes', async () => {
+    const holder = await fx.backend();
+    const waiter = await fx.backend();
+    const locker = new ReentrantLocker(waiter, 30_000);
+    const held = await holder.acquire('turn');
+    const entered: boolean[] = [];
+    const call = locker.withLock('turn', (lock) => void entered.push(lock.signal.aborted), { timeoutMs: 30_000 });
+    await fx.queued('turn', 2);
+    let released: Promise<void> | undefined;
+    // The holder's delete leaves now: the waiter's turn comes during the block.
+    await blockPastTrust(waiter, async () => (released = held.release()));
+    const outcome = await call.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    // Usually the grant comes back lost: the call rejects and the body never starts. If
+    // the session proved itself again first (a reconnect proves it at once), the grant is
+    // good and the body runs with a held lock. Never with a lost one.
+    if (outcome === 'resolved') expect(entered).toEqual([false]);
+    else expect([outcome, entered]).toEqual([expect.any(LockLostError), []]);
+    await released;
+    expect((await fx.nodes('turn')) ?? []).toEqual([]); // the lost grant's node went before the call rejected
   });
 });

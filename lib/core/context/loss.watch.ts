@@ -18,8 +18,8 @@ export function watchLoss(
  * For a grant that fails the clock check before its body starts (the event loop was
  * blocked past the session's trust deadline while the grant came back): releases it, so
  * its node goes, and rejects with its `LockLostError`. The body never starts under it.
- * No second acquire: while the session is not trusted again (that takes a new proof, a
- * third of the session timeout at least) it would be born lost too.
+ * No second acquire: until the session has proved itself again, a new grant would be
+ * born lost too.
  */
 export async function refuseLost(grant: { assertHeld(): void; release(): Promise<void> }): Promise<never> {
   let lost: unknown;

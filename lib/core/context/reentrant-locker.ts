@@ -63,8 +63,9 @@ export class ReentrantLocker {
    * lost while `fn` ran, even if `fn` returned: its work was not done under the lock
    * (unless `onLockLost: 'ignore'`). A grant already lost when `fn` would start (the event
    * loop was blocked past the session as it came) is released and the call rejects with
-   * its `LockLostError`, whatever `ifLocked` and `onLockLost` say: `fn` never starts. With `ifLocked: 'skip'`, resolves `undefined` without
-   * running `fn` when another holder has the lock.
+   * its `LockLostError`, whatever `ifLocked` and `onLockLost` say: `fn` never starts.
+   * With `ifLocked: 'skip'`, resolves `undefined` without running `fn` when another
+   * holder has the lock.
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(

@@ -237,4 +237,14 @@ describe('SessionLiveness', () => {
     expect(only(calls, 'drop')).toHaveLength(1); // and then leaves the server that did not answer
     liveness.stop();
   });
+
+  it('check() before the first connect finds nothing due: a slow first connect is not silence', () => {
+    const { liveness, calls } = setup();
+    jest.advanceTimersByTime(2 * T); // the connect has not been answered yet
+    expect(liveness.check()).toBe(true);
+    expect(calls).toEqual([]);
+    liveness.onConnected(0, true); // a new session: proven from when the attempt started
+    expect(liveness.check()).toBe(false); // from then on the clock counts
+    liveness.stop();
+  });
 });

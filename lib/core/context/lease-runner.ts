@@ -2,6 +2,7 @@ import type { AcquireLeaseOptions, LeaseHandle } from '../lease/lease-handle.int
 import { resolveLeaseOptions } from '../lease/lease-options.validator.js';
 import type { LockBackend } from '../recipe/lock-backend.interface.js';
 import type { PendingWork } from '../util/pending-work.js';
+import { refuseLost } from './loss.watch.js';
 
 /** `acquireLease` with an optional `timeoutMs` (the locker's default applies). */
 export type LeaseCallOptions = AcquireLeaseOptions;
@@ -26,9 +27,14 @@ export class LeaseRunner {
     return this.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal }));
   }
 
-  /** Runs `fn(lease)` holding one lease; releases it when `fn` settles; rejects with `LockLostError` if the lease was lost meanwhile. */
+  /**
+   * Runs `fn(lease)` holding one lease; releases it when `fn` settles; rejects with
+   * `LockLostError` if the lease was lost meanwhile, or already when `fn` would start
+   * (then `fn` never starts).
+   */
   async withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
     const lease = await this.acquireLease(name, options);
+    if (!lease.isHeld()) return refuseLost(lease);
     const body = (async () => fn(lease))();
     void this.bodies.track(body.catch(() => undefined));
     try {

@@ -13,7 +13,7 @@ import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.storage.js';
 import { LockCallPolicy } from './lock-call.policy.js';
 import { MultiRunner } from './multi-runner.js';
 import type { LockerEvents } from './locker.events.js';
-import { watchLoss } from './loss.watch.js';
+import { refuseLost, watchLoss } from './loss.watch.js';
 import type { ReentrantHandle } from './reentrant.handle.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy.option.js';
 import {
@@ -62,8 +62,11 @@ export class ReentrantLocker {
    * Runs `fn` holding the lock and releases it when `fn` returns or throws (and every
    * nested hold `fn` started is released). Rejects with the `LockLostError` if the lock was
    * lost while `fn` ran, even if `fn` returned: its work was not done under the lock
-   * (unless `onLockLost: 'ignore'`). With `ifLocked: 'skip'`, resolves `undefined` without
-   * running `fn` when another holder has the lock.
+   * (unless `onLockLost: 'ignore'`). A grant already lost when `fn` would start (the event
+   * loop was blocked past the session as it came) is released and the call rejects with
+   * its `LockLostError`, whatever `ifLocked` and `onLockLost` say: `fn` never starts.
+   * With `ifLocked: 'skip'`, resolves `undefined` without running `fn` when another
+   * holder has the lock.
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(
@@ -84,6 +87,8 @@ export class ReentrantLocker {
     if (outer) return this.runNested(outer.reenter(call.mode, call.reentrant), fn);
     const handle = await this.grant(name, call);
     if (!handle) return undefined;
+    // Checked against the clock right before the body, in the same synchronous run.
+    if (!handle.isHeld()) return refuseLost(handle);
     const grantedAt = performance.now();
     const stopWatching = this.policy.reportsLoss
       ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error))

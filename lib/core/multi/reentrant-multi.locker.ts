@@ -2,7 +2,7 @@ import type { LockLostError } from '../errors/lock-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
 import { resolveReentrant } from '../context/reentrancy.option.js';
-import { watchLoss } from '../context/loss.watch.js';
+import { refuseLost, watchLoss } from '../context/loss.watch.js';
 import { ChainHold } from '../context/chain-hold.js';
 import { heldInScope, lockScopeStorage, scopeKeyOf } from '../context/lock-scope.storage.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
@@ -54,12 +54,16 @@ export class ReentrantMultiLocker {
     return (await this.take(locks, options)).group;
   }
 
-  /** Runs `fn` holding a group from `take`, and ends it as `settlement` says. */
+  /**
+   * Runs `fn` holding a group from `take`, and ends it as `settlement` says. A group with a
+   * lock already lost is released and rejects with the loss: `fn` never starts under it.
+   */
   async run<T>(
     { group, grants }: ChainGroup,
     fn: (handle: MultiLockHandle) => T | Promise<T>,
     settlement: GroupSettlement,
   ): Promise<T> {
+    if (!group.isHeld()) return refuseLost(group);
     const grantedAt = performance.now();
     const stopWatching = settlement.onLost && watchLoss(group, (error) => settlement.onLost!(error, grantedAt));
     const holds = grants.map((grant) => new ChainHold(grant));

@@ -269,4 +269,27 @@ describe('SessionLiveness', () => {
     liveness.stop();
     expect(jest.getTimerCount()).toBe(0);
   });
+
+  it('after an event loop blocked past the deadline, the first tick stops trusting before it drops a silent server', () => {
+    const { liveness, calls, hooks } = setup();
+    liveness.onConnected(0);
+    jest.advanceTimersByTime(200);
+    hooks.pending = Date.now(); // a read that will go unanswered
+    // A blocked loop: the clock moves on, no timer runs meanwhile.
+    jest.setSystemTime(Date.now() + 0.9 * T); // past the at-risk time, not yet gone
+    jest.advanceTimersToNextTimer(); // the tick, due long ago, runs first
+    expect(calls.filter((c) => !c.startsWith('heartbeat'))[0]).toMatch(/^at-risk@/);
+    expect(only(calls, 'drop')).toHaveLength(1); // and then leaves the server that did not answer
+    liveness.stop();
+  });
+
+  it('check() before the first connect finds nothing due: a slow first connect is not silence', () => {
+    const { liveness, calls } = setup();
+    jest.advanceTimersByTime(2 * T); // the connect has not been answered yet
+    expect(liveness.check()).toBe(true);
+    expect(calls).toEqual([]);
+    liveness.onConnected(0, true); // a new session: proven from when the attempt started
+    expect(liveness.check()).toBe(false); // from then on the clock counts
+    liveness.stop();
+  });
 });

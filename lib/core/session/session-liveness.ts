@@ -117,9 +117,12 @@ export class SessionLiveness {
     this.connected = false;
   }
 
-  /** Whether locks can be trusted at this very moment; fires `atRisk`/`gone` now if due. */
+  /**
+   * Whether locks can be trusted at this very moment; fires `atRisk`/`gone` now if due.
+   * Before the first connect nothing is due: the connect itself proves the session.
+   */
   check(): boolean {
-    if (this.phase !== 'gone') this.evaluate();
+    if (this.phase !== 'gone' && this.deadline) this.evaluate();
     return this.phase === 'trusted';
   }
 
@@ -139,7 +142,10 @@ export class SessionLiveness {
   }
 
   private onTick(): void {
-    if (!this.connected) return;
+    // First the clock: after a blocked event loop this tick may run before the deadline
+    // timer, and failing requests below resumes code that awaits them.
+    this.evaluate();
+    if (this.phase === 'gone' || !this.connected) return;
     const now = this.now();
     const oldest = this.hooks.oldestPending(false);
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);

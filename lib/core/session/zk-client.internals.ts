@@ -120,17 +120,29 @@ export function onConnecting(client: Client, listener: () => void): void {
  * neither; the library needs them to fail fast when no server listens at all.
  */
 export function onSocketOutcome(client: Client, hooks: { accepted(): void; failed(error: Error): void }): void {
-  const cm = manager(client) as ConnectionManagerInternals &
-    Record<'onSocketConnected' | 'onSocketError', (...args: unknown[]) => unknown>;
-  const { onSocketConnected, onSocketError } = cm;
-  // Own properties shadow the prototype's: connect() binds these to each new socket.
-  cm.onSocketConnected = function (this: unknown, ...args: unknown[]) {
-    hooks.accepted();
-    return onSocketConnected.apply(this, args);
-  };
-  cm.onSocketError = function (this: unknown, ...args: unknown[]) {
-    hooks.failed(args[0] as Error);
-    return onSocketError.apply(this, args);
+  before(client, 'onSocketConnected', () => hooks.accepted());
+  before(client, 'onSocketError', (error) => hooks.failed(error as Error));
+}
+
+/**
+ * Calls `first` before the client handles anything its socket brings: bytes (every reply
+ * and watch notification) and the close.
+ */
+export function beforeSocketEvents(client: Client, first: () => void): void {
+  before(client, 'onSocketData', first);
+  before(client, 'onSocketClosed', first);
+}
+
+type SocketHandler = 'onSocketConnected' | 'onSocketError' | 'onSocketData' | 'onSocketClosed';
+
+/** Runs `first` ahead of the connection manager's `handler`, with the same arguments. */
+function before(client: Client, handler: SocketHandler, first: (arg: unknown) => void): void {
+  const cm = manager(client) as unknown as Record<SocketHandler, (...args: unknown[]) => unknown>;
+  const original = cm[handler];
+  // An own property shadows the prototype's: connect() binds these to each new socket.
+  cm[handler] = function (this: unknown, ...args: unknown[]) {
+    first(args[0]);
+    return original.apply(this, args);
   };
 }
 

@@ -5,6 +5,7 @@ import * as zookeeper from 'node-zookeeper-client';
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import {
+  beforeSocketEvents,
   connectedServer,
   dropConnection,
   dropStaleBytesOnConnect,
@@ -83,6 +84,10 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
       accepted: () => this.emit('tcp-accepted'),
       failed: (error) => this.emit('tcp-failed', error),
     });
+    // The clock is checked before any reply or notification is handled: after an event
+    // loop blocked past the trust deadline, held locks' signals abort (stored and combined
+    // ones too) before a reply can resume code that awaits it, and before the timer phase.
+    beforeSocketEvents(this.client, () => void this.checkTrust());
     this.client.connect();
   }
 

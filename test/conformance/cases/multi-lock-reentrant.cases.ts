@@ -105,7 +105,7 @@ export function multiLockReentrantCases(ctx: ConformanceContext): void {
     expect(await counts(observer, [a, b])).toEqual([0, 0]);
   });
 
-  it('counts every lock the chain holds, listed or not, in any mode; acquireAll refuses as withLocks does', async () => {
+  it('counts every lock the chain holds (withLock, withLocks, runHolding), listed or not, in any mode; acquireAll too', async () => {
     const [a, b, z] = [ctx.name('outside-a'), ctx.name('outside-b'), ctx.name('outside-z')];
     const { locker } = await lockerOf();
     const [observer] = await ctx.world.backends(1);
@@ -114,10 +114,14 @@ export function multiLockReentrantCases(ctx: ConformanceContext): void {
       await locker.withLock(z, () => rejectionOf(locker.acquireAll([{ name: a, mode: 'read' }])), { mode: 'read' }),
       await locker.withLocks([z, b], () => rejectionOf(locker.withLocks([a], () => 'never'))),
     ];
-    expect(errors.map((error) => error instanceof LockOrderError)).toEqual([true, true, true]);
+    const handle = await locker.acquire(z);
+    errors.push(await locker.runHolding(handle, () => rejectionOf(locker.withLocks([a], () => 'never'))));
+    await handle.release();
+    expect(errors.map((error) => error instanceof LockOrderError)).toEqual([true, true, true, true]);
     expect(errors[0]).toMatchObject({ heldNames: [z], missingNames: [a, b] });
     expect(errors[1]).toMatchObject({ heldNames: [z], missingNames: [a] });
     expect(errors[2]).toMatchObject({ heldNames: [b, z], missingNames: [a] });
+    expect(errors[3]).toMatchObject({ heldNames: [z], missingNames: [a] });
     expect(await counts(observer, [a, b, z])).toEqual([0, 0, 0]);
   });
 

@@ -87,11 +87,12 @@ describe('ReentrantLocker.withLocks / acquireAll on ZooKeeper: reentrancy per ca
         const errors = [
           await locker.withLocks([a, b], () => 'never').catch((e: unknown) => e), // b joined, a before it
           await locker.acquireAll([{ name: a, mode: 'read' }]).catch((e: unknown) => e), // z and b held, not listed
+          await locker.withLocks([a], () => 'never', { ifLocked: 'skip' }).catch((e: unknown) => e), // not a skip
         ];
         return { errors, sent: countsSince(backend, before), nodes: await nodeCounts([a, b, z]) };
       }),
     );
-    expect(seen.errors.map((error) => error instanceof LockOrderError)).toEqual([true, true]);
+    expect(seen.errors.map((error) => error instanceof LockOrderError)).toEqual([true, true, true]);
     expect(seen.errors[1]).toMatchObject({ heldNames: [b, z], missingNames: [a] });
     expect(seen.sent).toEqual({});
     expect(seen.nodes).toEqual([0, 1, 1]);

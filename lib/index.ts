@@ -61,6 +61,7 @@ export { acquireAll } from './core/multi/acquire-all.js';
 export type { MultiLockHandle } from './core/multi/multi-lock.handle.js';
 export type { LockList, LockListEntry, MultiAcquireOptions } from './core/multi/multi-lock.options.js';
 export { InvalidLockListError } from './core/multi/invalid-lock-list.error.js';
+export { LockOrderError } from './core/errors/lock-order.error.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
 export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/lease/lease-handle.interface.js';

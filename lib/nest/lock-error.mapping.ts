@@ -3,6 +3,7 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
 import { LockClientClosedError } from '../core/errors/lock-client-closed.error.js';
 import { LockLostError } from '../core/errors/lock-lost.error.js';
+import { LockOrderError } from '../core/errors/lock-order.error.js';
 import { LockReentryError } from '../core/errors/lock-reentry.error.js';
 import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
 import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
@@ -11,7 +12,9 @@ import type { ZkLockError } from '../core/errors/zk-lock.error.js';
 /** The HTTP status a lock error answers with in an HTTP handler; undefined for any other error. */
 export function httpStatusOf(error: unknown): number | undefined {
   if (error instanceof LockTimeoutError || error instanceof LockAbortedError) return HttpStatus.LOCKED;
-  if (error instanceof LockUpgradeError || error instanceof LockReentryError) return HttpStatus.CONFLICT;
+  // The call chain's own locks conflict with what it asked: refused at once instead of waiting forever.
+  if (error instanceof LockUpgradeError || error instanceof LockReentryError || error instanceof LockOrderError)
+    return HttpStatus.CONFLICT;
   // Lost, or this instance is shutting down: another instance can serve a retry.
   if (error instanceof LockLostError || error instanceof LockClientClosedError) return HttpStatus.SERVICE_UNAVAILABLE;
   return undefined;

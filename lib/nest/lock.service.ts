@@ -76,7 +76,8 @@ export class LockService
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
    * list them in: `['orders/42', { name: 'stock/7', mode: 'read' }]`. One deadline for the
-   * whole call; on any failure nothing stays held. Names this call chain holds are joined.
+   * whole call; on any failure nothing stays held. Names this call chain holds are joined;
+   * the others must sort after every lock it holds, or `LockOrderError` at once.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
     return this.locker.acquireAll(locks, options);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockUpgradeError, ReentrantLocker, type ZkLockBackend } from '../../lib/index';
+import { LockOrderError, LockUpgradeError, ReentrantLocker, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
 import { waitUntil } from '../support/wait-until';
@@ -77,6 +77,26 @@ describe('ReentrantLocker.withLocks / acquireAll on ZooKeeper: reentrancy per ca
     expect(seen.error).toMatchObject({ lockName: b });
     expect(seen.sent).toEqual({});
     expect(seen.nodes).toEqual([0, 1]);
+  });
+
+  it('a multi-lock out of order with the locks held is refused before anything is sent', async () => {
+    const [a, b, z] = await names(3).then((list) => [list[0], list[1], `${list[1]}-z`]);
+    const seen = await locker.withLock(z, () =>
+      locker.withLock(b, async () => {
+        const before = backend.client.counter.snapshot();
+        const errors = [
+          await locker.withLocks([a, b], () => 'never').catch((e: unknown) => e), // b joined, a before it
+          await locker.acquireAll([{ name: a, mode: 'read' }]).catch((e: unknown) => e), // z and b held, not listed
+          await locker.withLocks([a], () => 'never', { ifLocked: 'skip' }).catch((e: unknown) => e), // not a skip
+        ];
+        return { errors, sent: countsSince(backend, before), nodes: await nodeCounts([a, b, z]) };
+      }),
+    );
+    expect(seen.errors.map((error) => error instanceof LockOrderError)).toEqual([true, true, true]);
+    expect(seen.errors[1]).toMatchObject({ heldNames: [b, z], missingNames: [a] });
+    expect(seen.sent).toEqual({});
+    expect(seen.nodes).toEqual([0, 1, 1]);
+    expect(await nodeCounts([a, b, z])).toEqual([0, 0, 0]);
   });
 
   it('a group of joined names only: no request at all, and the outer grant outlives its release', async () => {

@@ -1,10 +1,10 @@
 // A separate process contending for one lock: proves mutual exclusion across processes.
-// Each critical section claims an exclusive marker file (creation fails with EEXIST if
-// another holder is inside) and does a slow read-modify-write of a shared counter file.
-import { appendFileSync, openSync, closeSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+// Each critical section is a `markedSection`: an exclusive marker file and a slow
+// read-modify-write of a shared counter file.
+import { appendFileSync } from 'node:fs';
 
 import { ZkLockBackend } from '../../lib/index.js';
+import { markedSection } from './marked-section';
 
 interface Args {
   connectionString: string;
@@ -23,20 +23,8 @@ async function main(): Promise<void> {
   let overlaps = 0;
   for (let i = 0; i < args.iterations; i++) {
     const lock = await locks.acquire(args.name, { timeoutMs: 60_000 });
-    let fd: number | undefined;
-    try {
-      fd = openSync(args.marker, 'wx');
-    } catch {
+    if (await markedSection(args.marker, args.counter, () => appendFileSync(args.log, `${lock.fencingToken}\n`)))
       overlaps++;
-    }
-    appendFileSync(args.log, `${lock.fencingToken}\n`);
-    const value = Number(readFileSync(args.counter, 'utf8'));
-    await sleep(1);
-    writeFileSync(args.counter, String(value + 1));
-    if (fd !== undefined) {
-      closeSync(fd);
-      unlinkSync(args.marker);
-    }
     await lock.release();
   }
   await locks.close();

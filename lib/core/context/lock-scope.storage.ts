@@ -51,3 +51,16 @@ export function heldInScope(key: string): ChainHold | undefined {
   const hold = lockScopeStorage.getStore()?.get(key);
   return hold?.active ? hold : undefined;
 }
+
+/**
+ * The names of every lock the current call chain still holds through `backend` (as
+ * `heldInScope` counts them), whatever call took them: what a multi-lock must not wait behind.
+ */
+export function namesHeldInScope(backend: object): string[] {
+  const prefix = scopeKeyOf(backend, '');
+  const names: string[] = [];
+  for (const [key, hold] of lockScopeStorage.getStore() ?? []) {
+    if (hold.active && key.startsWith(prefix)) names.push(hold.handle.name);
+  }
+  return names;
+}

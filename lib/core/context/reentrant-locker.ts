@@ -151,8 +151,10 @@ export class ReentrantLocker {
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
    * list them in (see `acquireAll` in core/multi). Names this call chain holds are joined
    * (no node, no wait); read held and write asked fails at once with `LockUpgradeError`
-   * (`LockReentryError` with `reentrant: false`). Without `timeoutMs`, waits the locker's
-   * default timeout.
+   * (`LockReentryError` with `reentrant: false`). The names it must still take must all
+   * sort after every lock the chain holds, listed or not, or it fails at once with
+   * `LockOrderError` (waiting for them could deadlock). Without `timeoutMs`, waits the
+   * locker's default timeout.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
     return this.multi.acquireAll(locks, options);

@@ -10,6 +10,12 @@ const show = (value: unknown): string => {
   return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
 };
 
+/** `"a"`, `"a" and "b"`, `"a", "b" and "c"`. */
+const names = (list: readonly string[]): string => {
+  const quoted = list.map((name) => JSON.stringify(name));
+  return quoted.length > 1 ? `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}` : quoted.join('');
+};
+
 export const lockMessages = {
   invalidName: (name: unknown, why: string): string =>
     `Invalid lock name ${show(name)}: ${why}. Pass a non-empty, well-formed string such as "orders/42".`,
@@ -30,6 +36,8 @@ export const lockMessages = {
     `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
   reentry: (name: string): string =>
     `Lock "${name}" is already held by this call chain, and the call asked for a lock of its own (reentrant: false); it would wait for itself forever. Drop reentrant: false to join the lock held, or take it outside the section that holds it.`,
+  order: (held: readonly string[], missing: readonly string[]): string =>
+    `This call chain holds ${names(held)} and asked a multi-lock that must still take ${names(missing)}, which ${missing.length > 1 ? 'sort' : 'sorts'} before ${held.length > 1 ? 'them' : 'it'} in the one order every multi-lock takes names in (by encoded name). Waiting for ${missing.length > 1 ? 'them' : 'it'} while holding a later lock could deadlock with a client that takes the same names in that order, so nothing was taken. Take the held and the missing names together in one withLocks (or acquireAll) from the start, or release ${names(held)} before taking the others.`,
   connectFailed: (connectionString: string, timeoutMs: number): string =>
     `Could not connect to ZooKeeper at "${connectionString}" within ${timeoutMs} ms. Check that a server is running at that address, or raise connectTimeoutMs.`,
   connectRefused: (connectionString: string, ms: number): string =>

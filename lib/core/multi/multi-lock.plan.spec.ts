@@ -1,9 +1,10 @@
 import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { LockOrderError } from '../errors/lock-order.error.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { InvalidLockListError } from './invalid-lock-list.error.js';
 import { MAX_LOCKS_PER_CALL, resolveMultiAcquireOptions } from './multi-lock.options.js';
-import { compareKeys, planLocks } from './multi-lock.plan.js';
+import { compareKeys, lockOrderConflict, planLocks } from './multi-lock.plan.js';
 
 const thrown = (fn: () => unknown): unknown => {
   try {
@@ -109,6 +110,63 @@ describe('planLocks: bad input', () => {
     const error = thrown(() => planLocks(['a', { name: 'b', mode: 'exclusive' }]));
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toMatchObject({ option: 'locks[1].mode', value: 'exclusive' });
+  });
+});
+
+describe('lockOrderConflict: what a call chain holding locks may still wait for', () => {
+  /** The conflict of a chain holding `held` asking `missing` (names it does not hold). */
+  const conflict = (held: string[], missing: string[]) => lockOrderConflict(held, planLocks(missing));
+
+  it('allows anything when nothing is held, and nothing to take when everything is joined', () => {
+    expect(conflict([], ['b', 'a'])).toBeUndefined();
+    expect(lockOrderConflict(['z', 'b'], [])).toBeUndefined();
+  });
+
+  it('allows names that all sort after every lock held', () => {
+    expect(conflict(['a'], ['b'])).toBeUndefined();
+    expect(conflict(['b', 'a'], ['d', 'c'])).toBeUndefined();
+  });
+
+  it('refuses a name to take that sorts before a lock held, naming both sides', () => {
+    // withLock('b') then withLocks(['a', 'b']): 'b' is joined, 'a' would be waited for behind it.
+    expect(conflict(['b'], ['a'])).toEqual({ held: ['b'], missing: ['a'] });
+  });
+
+  it('counts locks held that the list does not name', () => {
+    // withLock('z') then withLocks(['a', 'b']) deadlocks with withLocks(['a', 'z']) elsewhere.
+    expect(conflict(['z'], ['a', 'b'])).toEqual({ held: ['z'], missing: ['a', 'b'] });
+  });
+
+  it('names only the pairs out of order, in the canonical order', () => {
+    expect(conflict(['a', 'c', 'e'], ['f', 'd', 'b'])).toEqual({ held: ['c', 'e'], missing: ['b', 'd'] });
+  });
+
+  it('compares encoded names, as the plan orders them', () => {
+    // "é" encodes to "%C3%A9", before "a": holding "a", "é" cannot be waited for.
+    expect(conflict(['a'], ['é'])).toEqual({ held: ['a'], missing: ['é'] });
+    expect(conflict(['é'], ['a'])).toBeUndefined();
+  });
+
+  it('refuses exactly when some lock held does not sort before some name to take', () => {
+    const universe = ['0', 'A', 'a', 'a/b', 'b', 'é'];
+    const subsets = universe.reduce<string[][]>((all, name) => [...all, ...all.map((s) => [...s, name])], [[]]);
+    for (const held of subsets) {
+      const missing = universe.filter((name) => !held.includes(name));
+      for (const asked of subsets.filter((s) => s.length > 0 && s.every((name) => missing.includes(name)))) {
+        const plan = planLocks(asked);
+        const outOfOrder = held.some((h) => plan.some((m) => compareKeys(encodeLockName(h), m.key) >= 0));
+        expect(lockOrderConflict(held, plan) !== undefined).toBe(outOfOrder);
+      }
+    }
+  });
+
+  it('LockOrderError says what is held, what was missing, and what to do', () => {
+    const error = new LockOrderError(['b'], ['a']);
+    expect(error).toMatchObject({ code: 'LOCK_ORDER', name: 'LockOrderError', heldNames: ['b'], missingNames: ['a'] });
+    expect(error.message).toContain('holds "b"');
+    expect(error.message).toContain('must still take "a", which sorts before it');
+    expect(error.message).toMatch(/in one withLocks \(or acquireAll\) from the start, or release "b"/);
+    expect(new LockOrderError(['c', 'e'], ['b', 'd']).message).toContain('"c" and "e"');
   });
 });
 

@@ -42,6 +42,41 @@ export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : 1;
 }
 
+/** A call chain's locks that a multi-lock may not wait behind: see `lockOrderConflict`. */
+export interface LockOrderConflict {
+  /** The locks held that do not sort before every name still to take, in the canonical order. */
+  readonly held: readonly string[];
+  /** The names still to take that do not sort after every lock held, in the canonical order. */
+  readonly missing: readonly string[];
+}
+
+/**
+ * Whether a call chain holding `held` (every lock it holds through the backend, listed or
+ * not) may take `missing` (the names of a plan it does not hold) as a multi-lock. A
+ * multi-lock never deadlocks because every client waits for names in the canonical order:
+ * it waits for one only while holding none that comes after it. Locks the chain already
+ * holds are held during every wait, so that holds only if every name still to take sorts
+ * after every lock held; otherwise the chain could wait for a name held by a client that
+ * waits, in order, for a lock the chain holds. Nothing missing: nothing to wait for.
+ */
+export function lockOrderConflict(
+  held: readonly string[],
+  missing: readonly PlannedLock[],
+): LockOrderConflict | undefined {
+  if (missing.length === 0 || held.length === 0) return undefined;
+  const heldKeys = held.map((name) => ({ name, key: encodeLockName(name) })).sort((a, b) => compareKeys(a.key, b.key));
+  const firstMissing = missing.reduce((first, lock) => (compareKeys(lock.key, first.key) < 0 ? lock : first));
+  const lastHeld = heldKeys[heldKeys.length - 1];
+  if (compareKeys(lastHeld.key, firstMissing.key) < 0) return undefined;
+  return {
+    held: heldKeys.filter(({ key }) => compareKeys(key, firstMissing.key) >= 0).map(({ name }) => name),
+    missing: [...missing]
+      .sort((a, b) => compareKeys(a.key, b.key))
+      .filter(({ key }) => compareKeys(key, lastHeld.key) <= 0)
+      .map(({ name }) => name),
+  };
+}
+
 function entryOf(entry: unknown, index: number): { name: string; mode: LockMode } {
   if (typeof entry === 'string') return { name: entry, mode: 'write' };
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry))

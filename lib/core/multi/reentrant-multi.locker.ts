@@ -1,10 +1,11 @@
 import type { LockLostError } from '../errors/lock-lost.error.js';
+import { LockOrderError } from '../errors/lock-order.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
 import { resolveReentrant } from '../context/reentrancy.option.js';
 import { refuseLost, watchLoss } from '../context/loss.watch.js';
 import { ChainHold } from '../context/chain-hold.js';
-import { heldInScope, lockScopeStorage, scopeKeyOf } from '../context/lock-scope.storage.js';
+import { heldInScope, lockScopeStorage, namesHeldInScope, scopeKeyOf } from '../context/lock-scope.storage.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 import type { PendingWork } from '../util/pending-work.js';
@@ -17,7 +18,7 @@ import {
   type MultiAcquireOptions,
   type ResolvedMultiAcquireOptions,
 } from './multi-lock.options.js';
-import { planLocks, type PlannedLock } from './multi-lock.plan.js';
+import { lockOrderConflict, planLocks, type PlannedLock } from './multi-lock.plan.js';
 
 /** A multi-lock as a call chain holds it: the handle, and the grants of its own (not joined). */
 export interface ChainGroup {
@@ -40,8 +41,9 @@ export interface GroupSettlement {
  * `ReentrantLocker`'s `acquireAll` and `withLocks`: names the call chain already holds are
  * joined (no node, no wait; read held and write asked fails at once with
  * `LockUpgradeError`), the others are taken together through the backend's `acquireAll`.
- * The joined locks are held from before the call, so the canonical order covers only the
- * names this call takes: take a multi-lock outside any lock that sorts after its names.
+ * The chain's locks stay held while it waits for the others, so it may wait only for names
+ * that sort after every lock it holds, listed or not: otherwise `LockOrderError` at once,
+ * before anything is sent (see `lockOrderConflict`).
  */
 export class ReentrantMultiLocker {
   constructor(
@@ -89,12 +91,14 @@ export class ReentrantMultiLocker {
     const resolved = resolveMultiAcquireOptions(options, this.defaultTimeoutMs);
     const plan = planLocks(locks);
     const reentrant = resolveReentrant(options);
-    // Every joined name is checked before any is entered, so a refusal leaves nothing to undo.
+    // Every joined name, and the order, is checked before any is entered: a refusal leaves nothing to undo.
     const outers = plan.map(({ name, mode }) =>
       joinable(heldInScope(scopeKeyOf(this.backend, name)), name, mode, reentrant),
     );
-    const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
     const fresh = plan.filter((_, i) => !outers[i]);
+    const conflict = lockOrderConflict(namesHeldInScope(this.backend), fresh);
+    if (conflict) throw new LockOrderError(conflict.held, conflict.missing);
+    const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
     let grants: readonly LockHandle[] = [];
     try {
       if (fresh.length > 0) grants = await this.acquireFresh(fresh, resolved);

@@ -210,12 +210,9 @@ export class ReentrantLocker {
    * ended. Then releases at once the locks `holdAtLeastMs` still kept.
    */
   async drain(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
     try {
-      return await Promise.race([this.bodies.drain().then(() => true), timedOut]);
+      return await this.bodies.drainWithin(timeoutMs);
     } finally {
-      clearTimeout(timer);
       await this.deferred.flush();
     }
   }

@@ -12,4 +12,15 @@ export class PendingWork {
   async drain(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
+
+  /** `drain()`, for at most `timeoutMs`: resolves whether everything ended in time. */
+  async drainWithin(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+    try {
+      return await Promise.race([this.drain().then(() => true), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }

@@ -147,7 +147,8 @@ describe('@WhenLeader and LeadershipService.term(group) (forTesting)', () => {
 
   it('shutdown waits for a running call (within shutdownGraceMs) before stepping down; the next instance leads after it', async () => {
     const store = new InMemoryLockStore();
-    const a = await start({ store, identity: 'a', shutdownGraceMs: 60_000 });
+    // Past what a timer can wait (Node would fire it after 1 ms): still a grace, not none.
+    const a = await start({ store, identity: 'a', shutdownGraceMs: 2 ** 31 });
     const b = await Test.createTestingModule({
       imports: [ZkLockModule.forTesting({ store, identity: 'b' })],
       providers: [Reports],

@@ -343,26 +343,29 @@ describe('LeaderElection.runAsLeader, term and stop({ graceMs })', () => {
     await election.stop();
   });
 
-  it('stop({ graceMs }) waits for the work under way, then the signal aborts, then the lock is released', async () => {
-    const backend = new ScriptedBackend();
-    const { election } = await leading(handle('leader:g', 1n, backend.log), backend);
-    const inside = gate();
-    const signal = election.signal!;
-    signal.addEventListener('abort', () => backend.log.push('signal'));
-    const run = election.runAsLeader(async () => {
-      await inside.opened;
-      backend.log.push('work ended');
-      return 'done';
-    })!;
-    const stopped = election.stop({ graceMs: 60_000 }).then(() => backend.log.push('stopped'));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(backend.log).toEqual([]); // still leading: the work runs
-    expect(election.isLeader).toBe(true);
-    inside.open();
-    await stopped;
-    await expect(run).resolves.toBe('done');
-    expect(backend.log).toEqual(['work ended', 'signal', 'released', 'stopped']);
-  });
+  it.each([60_000, 2 ** 31, Infinity])(
+    'stop({ graceMs: %p }) waits for the work under way, then the signal aborts, then the lock is released',
+    async (graceMs) => {
+      const backend = new ScriptedBackend();
+      const { election } = await leading(handle('leader:g', 1n, backend.log), backend);
+      const inside = gate();
+      const signal = election.signal!;
+      signal.addEventListener('abort', () => backend.log.push('signal'));
+      const run = election.runAsLeader(async () => {
+        await inside.opened;
+        backend.log.push('work ended');
+        return 'done';
+      })!;
+      const stopped = election.stop({ graceMs }).then(() => backend.log.push('stopped'));
+      await new Promise((r) => setTimeout(r, 30));
+      expect(backend.log).toEqual([]); // still leading: the work runs
+      expect(election.isLeader).toBe(true);
+      inside.open();
+      await stopped;
+      await expect(run).resolves.toBe('done');
+      expect(backend.log).toEqual(['work ended', 'signal', 'released', 'stopped']);
+    },
+  );
 
   it('stop({ graceMs }) past the grace steps down anyway; the work then rejects with the step-down', async () => {
     const backend = new ScriptedBackend();
@@ -392,6 +395,7 @@ describe('LeaderElection.runAsLeader, term and stop({ graceMs })', () => {
     expect(() => election.runAsLeader(fn, options as never)).toThrow(InvalidOptionError);
     expect(fn).not.toHaveBeenCalled();
     expect(() => election.stop({ graceMs: -1 })).toThrow(InvalidOptionError);
+    expect(() => election.stop({ graceMs: Number.NaN })).toThrow(InvalidOptionError);
     await election.stop();
   });
 });

@@ -32,18 +32,16 @@ export function leaderLockName(group: unknown): string {
 /** The retry delay, checked: a number of ms a timer can wait (up to about 24.8 days). */
 export function resolveRetryDelay(options: LeaderElectionOptions | undefined): number {
   const { retryDelayMs = DEFAULT_RETRY_DELAY_MS } = options ?? {};
-  return checkTimerMs('retryDelayMs', retryDelayMs);
-}
-
-function checkTimerMs(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMER_MS)) {
-    throw new InvalidOptionError(option, value, `a number of milliseconds from 0 to ${MAX_TIMER_MS}`);
+  if (typeof retryDelayMs !== 'number' || !(retryDelayMs >= 0 && retryDelayMs <= MAX_TIMER_MS)) {
+    throw new InvalidOptionError('retryDelayMs', retryDelayMs, `a number of milliseconds from 0 to ${MAX_TIMER_MS}`);
   }
-  return value;
+  return retryDelayMs;
 }
 
-/** The grace of `LeaderElection.stop()`, checked like the retry delay. */
+/** The grace of `LeaderElection.stop()`: any number of ms >= 0 (`Infinity`: until the work ends). */
 export function resolveGraceMs(options: { readonly graceMs?: number } | undefined): number {
   const { graceMs = 0 } = options ?? {};
-  return checkTimerMs('graceMs', graceMs);
+  if (typeof graceMs !== 'number' || !(graceMs >= 0))
+    throw new InvalidOptionError('graceMs', graceMs, 'a number of milliseconds >= 0');
+  return graceMs;
 }

@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './deadline.js';
+
 /** Background promises to wait for at shutdown; each leaves the set when it settles. */
 export class PendingWork {
   private readonly pending = new Set<Promise<unknown>>();
@@ -13,10 +15,16 @@ export class PendingWork {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
-  /** `drain()`, for at most `timeoutMs`: resolves whether everything ended in time. */
+  /**
+   * `drain()`, for at most `timeoutMs`: resolves whether everything ended in time. A
+   * timeout past what a timer can wait (about 24.8 days; Node would fire it after 1 ms)
+   * waits that long.
+   */
   async drainWithin(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+    const timedOut = new Promise<false>(
+      (resolve) => (timer = setTimeout(resolve, Math.min(timeoutMs, MAX_TIMER_MS), false)),
+    );
     try {
       return await Promise.race([this.drain().then(() => true), timedOut]);
     } finally {

@@ -74,6 +74,8 @@ export { LockKindMismatchError, type FoundKind, type LockKind } from './core/lea
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
+export type { LeaderTerm } from './core/leader/leadership-term.js';
+export type { LeaderWorkOptions } from './core/leader/leader-work.js';
 export { InvalidLeaderGroupError } from './core/leader/invalid-leader-group.error.js';
 
 // Testing without ZooKeeper (one process only).
@@ -97,5 +99,5 @@ export { httpStatusOf, rpcErrorOf, type RpcLockError } from './nest/lock-error.m
 export { WithLockUsageError } from './nest/errors/with-lock-usage.error.js';
 export { ZkLockModuleMissingError } from './nest/errors/zk-lock-module-missing.error.js';
 export { LeadershipService } from './nest/leadership.service.js';
-export { WhenLeader } from './nest/when-leader.decorator.js';
+export { WhenLeader, type WhenLeaderOptions } from './nest/when-leader.decorator.js';
 export { WhenLeaderUsageError } from './nest/errors/when-leader-usage.error.js';

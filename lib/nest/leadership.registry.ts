@@ -1,12 +1,19 @@
-/** What `@WhenLeader` needs of a `LeadershipService`. */
-export interface LeadershipChecker {
-  isLeader(group: string): boolean;
+import type { LeaderTerm } from '../core/leader/leadership-term.js';
+import type { LeaderWorkOptions } from '../core/leader/leader-work.js';
+
+/** What `@WhenLeader` needs of a `LeadershipService`: `LeaderElection.runAsLeader` of a group. */
+export interface LeaderRunner {
+  runAsLeader<T>(
+    group: string,
+    fn: (term: LeaderTerm) => T | Promise<T>,
+    options: LeaderWorkOptions,
+  ): Promise<T> | undefined;
 }
 
 // Shared by every loaded copy of the package (CommonJS and ESM builds alike).
-const KEY = Symbol.for('nestjs-zk-lock.leadership');
-const holder = globalThis as typeof globalThis & { [KEY]?: WeakMap<object, LeadershipChecker> };
-const services: WeakMap<object, LeadershipChecker> = (holder[KEY] ??= new WeakMap());
+const KEY = Symbol.for('nestjs-zk-lock.leadership.v2');
+const holder = globalThis as typeof globalThis & { [KEY]?: WeakMap<object, LeaderRunner> };
+const services: WeakMap<object, LeaderRunner> = (holder[KEY] ??= new WeakMap());
 
 /**
  * Each application's `LeadershipService`, under that application's `LockService`: a
@@ -14,13 +21,13 @@ const services: WeakMap<object, LeadershipChecker> = (holder[KEY] ??= new WeakMa
  * registry, and its leadership here. Held weakly, and only from construction to shutdown.
  */
 export const leadershipRegistry = {
-  register(lockService: object, leadership: LeadershipChecker): void {
+  register(lockService: object, leadership: LeaderRunner): void {
     services.set(lockService, leadership);
   },
-  unregister(lockService: object, leadership: LeadershipChecker): void {
+  unregister(lockService: object, leadership: LeaderRunner): void {
     if (services.get(lockService) === leadership) services.delete(lockService);
   },
-  find(lockService: object): LeadershipChecker | undefined {
+  find(lockService: object): LeaderRunner | undefined {
     return services.get(lockService);
   },
 };

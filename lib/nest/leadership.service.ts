@@ -1,28 +1,36 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 
 import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
+import type { LeaderTerm } from '../core/leader/leadership-term.js';
 import type { LockBackend } from '../core/recipe/lock-backend.interface.js';
-import { leadershipRegistry, type LeadershipChecker } from './leadership.registry.js';
+import { leadershipRegistry, type LeaderRunner } from './leadership.registry.js';
 import { LockService } from './lock.service.js';
-import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
+import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
+import type { LockServiceOptions } from './zk-lock-module.options.js';
 
 /**
  * Leader election for this application's instances: one instance at a time leads each
  * group (see `LeaderElection`). Groups of `@WhenLeader` methods are joined at start-up;
- * others with `join()`. Elections start at bootstrap, once the backend is connected, and
- * at shutdown a leader steps down (its signal aborts first) and hands over at once.
+ * others with `join()`. Elections start at bootstrap, once the backend is connected. At
+ * shutdown a leader lets its running `@WhenLeader` methods finish (up to
+ * `shutdownGraceMs`), then steps down (its term's signal aborts first) and hands over at once.
  */
 @Injectable()
-export class LeadershipService implements LeadershipChecker, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class LeadershipService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly elections = new Map<string, LeaderElection>();
   private readonly joined = new Set<string>();
   private state: 'created' | 'running' | 'closed' = 'created';
+  /** How `@WhenLeader` runs a method here (not public API: the decorator is). */
+  private readonly runner: LeaderRunner = {
+    runAsLeader: (group, fn, options) => this.elections.get(group)?.runAsLeader(fn, options),
+  };
 
   constructor(
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     private readonly lockService: LockService,
+    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    leadershipRegistry.register(lockService, this);
+    leadershipRegistry.register(lockService, this.runner);
   }
 
   /**
@@ -51,9 +59,20 @@ export class LeadershipService implements LeadershipChecker, OnApplicationBootst
     return (this.elections.get(group) ?? new LeaderElection(this.backend, group)).leader();
   }
 
-  /** Aborts when this instance's current leadership of `group` ends; `undefined` when not leading. */
+  /**
+   * The term of leadership of `group` to pass to I/O: its `signal` (aborts with a
+   * `LockLostError` when the term ends) and `fencingToken` (the leader lock's, rising with
+   * every term). Inside a `@WhenLeader` method of `group`, the term the call started
+   * under, even after it ended and another began; elsewhere the current one, `undefined`
+   * when this instance does not lead `group`. One object per term.
+   */
+  term(group: string): LeaderTerm | undefined {
+    return this.elections.get(group)?.term;
+  }
+
+  /** The signal of `term(group)`: aborts when that term of leadership ends; `undefined` when not leading. */
   signal(group: string): AbortSignal | undefined {
-    return this.elections.get(group)?.signal;
+    return this.term(group)?.signal;
   }
 
   /** Calls `listener` whenever this instance starts or stops leading `group`; returns the unsubscribe. */
@@ -83,11 +102,18 @@ export class LeadershipService implements LeadershipChecker, OnApplicationBootst
     for (const group of this.joined) this.elections.get(group)?.start();
   }
 
-  /** Every election stops; a leader steps down before the lock client closes. */
+  /**
+   * Every election stops, and no `@WhenLeader` method starts any more. A leader waits for
+   * its running `@WhenLeader` methods (up to `shutdownGraceMs`), then steps down: the
+   * term's signal aborts, then the lock is released. All before `LockService` closes the
+   * client in `onApplicationShutdown`, which Nest calls after every module's
+   * `beforeApplicationShutdown`.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.state = 'closed';
-    leadershipRegistry.unregister(this.lockService, this);
-    await Promise.all([...this.elections.values()].map((election) => election.stop()));
+    leadershipRegistry.unregister(this.lockService, this.runner);
+    const graceMs = this.options.shutdownGraceMs;
+    await Promise.all([...this.elections.values()].map((election) => election.stop({ graceMs })));
   }
 
   private electionOf(group: string): LeaderElection {

@@ -266,6 +266,15 @@ export async function prepareFixture(spec: FixtureSpec, library: PackedLibrary):
   return { install, installMs };
 }
 
+/** `prepareFixture` with the packed library of the current sources, logging what it took. */
+export async function preparePackedFixture(spec: FixtureSpec): Promise<void> {
+  const library = await packedLibrary();
+  const prepared = await prepareFixture(spec, library);
+  console.info(
+    `${spec.name}: library ${library.work}; node_modules: ${prepared.install.join(' + ') || 'cached'} (${prepared.installMs} ms)`,
+  );
+}
+
 async function installFixture(spec: FixtureSpec, library: PackedLibrary): Promise<string[]> {
   const stampFile = join(spec.dir, 'node_modules', '.fixture-install.json');
   const lockfile = hashFiles([join(spec.dir, 'package.json'), join(spec.dir, 'package-lock.json')]);

@@ -1,12 +1,12 @@
 /**
- * Compile-time checks of @WithLock and @WithLease, type-checked by `npm test` (tsc): each
+ * Compile-time checks of @WithLock, @WithLease and @WhenLeader, type-checked by `npm test` (tsc): each
  * `@ts-expect-error` must meet an error, or the type check fails. Never run.
  */
 import type { Readable } from 'node:stream';
 import type { StreamableFile } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 
-import { WithLease, WithLock } from '../../lib/index';
+import { WhenLeader, WithLease, WithLock } from '../../lib/index';
 
 export class Fits {
   @WithLock((id: string) => `order:${id}`)
@@ -102,4 +102,17 @@ export class Refused {
   async quote(partner: string): Promise<string> {
     return partner;
   }
+}
+
+export class LeaderOnly {
+  @WhenLeader('reports', { onLockLost: 'ignore' })
+  async report(): Promise<void> {}
+
+  // @ts-expect-error: onLockLost is 'reject' or 'ignore'
+  @WhenLeader('reports', { onLockLost: 'retry' })
+  async retry(): Promise<void> {}
+
+  // @ts-expect-error: @WhenLeader has no ifLocked (it is not a lock of the method's own)
+  @WhenLeader('reports', { ifLocked: 'skip' })
+  async skip(): Promise<void> {}
 }

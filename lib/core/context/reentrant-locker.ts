@@ -3,7 +3,6 @@ import type { LockList, MultiAcquireOptions } from '../multi/multi-lock.options.
 import { encodeLockName } from '../naming/lock-name.codec.js';
 import { resolveAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
-import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
@@ -218,12 +217,9 @@ export class ReentrantLocker {
    * ended. Then releases at once the locks `holdAtLeastMs` still kept.
    */
   async drain(timeoutMs: number): Promise<boolean> {
-    let timer: LongTimeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = longTimeout(() => resolve(false), timeoutMs)));
     try {
-      return await Promise.race([this.bodies.drain().then(() => true), timedOut]);
+      return await this.bodies.drainWithin(timeoutMs);
     } finally {
-      timer?.clear();
       await this.deferred.flush();
     }
   }

@@ -22,6 +22,12 @@ export const IF_LOCKED: readonly IfLocked[] = ['wait', 'skip', 'throw'];
 export type OnLockLost = 'reject' | 'ignore';
 export const ON_LOCK_LOST: readonly OnLockLost[] = ['reject', 'ignore'];
 
+/** Throws `InvalidOptionError` unless `value` is an `OnLockLost`. */
+export function checkOnLockLost(value: unknown): asserts value is OnLockLost {
+  if (!ON_LOCK_LOST.includes(value as OnLockLost))
+    throw new InvalidOptionError('onLockLost', value, '"reject" or "ignore"');
+}
+
 /** Options of `withLock`: those of `acquire`, and what to do when the lock is taken or lost. */
 export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
   readonly ifLocked?: IfLocked;
@@ -69,8 +75,7 @@ export function resolveWithLockOptions(
   if (typeof holdAtLeastMs !== 'number' || !Number.isFinite(holdAtLeastMs) || holdAtLeastMs < 0) {
     throw new InvalidOptionError('holdAtLeastMs', holdAtLeastMs, 'a finite number of milliseconds >= 0');
   }
-  if (!ON_LOCK_LOST.includes(onLockLost))
-    throw new InvalidOptionError('onLockLost', onLockLost, '"reject" or "ignore"');
+  checkOnLockLost(onLockLost);
   const acquire = resolveAcquireOptions(
     options,
     ifLocked === 'wait' ? defaultTimeoutMs : 0,

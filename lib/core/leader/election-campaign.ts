@@ -39,17 +39,21 @@ export class ElectionCampaign {
   }
 
   /**
-   * Stops queueing (the wait and any retry timer are cancelled); a leader steps down:
-   * its signal aborts and listeners are told, then the lock is released so that the next
-   * candidate leads at once. Resolves when nothing of the run is left.
+   * Stops queueing (the wait and any retry timer are cancelled); a leader first waits for
+   * `beforeStepDown` (its leader-only work), then steps down: its signal aborts and
+   * listeners are told, then the lock is released so that the next candidate leads at
+   * once. Resolves when nothing of the run is left.
    */
-  stop(): Promise<void> {
-    return (this.stopping ??= this.halt());
+  stop(beforeStepDown?: () => Promise<unknown>): Promise<void> {
+    return (this.stopping ??= this.halt(beforeStepDown));
   }
 
-  private async halt(): Promise<void> {
+  private async halt(beforeStepDown: (() => Promise<unknown>) | undefined): Promise<void> {
     const reason = new LockLostError(this.ctx.lockName, leaderMessages.steppedDown(this.ctx.group));
+    // Halted first, so that no new leader-only work starts, and a term lost meanwhile is
+    // not followed by a new one.
     this.halter.abort(reason);
+    if (this.current && beforeStepDown) await beforeStepDown();
     await this.current?.end(reason);
     await this.done;
   }
@@ -79,7 +83,7 @@ export class ElectionCampaign {
   private async lead(handle: LockHandle): Promise<void> {
     // Granted while stopping: nobody was told of it, so nobody is told of its end.
     if (this.isHalted) return handle.release().catch(() => undefined);
-    const term: LeadershipTerm = new LeadershipTerm(handle, (reason) => this.ended(term, reason));
+    const term: LeadershipTerm = new LeadershipTerm(this.ctx.group, handle, (reason) => this.ended(term, reason));
     if (term.isLeading) {
       this.current = term;
       this.ctx.notify(true);

@@ -206,3 +206,196 @@ describe('LeaderElection (scripted backend)', () => {
     }
   });
 });
+
+describe('LeaderElection.runAsLeader, term and stop({ graceMs })', () => {
+  /** An election of group "g" leading on `first`, then on the handles of `next` in turn. */
+  async function leading(first: ScriptedHandle, backend = new ScriptedBackend()) {
+    backend.steps.push(first);
+    const election = new LeaderElection(backend, 'g');
+    election.start();
+    await until(() => election.isLeader);
+    return { election, backend };
+  }
+
+  function gate() {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  }
+
+  it('runs nothing and returns undefined when not leading, or once stop() began', async () => {
+    const backend = new ScriptedBackend();
+    const election = new LeaderElection(backend, 'g');
+    const fn = jest.fn();
+    expect(election.runAsLeader(fn)).toBeUndefined();
+    expect(election.term).toBeUndefined();
+    backend.steps.push(handle('leader:g', 1n, backend.log));
+    election.start();
+    await until(() => election.isLeader);
+    const stopping = election.stop({ graceMs: 1000 });
+    expect(election.runAsLeader(fn)).toBeUndefined();
+    await stopping;
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('runs nothing when the lock is lost by the clock, before its signal was read', async () => {
+    const backend = new ScriptedBackend();
+    const lock = handle('leader:g', 1n, backend.log);
+    const { election } = await leading(lock, backend);
+    let expired = false;
+    const isHeld = lock.isHeld;
+    // What a ZooKeeper handle does: isHeld() checks the deadline, and aborts the signal past it.
+    (lock as { isHeld: () => boolean }).isHeld = () => {
+      if (expired && !lock.signal.aborted) lock.lose(new LockLostError('leader:g', 'deadline passed'));
+      return isHeld();
+    };
+    expired = true;
+    const fn = jest.fn();
+    expect(election.runAsLeader(fn)).toBeUndefined();
+    expect(fn).not.toHaveBeenCalled();
+    await election.stop();
+  });
+
+  it('term: one object per term, with its token; inside the work, the term it started under', async () => {
+    const backend = new ScriptedBackend();
+    const first = handle('leader:g', 5n, backend.log);
+    const { election } = await leading(first, backend);
+    const term = election.term!;
+    expect(term).toBe(election.term);
+    expect(term).toMatchObject({ group: 'g', fencingToken: 5n, isLeading: true });
+    expect(election.signal).toBe(term.signal);
+    const inside = gate();
+    const seen: unknown[] = [];
+    const run = election.runAsLeader(
+      async (given) => {
+        seen.push(given === term, election.term === term);
+        await inside.opened;
+        seen.push(election.term === term, election.fencingToken, election.signal?.aborted);
+        return 'done';
+      },
+      { onLockLost: 'ignore' },
+    )!;
+    const lost = new LockLostError('leader:g', 'session expired');
+    first.lose(lost);
+    backend.steps.push(handle('leader:g', 9n, backend.log));
+    await until(() => election.isLeader); // a new term began while the work runs
+    expect(election.term).not.toBe(term);
+    expect(election.term!.fencingToken).toBe(9n);
+    inside.open();
+    await expect(run).resolves.toBe('done');
+    expect(seen).toEqual([true, true, true, 5n, true]);
+    expect(() => term.assertLeading()).toThrow(lost);
+    await election.stop();
+  });
+
+  it('a term lost while the work runs: rejects with its LockLostError once the work settles; onLost told once', async () => {
+    const backend = new ScriptedBackend();
+    const first = handle('leader:g', 1n, backend.log);
+    const { election } = await leading(first, backend);
+    const inside = gate();
+    const onLost = jest.fn();
+    let settled = false;
+    const run = election.runAsLeader(
+      async () => {
+        await inside.opened;
+        settled = true;
+        return 'result';
+      },
+      { onLost },
+    )!;
+    const lost = new LockLostError('leader:g', 'session expired');
+    first.lose(lost);
+    expect(onLost).toHaveBeenCalledWith(lost, false);
+    const outcome = run.then(
+      () => 'resolved',
+      (error: unknown) => (settled ? error : 'rejected before the work settled'),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    inside.open();
+    expect(await outcome).toBe(lost);
+    expect(onLost).toHaveBeenCalledTimes(1);
+    await election.stop();
+  });
+
+  it("onLockLost: 'ignore' keeps the result (and onLost hears ignored: true); a throwing work keeps its own error", async () => {
+    const backend = new ScriptedBackend();
+    const first = handle('leader:g', 1n, backend.log);
+    const { election } = await leading(first, backend);
+    const onLost = jest.fn();
+    const inside = gate();
+    const kept = election.runAsLeader(
+      async () => {
+        await inside.opened;
+        return 'kept';
+      },
+      { onLockLost: 'ignore', onLost },
+    )!;
+    const own = new Error('own failure');
+    const failing = election.runAsLeader(async () => {
+      await inside.opened;
+      throw own;
+    })!;
+    first.lose(new LockLostError('leader:g', 'session expired'));
+    inside.open();
+    await expect(kept).resolves.toBe('kept');
+    await expect(failing).rejects.toBe(own);
+    expect(onLost).toHaveBeenCalledWith(expect.any(LockLostError), true);
+    await election.stop();
+  });
+
+  it.each([60_000, 2 ** 31, Infinity])(
+    'stop({ graceMs: %p }) waits for the work under way, then the signal aborts, then the lock is released',
+    async (graceMs) => {
+      const backend = new ScriptedBackend();
+      const { election } = await leading(handle('leader:g', 1n, backend.log), backend);
+      const inside = gate();
+      const signal = election.signal!;
+      signal.addEventListener('abort', () => backend.log.push('signal'));
+      const run = election.runAsLeader(async () => {
+        await inside.opened;
+        backend.log.push('work ended');
+        return 'done';
+      })!;
+      const stopped = election.stop({ graceMs }).then(() => backend.log.push('stopped'));
+      await new Promise((r) => setTimeout(r, 30));
+      expect(backend.log).toEqual([]); // still leading: the work runs
+      expect(election.isLeader).toBe(true);
+      inside.open();
+      await stopped;
+      await expect(run).resolves.toBe('done');
+      expect(backend.log).toEqual(['work ended', 'signal', 'released', 'stopped']);
+    },
+  );
+
+  it('stop({ graceMs }) past the grace steps down anyway; the work then rejects with the step-down', async () => {
+    const backend = new ScriptedBackend();
+    const { election } = await leading(handle('leader:g', 1n, backend.log), backend);
+    const inside = gate();
+    const run = election.runAsLeader(async () => {
+      await inside.opened;
+      return 'late';
+    })!;
+    await election.stop({ graceMs: 20 });
+    expect(backend.log).toEqual(['released']);
+    inside.open();
+    const error = await run.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as Error).message).toMatch(/stepped down from leading group "g"/);
+  });
+
+  it.each<[string, unknown]>([
+    ['onLockLost: "maybe"', { onLockLost: 'maybe' }],
+    ['an unknown key', { onLockLots: 'ignore' }],
+    ['onLost not a function', { onLost: 'log' }],
+    ['options not an object', 'ignore'],
+  ])('refuses %s with InvalidOptionError, running nothing', async (_, options) => {
+    const backend = new ScriptedBackend();
+    const { election } = await leading(handle('leader:g', 1n, backend.log), backend);
+    const fn = jest.fn();
+    expect(() => election.runAsLeader(fn, options as never)).toThrow(InvalidOptionError);
+    expect(fn).not.toHaveBeenCalled();
+    expect(() => election.stop({ graceMs: -1 })).toThrow(InvalidOptionError);
+    expect(() => election.stop({ graceMs: Number.NaN })).toThrow(InvalidOptionError);
+    await election.stop();
+  });
+});

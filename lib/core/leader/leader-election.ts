@@ -1,7 +1,9 @@
 import type { LockBackend } from '../recipe/lock-backend.interface.js';
 import { ElectionCampaign } from './election-campaign.js';
-import { leaderLockName, resolveRetryDelay, type LeaderElectionOptions } from './leader-group.js';
+import { leaderLockName, resolveGraceMs, resolveRetryDelay, type LeaderElectionOptions } from './leader-group.js';
 import { leaderMessages } from './leader.messages.js';
+import { LeaderWork, resolveLeaderWorkOptions, termInScope, type LeaderWorkOptions } from './leader-work.js';
+import type { LeaderTerm } from './leadership-term.js';
 
 /** What a leadership listener is told. */
 export interface LeadershipChange {
@@ -35,6 +37,7 @@ export class LeaderElection {
   private readonly retryDelayMs: number;
   private readonly listeners = new Set<LeadershipListener>();
   private campaign: ElectionCampaign | undefined;
+  private readonly work = new LeaderWork(this);
   /** Changes not told yet: one made while the listeners hear another waits for its turn. */
   private readonly untold: LeadershipChange[] = [];
   private telling = false;
@@ -71,14 +74,40 @@ export class LeaderElection {
     return this.campaign?.term?.isLeading ?? false;
   }
 
-  /** Aborts (with a `LockLostError`) when the current term of leadership ends; `undefined` when not leading. */
-  get signal(): AbortSignal | undefined {
-    return this.campaign?.term?.signal;
+  /**
+   * The term of leadership to pass to I/O (its `signal`, `fencingToken`): inside work
+   * started with `runAsLeader`, the term that work started under, even after it ended and
+   * another began (its signal is then aborted); elsewhere the current term, `undefined`
+   * when not leading. One object per term.
+   */
+  get term(): LeaderTerm | undefined {
+    return termInScope(this) ?? this.campaign?.term?.view;
   }
 
-  /** The fencing token of the current term (see `LockHandle.fencingToken`); `undefined` when not leading. */
+  /** The signal of `term`: aborts (with a `LockLostError`) when that term ends. */
+  get signal(): AbortSignal | undefined {
+    return this.term?.signal;
+  }
+
+  /** The fencing token of `term` (see `LockHandle.fencingToken`). */
   get fencingToken(): bigint | undefined {
-    return this.campaign?.term?.handle.fencingToken;
+    return this.term?.fencingToken;
+  }
+
+  /**
+   * Runs `fn(term)` if this instance leads now (checked against the clock), and returns
+   * its promise; returns `undefined` without running it otherwise, and once `stop()` was
+   * called. The call is tracked until it settles, so that `stop({ graceMs })` waits for it
+   * before stepping down. If the term ends while `fn` runs (the lock lost, or stepped
+   * down), the promise rejects with the term's `LockLostError` once `fn` settles, whatever
+   * it returned, unless `onLockLost: 'ignore'`. Throws `InvalidOptionError` for bad options.
+   */
+  runAsLeader<T>(fn: (term: LeaderTerm) => T | Promise<T>, options?: LeaderWorkOptions): Promise<T> | undefined {
+    const resolved = resolveLeaderWorkOptions(options);
+    const campaign = this.campaign;
+    const term = campaign?.term;
+    if (!term || campaign.isHalted || !term.isLeading) return undefined;
+    return this.work.run(term, fn, resolved);
   }
 
   /**
@@ -101,12 +130,14 @@ export class LeaderElection {
   }
 
   /**
-   * Leaves the election (idempotent): stops queueing, and a leader steps down (its signal
-   * aborts, listeners are told, then the lock is released so the next candidate leads at
-   * once). `start()` may join again afterwards.
+   * Leaves the election (idempotent): stops queueing, and no new `runAsLeader` work
+   * starts. A leader waits up to `graceMs` (default 0) for its `runAsLeader` work under
+   * way to settle, then steps down: its signal aborts, listeners are told, then the lock
+   * is released so the next candidate leads at once. `start()` may join again afterwards.
    */
-  stop(): Promise<void> {
-    return this.campaign?.stop() ?? Promise.resolve();
+  stop(options?: { readonly graceMs?: number }): Promise<void> {
+    const graceMs = resolveGraceMs(options);
+    return this.campaign?.stop(graceMs > 0 ? () => this.work.drain(graceMs) : undefined) ?? Promise.resolve();
   }
 
   private notify(leading: boolean, reason?: Error): void {

@@ -37,3 +37,11 @@ export function resolveRetryDelay(options: LeaderElectionOptions | undefined): n
   }
   return retryDelayMs;
 }
+
+/** The grace of `LeaderElection.stop()`: any number of ms >= 0 (`Infinity`: until the work ends). */
+export function resolveGraceMs(options: { readonly graceMs?: number } | undefined): number {
+  const { graceMs = 0 } = options ?? {};
+  if (typeof graceMs !== 'number' || !(graceMs >= 0))
+    throw new InvalidOptionError('graceMs', graceMs, 'a number of milliseconds >= 0');
+  return graceMs;
+}

@@ -1,6 +1,29 @@
 import type { LockHandle } from '../recipe/lock-backend.interface.js';
 
 /**
+ * What a leader reads of one term of its leadership, to pass to its I/O: one object per
+ * term, which never turns into the next term's (see `LeaderElection.term`).
+ */
+export interface LeaderTerm {
+  readonly group: string;
+  /**
+   * The leader lock's fencing token (see `LockHandle.fencingToken`): it rises with every
+   * term, across instances. Pass it with every write, and have the resource refuse a
+   * token lower than the highest it has seen.
+   */
+  readonly fencingToken: bigint;
+  /**
+   * Aborts, with a `LockLostError`, when the term ends: the lock lost, or the instance
+   * stepped down. Each read checks the lock against the clock first.
+   */
+  readonly signal: AbortSignal;
+  /** Not ended, and the lock held at this moment. */
+  readonly isLeading: boolean;
+  /** Throws the term's `LockLostError` if it has ended (checked against the clock). */
+  assertLeading(): void;
+}
+
+/**
  * One term of leadership: the held leader lock, and a signal of its own that aborts when
  * the term ends, either because the lock was lost (with the lock's `LockLostError`) or
  * because the instance stepped down. A signal of its own, because stepping down must
@@ -13,9 +36,12 @@ export class LeadershipTerm {
   private resolveFinished!: () => void;
   /** Resolves once the term has ended and its lock has been released. */
   readonly finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+  /** What users may read of the term: not the handle, nor `end()`. */
+  readonly view: LeaderTerm;
 
   /** `onEnd` runs once, synchronously, when a term that began leading ends. */
   constructor(
+    readonly group: string,
     readonly handle: LockHandle,
     private readonly onEnd: (reason: Error) => void,
   ) {
@@ -24,6 +50,7 @@ export class LeadershipTerm {
     // the term never leads, and nobody is told of an end.
     if (lost.aborted) this.ended.abort(lost.reason);
     else lost.addEventListener('abort', () => void this.end(lost.reason as Error), { once: true });
+    this.view = termView(this);
   }
 
   /**
@@ -53,4 +80,21 @@ export class LeadershipTerm {
     // its node would then block every other candidate for as long as the session lasts.
     return (this.releasing ??= this.handle.release().then(this.resolveFinished, this.resolveFinished));
   }
+}
+
+function termView(term: LeadershipTerm): LeaderTerm {
+  return Object.freeze({
+    group: term.group,
+    fencingToken: term.handle.fencingToken,
+    get signal() {
+      return term.signal;
+    },
+    get isLeading() {
+      return term.isLeading;
+    },
+    assertLeading() {
+      const { signal } = term;
+      if (signal.aborted) throw signal.reason;
+    },
+  });
 }

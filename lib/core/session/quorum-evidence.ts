@@ -35,6 +35,7 @@ export class QuorumEvidence {
 
   constructor(
     provenAt: number,
+    /** The pair gap; `Infinity` while no pair may prove anything. */
     private readonly gapMs: () => number,
   ) {
     this.proven = provenAt;

@@ -3,6 +3,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import * as zookeeper from 'node-zookeeper-client';
 
 import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { ZkServerRefusedError } from '../errors/zk-server-refused.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import {
   connectedServer,
@@ -15,10 +16,11 @@ import {
   whenClientClosed,
 } from './zk-client.internals.js';
 import { ConnectAttemptDeadline } from './connect-attempt.deadline.js';
-import { whenConnected, whileConnected } from './connection.waits.js';
+import { whenConnected, whenSo, whileConnected } from './connection.waits.js';
 import { InflightRequests } from './inflight.requests.js';
 import { MultiReadSupport } from './multi-read.support.js';
 import { sessionCall, type CallContext, type Invoke } from './session.call.js';
+import { ServerFactsCache, unfitness } from './server-check.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust.gate.js';
 import { installJuteCodec } from './wire/jute-codec.install.js';
@@ -48,8 +50,17 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   private readonly liveness: SessionLiveness;
   protected readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
-  protected readonly readsTogether = new MultiReadSupport(() => connectedServer(this.client));
+  private readonly serverFacts = new ServerFactsCache();
+  protected readonly readsTogether = new MultiReadSupport(
+    () => connectedServer(this.client),
+    (server) => this.serverFacts.get(server).then((facts) => facts?.takesMultiRead),
+  );
   private connected = false;
+  /** Counts connections, so that a server check answering late applies to none but its own. */
+  private connection = 0;
+  /** The server connected now passed its check (or could not be checked). */
+  private serverChecked = false;
+  private lastRefusal: ZkServerRefusedError | undefined;
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
   private readonly callContext: CallContext;
@@ -142,6 +153,19 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return { sessionId: this.client.getSessionId(), sessionPassword: this.client.getSessionPassword() };
   }
 
+  /**
+   * Resolves once connected to a server that passed its check (see `checkServer`), or could
+   * not be checked; rejects if the session is lost or `stop` aborts first.
+   */
+  whenServerChecked(stop?: AbortSignal): Promise<void> {
+    return whenSo(this, () => this.connected && this.serverChecked, 'server-checked', stop);
+  }
+
+  /** The latest server left because the liveness proof does not hold through it, if any. */
+  get refusal(): ZkServerRefusedError | undefined {
+    return this.lastRefusal;
+  }
+
   /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
   whenConnected(stop?: AbortSignal): Promise<void> {
     return whenConnected(this, stop);
@@ -215,8 +239,35 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     const newSession = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
+    this.serverChecked = false;
+    this.liveness.holdPairs(true);
     this.liveness.onConnected(this.attempt.startedAt, newSession);
     this.emit('connected');
+    this.checkServer(++this.connection);
+  }
+
+  /**
+   * Asks the server connected now about itself (`srvr`, `conf`; once per server, in the
+   * background) and leaves it if the liveness proof does not hold through it: an observer,
+   * or a timeout under 2 × its tickTime (see `unfitness`). Until it passes, no pair of
+   * writes proves the session (a connect still does); a server that cannot say passes.
+   */
+  private checkServer(connection: number): void {
+    const server = connectedServer(this.client);
+    if (server === undefined) return;
+    void this.serverFacts.get(server).then((facts) => {
+      if (connection !== this.connection || !this.connected || this.isLost) return;
+      const unfit = facts && unfitness(facts, this.timeoutMs);
+      if (!unfit) {
+        this.serverChecked = true;
+        this.liveness.holdPairs(false);
+        this.emit('server-checked', server, facts);
+        return;
+      }
+      this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
+      this.emit('server-refused', this.lastRefusal);
+      this.livenessHooks.dropConnection(performance.now());
+    });
   }
 
   private onDisconnected(): void {
@@ -260,6 +311,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     if (this.isLost) return;
     this.liveness.stop();
     this.readsTogether.close();
+    this.serverFacts.close();
     this.attempt.end();
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);

@@ -65,9 +65,10 @@ export class ZkClient extends EventEmitter {
       refusedMs,
       () => new Error(`every connection refused for ${refusedMs} ms`),
     );
+    const unfit = everyServerUnfit(session, connectionString);
     try {
       // Not through a server the liveness proof does not hold through: the session leaves it.
-      await session.whenServerChecked(AbortSignal.any([timeout.signal, refused.signal]));
+      await session.whenServerChecked(AbortSignal.any([timeout.signal, refused.signal, unfit.signal]));
     } catch (cause) {
       await this.close();
       if (session.refusal && !refused.signal.aborted) throw session.refusal;
@@ -78,6 +79,7 @@ export class ZkClient extends EventEmitter {
     } finally {
       timeout.clear();
       refused.clear();
+      unfit.clear();
     }
     await this.checkChroot(session);
   }
@@ -160,4 +162,15 @@ export class ZkClient extends EventEmitter {
     this.emit('session-lost', error);
     this.emit('session', this.current);
   }
+}
+
+/** Aborts once the session has left as many servers as the connection string names, each as unfit for locks. */
+function everyServerUnfit(session: ZkSession, connectionString: string): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const servers = connectionString.split('/')[0].split(',').length;
+  const onRefused = (): void => {
+    if (session.refusedServers >= servers) controller.abort(session.refusal);
+  };
+  session.on('server-refused', onRefused);
+  return { signal: controller.signal, clear: () => session.removeListener('server-refused', onRefused) };
 }

@@ -61,6 +61,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   /** The server connected now passed its check (or could not be checked). */
   private serverChecked = false;
   private lastRefusal: ZkServerRefusedError | undefined;
+  private readonly refused = new Set<string>();
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
   private readonly callContext: CallContext;
@@ -166,6 +167,11 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return this.lastRefusal;
   }
 
+  /** How many distinct servers were left so far for that reason. */
+  get refusedServers(): number {
+    return this.refused.size;
+  }
+
   /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
   whenConnected(stop?: AbortSignal): Promise<void> {
     return whenConnected(this, stop);
@@ -265,8 +271,9 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
         return;
       }
       this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
-      this.emit('server-refused', this.lastRefusal);
+      this.refused.add(server);
       this.livenessHooks.dropConnection(performance.now());
+      this.emit('server-refused', this.lastRefusal);
     });
   }
 

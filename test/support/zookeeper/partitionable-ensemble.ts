@@ -36,6 +36,7 @@ const SIZE = 3;
 export class PartitionableEnsemble {
   readonly servers: ZkServer[] = [];
   private readonly isolated = new Set<number>();
+  private master: number | undefined;
 
   private constructor(
     private readonly root: string,
@@ -102,6 +103,12 @@ export class PartitionableEnsemble {
    */
   observeThrough(follower: number): void {
     this.mesh.observeThrough(follower, this.masterPorts[follower]);
+    this.master = follower;
+  }
+
+  /** The follower the observer's calls to an observer master reach (observer-master mode). */
+  get observerMaster(): number | undefined {
+    return this.master;
   }
 
   /** Every server's client port: clients reach servers directly, never through the mesh. */

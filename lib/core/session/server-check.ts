@@ -21,20 +21,23 @@ export type ServerUnfitness =
   | { readonly reason: 'observer' }
   | { readonly reason: 'session-timeout'; readonly tickTimeMs: number; readonly minSessionTimeoutMs?: number };
 
-/** How long a server may take over its two four-letter replies. */
+/** How long a server may take over its two four-letter replies, at most. */
 export const SERVER_CHECK_TIMEOUT_MS = 1_000;
 
 /**
  * Asks `server` (`host:port`, an IPv6 host in brackets) `srvr` and `conf`, each on a short
- * connection of its own, both at once. `undefined` when neither answered at all (ask
- * again later); a word the server refuses leaves its fields out.
+ * connection of its own, both at once, each within `timeoutMs`. `undefined` when neither
+ * answered at all (ask again later); a word the server refuses leaves its fields out.
  */
-export async function askServer(server: string, signal: AbortSignal): Promise<ServerFacts | undefined> {
+export async function askServer(
+  server: string,
+  signal: AbortSignal,
+  timeoutMs = SERVER_CHECK_TIMEOUT_MS,
+): Promise<ServerFacts | undefined> {
   const colon = server.lastIndexOf(':');
   const host = server.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
   const port = Number(server.slice(colon + 1));
-  const ask = (word: string) =>
-    fourLetter(host, port, word, { signal, timeoutMs: SERVER_CHECK_TIMEOUT_MS }).catch(() => undefined);
+  const ask = (word: string) => fourLetter(host, port, word, { signal, timeoutMs }).catch(() => undefined);
   const [srvr, conf] = await Promise.all([ask('srvr'), ask('conf')]);
   if (!srvr && !conf) return undefined;
   return serverFacts(srvr ?? '', conf ?? '');

@@ -20,7 +20,7 @@ import { whenConnected, whenSo, whileConnected } from './connection.waits.js';
 import { InflightRequests } from './inflight.requests.js';
 import { MultiReadSupport } from './multi-read.support.js';
 import { sessionCall, type CallContext, type Invoke } from './session.call.js';
-import { ServerFactsCache, unfitness } from './server-check.js';
+import { SERVER_CHECK_TIMEOUT_MS, ServerFactsCache, askServer, unfitness } from './server-check.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust.gate.js';
 import { installJuteCodec } from './wire/jute-codec.install.js';
@@ -50,7 +50,10 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   private readonly liveness: SessionLiveness;
   protected readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
-  private readonly serverFacts = new ServerFactsCache();
+  // Pairs wait for the answer: a short session must not wait the whole check timeout.
+  private readonly serverFacts = new ServerFactsCache((server, signal) =>
+    askServer(server, signal, Math.min(SERVER_CHECK_TIMEOUT_MS, Math.round(this.timeoutMs / 4))),
+  );
   protected readonly readsTogether = new MultiReadSupport(
     () => connectedServer(this.client),
     (server) => this.serverFacts.get(server).then((facts) => facts?.takesMultiRead),

@@ -21,7 +21,8 @@ import { ZkSession } from './zk-session.js';
  * (ZkSessionLostError), `disconnected`, `connected`, `at-risk` (the session and how long
  * it has gone unproven: held locks are lost), `recovered` (trusted again for new grants),
  * `server-refused` (the session and a ZkServerRefusedError: a server left), `server-checked`
- * (the session, the server, and what it said of itself, `undefined` if nothing), `closed`. Each session event passes the session it is about.
+ * (the session, the server, and what it said of itself, `undefined` if nothing), `closed`.
+ * Each session event passes the session it is about.
  */
 export class ZkClient extends EventEmitter {
   readonly options: ResolvedZkClientOptions;

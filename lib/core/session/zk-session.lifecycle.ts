@@ -263,19 +263,20 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
    */
   private checkServer(connection: number): void {
     const server = connectedServer(this.client);
-    if (server === undefined) return;
-    void this.serverFacts.get(server).then((facts) => {
+    const asked = server === undefined ? Promise.resolve(undefined) : this.serverFacts.get(server);
+    void asked.then((facts) => {
       if (connection !== this.connection || !this.connected || this.isLost) return;
       const unfit = facts && unfitness(facts, this.timeoutMs);
-      if (!unfit) {
+      if (!unfit || server === undefined) {
         this.serverChecked = true;
         this.liveness.holdPairs(false);
         this.emit('server-checked', server, facts);
         return;
       }
-      this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
-      this.refused.add(server);
       this.livenessHooks.dropConnection(performance.now());
+      if (this.refused.has(server)) return; // said once per server and session, not at every pass
+      this.refused.add(server);
+      this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
       this.emit('server-refused', this.lastRefusal);
     });
   }

@@ -39,6 +39,8 @@ export { InvalidLockNameError } from './core/errors/invalid-lock-name.error.js';
 export { InvalidOptionError } from './core/errors/invalid-option.error.js';
 export { ZkConnectionError } from './core/errors/zk-connection.error.js';
 export { ZkSessionLostError } from './core/errors/zk-session-lost.error.js';
+export { ZkServerRefusedError } from './core/errors/zk-server-refused.error.js';
+export type { ServerUnfitness } from './core/session/server-check.js';
 export { ZkOperationError } from './core/errors/zk-operation.error.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 
+import type { ZkServerRefusedError } from '../core/errors/zk-server-refused.error.js';
 import type { ZkSessionLostError } from '../core/errors/zk-session-lost.error.js';
 import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import type { ServerFacts } from '../core/session/server-check.js';
 import type { ZkSession } from '../core/session/zk-session.js';
 import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
 
@@ -9,7 +11,8 @@ const id = (session: ZkSession): string => `0x${session.id || '?'}`;
 
 /**
  * The ZooKeeper session's life in the application's log (context `ZkLock`): connected
- * (server, session id, negotiated timeout) at log; disconnected and at risk at warn; a
+ * (server, session id, negotiated timeout) at log; disconnected, at risk and a server left
+ * (an observer, a timeout under 2 × tickTime) at warn; a
  * lost session at error; trusted again at log. Nothing per lock call, and never a
  * credential. Subscribed at module init, before the backend connects, and unsubscribed at
  * shutdown.
@@ -33,6 +36,15 @@ export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
       ),
     recovered: (session: ZkSession) =>
       this.logger.log(`ZooKeeper session ${id(session)} is trusted again: new grants go ahead.`),
+    'server-refused': (session: ZkSession, error: ZkServerRefusedError) =>
+      this.logger.warn(`ZooKeeper session ${id(session)} leaves a server: ${error.message}`),
+    'server-checked': (session: ZkSession, server: string, facts?: ServerFacts) => {
+      // Operators keep observers out of the string and minSessionTimeout ≥ 2 × tickTime (docs/operations.md).
+      if (facts?.mode === undefined || facts.tickTimeMs === undefined)
+        this.logger.debug(
+          `ZooKeeper server ${server} did not say ${facts?.mode === undefined ? 'its mode (srvr)' : 'its tickTime (conf)'}: not checked for observers and a timeout of 2 × tickTime (session ${id(session)}).`,
+        );
+    },
     'session-lost': (error: ZkSessionLostError) =>
       this.logger.error(
         `ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; opening a new session.`,

@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
-import { LockService, ZK_LOCK_BACKEND, ZkLockModule, type ZkLockBackend } from '../../lib/index';
+import { LockService, ZK_LOCK_BACKEND, ZkLockModule, ZkServerRefusedError, type ZkLockBackend } from '../../lib/index';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
 import { expireSession } from '../support/zookeeper/expire-session';
+import { OldServerProxy } from '../support/zookeeper/old-server.proxy';
 
 type Line = [level: string, message: string];
 
@@ -67,6 +68,11 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
     );
   });
 
+  it('a server that does not answer conf: a debug line says it was not checked for a timeout of 2 × tickTime', async () => {
+    const line = await log.next('debug', /did not say/, 0);
+    expect(line).toMatch(/^ZooKeeper server 127\.0\.0\.1:\d+ did not say its tickTime \(conf\): not checked/);
+  });
+
   it('a dropped connection: a warning, then connected again in the same session', async () => {
     const from = log.lines.length;
     const before = sessionId();
@@ -105,5 +111,34 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
     );
     expect(log.lines.slice(from).filter(([level]) => level !== 'debug' && level !== 'verbose')).toEqual([]);
     expect(log.lines.some(([, message]) => message.includes(credentials.password))).toBe(false);
+  });
+});
+
+describe('a server that says it is an observer, in the Nest log', () => {
+  it('a warning naming it, and the application does not start', async () => {
+    const observer = new OldServerProxy(zkPort(), {
+      reply:
+        'Zookeeper version: 3.8.0-5a02a05eddb59aee6ac762f7ea82e92a68eb9c0f, built on 2022-02-25 08:49 UTC\nMode: observer\n',
+    });
+    await observer.start();
+    const log = new CapturedLog();
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          ZkLockModule.forRoot({ connectionString: observer.connectionString, rootPath: uniqueRoot('observer-log') }),
+        ],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: log });
+      await expect(app.init()).rejects.toBeInstanceOf(ZkServerRefusedError);
+      await app.close();
+      expect(log.lines).toContainEqual([
+        'warn',
+        expect.stringMatching(
+          new RegExp(`leaves a server: ZooKeeper server ${observer.connectionString} is an observer`),
+        ),
+      ]);
+    } finally {
+      await observer.stop();
+    }
   });
 });

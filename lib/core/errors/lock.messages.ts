@@ -44,6 +44,10 @@ export const lockMessages = {
     `Could not connect to ZooKeeper at "${connectionString}": every server refused the connection for ${ms} ms (nothing listens at that address). Start ZooKeeper there or fix the connection string; unit tests can use ZkLockModule.forTesting(), which needs no server.`,
   missingChroot: (connectionString: string, chroot: string): string =>
     `The chroot "${chroot}" of "${connectionString}" does not exist on the ZooKeeper server. Create it once with a client that has no chroot (e.g. zkCli.sh: create ${chroot} ""), or remove it from the connection string.`,
+  observerRefused: (server: string): string =>
+    `ZooKeeper server ${server} is an observer: a session's touches may reach the leader through it a ping later than the lock's liveness proof allows (an observer master relays them once more), so this client does not hold locks through it and moves to another server. Name the ensemble's voting members (leader and followers) in the connection string.`,
+  shortTimeoutRefused: (server: string, timeoutMs: number, tickTimeMs: number, minSessionTimeoutMs?: number): string =>
+    `ZooKeeper server ${server} granted a session timeout of ${timeoutMs} ms, less than 2 × its tickTime (${tickTimeMs} ms${minSessionTimeoutMs === undefined ? '' : `; its minSessionTimeout is ${minSessionTimeoutMs} ms`}): the lock's liveness proof needs tickTime / 2 ≤ timeout / 4, so this client does not hold locks through it. Ask for sessionTimeoutMs of at least ${2 * tickTimeMs}, and keep the server's minSessionTimeout at 2 × tickTime or more (its default).`,
   badConnectionString: (connectionString: unknown, why: string): string =>
     `Invalid ZooKeeper connection string ${show(connectionString)}: ${why}. Use "host:port[,host:port…][/chroot]", e.g. "127.0.0.1:2181".`,
   sessionLost: (sessionId: string, why: string): string =>

@@ -9,15 +9,25 @@ export interface ConnectionEvents extends Pick<EventEmitter, 'once' | 'removeLis
 }
 
 /** Resolves once `session` is connected; rejects if it is lost or `stop` aborts first. */
-export async function whenConnected(session: ConnectionEvents, stop?: AbortSignal): Promise<void> {
+export function whenConnected(session: ConnectionEvents, stop?: AbortSignal): Promise<void> {
+  return whenSo(session, () => session.isConnected, 'connected', stop);
+}
+
+/** Resolves once `isSo()`, checked now and on each `event`; rejects if `session` is lost or `stop` aborts first. */
+export async function whenSo(
+  session: ConnectionEvents,
+  isSo: () => boolean,
+  event: string,
+  stop?: AbortSignal,
+): Promise<void> {
   if (session.signal.aborted) throw session.signal.reason;
-  if (session.isConnected) return;
-  let onConnected!: () => void;
-  const connected = new Promise<void>((resolve) => session.once('connected', (onConnected = resolve)));
+  if (isSo()) return;
+  let onEvent!: () => void;
+  const happened = new Promise<void>((resolve) => session.once(event, (onEvent = resolve)));
   try {
-    await abortable(connected, stop ? [stop, session.signal] : [session.signal]);
+    await abortable(happened, stop ? [stop, session.signal] : [session.signal]);
   } finally {
-    session.removeListener('connected', onConnected);
+    session.removeListener(event, onEvent);
   }
 }
 

@@ -1,5 +1,3 @@
-import { fourLetter } from './four-letter.js';
-
 /**
  * Whether the server at `host:port` answers `multiRead` (ZooKeeper 3.6 and later): `true`
  * or `false` when its `srvr` reply says which version it runs, or when it refuses `srvr`
@@ -26,7 +24,8 @@ export class MultiReadSupport {
   constructor(
     /** The server the session is connected to now (`host:port`), if any. */
     private readonly server: () => string | undefined,
-    private readonly probe: MultiReadProbe = probeMultiRead,
+    /** Asks a server, e.g. from its `srvr` (see `ServerFactsCache`). */
+    private readonly probe: MultiReadProbe,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -78,15 +77,6 @@ export class MultiReadSupport {
 
 /** `srvr`'s first line: `Zookeeper version: 3.8.0-5a02a05…, built on …`. */
 const VERSION = /^Zookeeper version: (\d+)\.(\d+)\./m;
-
-/** Asks `server` (`host:port`, an IPv6 host in brackets) its version with `srvr`. */
-export async function probeMultiRead(server: string, signal: AbortSignal): Promise<boolean | undefined> {
-  const colon = server.lastIndexOf(':');
-  const host = server.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  const reply = await fourLetter(host, Number(server.slice(colon + 1)), 'srvr', { signal }).catch(() => undefined);
-  if (!reply) return undefined; // no answer: ask again later
-  return takesMultiRead(reply);
-}
 
 /** Whether a `srvr` reply names ZooKeeper 3.6 or later (a reply without a version, e.g. a whitelist refusal: no). */
 export function takesMultiRead(srvrReply: string): boolean {

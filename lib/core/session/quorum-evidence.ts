@@ -21,9 +21,10 @@
  *   answered, and answered too, reached the leader behind that reply: the leader touched
  *   the session after `k` was sent, so it keeps it at least until `sentAt(k) + timeout`.
  *
- * The client cannot learn `tickTime`; ZooKeeper grants session timeouts of at least
- * 2 × tickTime by default, so `tickTime / 2 ≤ timeout / 4`, and `gap` is that plus slack for
- * the ping's delivery and scheduling.
+ * ZooKeeper grants session timeouts of at least 2 × tickTime by default, so
+ * `tickTime / 2 ≤ timeout / 4`, and `gap` is that plus slack for the ping's delivery and
+ * scheduling. The session leaves a server that says otherwise (`conf`), and observers
+ * (`srvr`): behind an observer master their clients' touches wait for one more ping.
  */
 export class QuorumEvidence {
   /** Send time of the latest request proven to have touched the session at the leader. */
@@ -35,6 +36,7 @@ export class QuorumEvidence {
 
   constructor(
     provenAt: number,
+    /** The pair gap; `Infinity` while no pair may prove anything. */
     private readonly gapMs: () => number,
   ) {
     this.proven = provenAt;

@@ -93,6 +93,22 @@ describe('SessionLiveness', () => {
     liveness.stop();
   });
 
+  it('no pair proves anything while pairs are held (the server is not checked yet); writes answered meanwhile pair once released', () => {
+    const { liveness } = setup();
+    liveness.holdPairs(true);
+    liveness.onConnected(0);
+    jest.advanceTimersByTime(100);
+    write(liveness, 10); // sent 100, answered 110
+    jest.advanceTimersByTime(2000);
+    write(liveness); // sent 2110: a pair gap after 110, but held
+    expect(liveness.atRiskAt).toBe(4800); // still the connect's proof
+    liveness.holdPairs(false);
+    jest.advanceTimersByTime(10);
+    write(liveness); // pairs with the write sent at 100, answered while held
+    expect(liveness.atRiskAt).toBe(100 + 4800);
+    liveness.stop();
+  });
+
   it('keeps trusting while heartbeat writes are answered, and stays ahead of the deadline by the budget', () => {
     const { liveness, calls } = setup();
     liveness.onConnected(0);

@@ -39,6 +39,7 @@ export class SessionLiveness {
   private tick: NodeJS.Timeout | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
+  private pairsHeld = false;
 
   /** `startedAt`: when the first connect was sent (no later than the leader first heard of us). */
   constructor(
@@ -47,7 +48,7 @@ export class SessionLiveness {
     startedAt: number,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.evidence = new QuorumEvidence(startedAt, () => this.pairGapMs);
+    this.evidence = new QuorumEvidence(startedAt, () => (this.pairsHeld ? Infinity : this.pairGapMs));
   }
 
   /** How far ahead of the leader's possible expiry holders stop trusting their locks. */
@@ -115,6 +116,15 @@ export class SessionLiveness {
 
   onDisconnected(): void {
     this.connected = false;
+  }
+
+  /**
+   * While held, no pair of writes proves anything (`QuorumEvidence`): until the server
+   * connected now is known to relay touches as the pair gap assumes (not an observer, a
+   * timeout of at least 2 × tickTime). Connects and re-attaches still prove their start.
+   */
+  holdPairs(held: boolean): void {
+    this.pairsHeld = held;
   }
 
   /**

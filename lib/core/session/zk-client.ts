@@ -4,12 +4,14 @@ import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
 import { LockClientNotStartedError } from '../errors/lock-client-not-started.error.js';
 import { ZkConnectionError } from '../errors/zk-connection.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
+import type { ZkServerRefusedError } from '../errors/zk-server-refused.error.js';
 import type { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { deadline } from '../util/deadline.js';
 import { publishSession, type SessionMessage } from '../diagnostics/lock.channels.js';
 import { refusedConnectWatch } from './refused-connect.watch.js';
 import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
 import { ZkRequestCounter } from './zk-request.counter.js';
+import type { ServerFacts } from './server-check.js';
 import { ZkSession } from './zk-session.js';
 
 /**
@@ -18,7 +20,9 @@ import { ZkSession } from './zk-session.js';
  * node-zookeeper-client never does. Events: `session` (new ZkSession), `session-lost`
  * (ZkSessionLostError), `disconnected`, `connected`, `at-risk` (the session and how long
  * it has gone unproven: held locks are lost), `recovered` (trusted again for new grants),
- * `closed`. Each session event passes the session it is about.
+ * `server-refused` (the session and a ZkServerRefusedError: a server left), `server-checked`
+ * (the session, the server, and what it said of itself, `undefined` if nothing), `closed`.
+ * Each session event passes the session it is about.
  */
 export class ZkClient extends EventEmitter {
   readonly options: ResolvedZkClientOptions;
@@ -42,7 +46,11 @@ export class ZkClient extends EventEmitter {
     return client;
   }
 
-  /** Opens the first session; fails with a `ZkConnectionError` if no server answers in time. Idempotent. */
+  /**
+   * Opens the first session; fails with a `ZkConnectionError` if no server answers in time,
+   * a `ZkServerRefusedError` if the servers that did are ones locks cannot rely on
+   * (observers, a timeout under 2 × tickTime). Idempotent.
+   */
   start(): Promise<void> {
     return (this.starting ??= this.open());
   }
@@ -58,10 +66,13 @@ export class ZkClient extends EventEmitter {
       refusedMs,
       () => new Error(`every connection refused for ${refusedMs} ms`),
     );
+    const unfit = everyServerUnfit(session, connectionString);
     try {
-      await session.whenConnected(AbortSignal.any([timeout.signal, refused.signal]));
+      // Not through a server the liveness proof does not hold through: the session leaves it.
+      await session.whenServerChecked(AbortSignal.any([timeout.signal, refused.signal, unfit.signal]));
     } catch (cause) {
       await this.close();
+      if (session.refusal && !refused.signal.aborted) throw session.refusal;
       const message = refused.signal.aborted
         ? lockMessages.connectRefused(connectionString, refusedMs)
         : lockMessages.connectFailed(connectionString, connectTimeoutMs);
@@ -69,6 +80,7 @@ export class ZkClient extends EventEmitter {
     } finally {
       timeout.clear();
       refused.clear();
+      unfit.clear();
     }
     await this.checkChroot(session);
   }
@@ -133,6 +145,10 @@ export class ZkClient extends EventEmitter {
       .on('at-risk', (unprovenForMs: number) => this.emit('at-risk', session, unprovenForMs))
       .on('at-risk', state('at-risk'));
     session.on('recovered', () => this.emit('recovered', session)).on('recovered', state('recovered'));
+    session.on('server-refused', (error: ZkServerRefusedError) => this.emit('server-refused', session, error));
+    session.on('server-checked', (server: string, facts?: ServerFacts) =>
+      this.emit('server-checked', session, server, facts),
+    );
     session.once('lost', (error: ZkSessionLostError) => this.onSessionLost(session, error));
     return session;
   }
@@ -147,4 +163,15 @@ export class ZkClient extends EventEmitter {
     this.emit('session-lost', error);
     this.emit('session', this.current);
   }
+}
+
+/** Aborts once the session has left as many servers as the connection string names, each as unfit for locks. */
+function everyServerUnfit(session: ZkSession, connectionString: string): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const servers = connectionString.split('/')[0].split(',').length;
+  const onRefused = (): void => {
+    if (session.refusedServers >= servers) controller.abort(session.refusal);
+  };
+  session.on('server-refused', onRefused);
+  return { signal: controller.signal, clear: () => session.removeListener('server-refused', onRefused) };
 }

@@ -3,6 +3,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import * as zookeeper from 'node-zookeeper-client';
 
 import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { ZkServerRefusedError } from '../errors/zk-server-refused.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import {
   beforeSocketEvents,
@@ -16,10 +17,11 @@ import {
   whenClientClosed,
 } from './zk-client.internals.js';
 import { ConnectAttemptDeadline } from './connect-attempt.deadline.js';
-import { whenConnected, whileConnected } from './connection.waits.js';
+import { whenConnected, whenSo, whileConnected } from './connection.waits.js';
 import { InflightRequests } from './inflight.requests.js';
 import { MultiReadSupport } from './multi-read.support.js';
 import { sessionCall, type CallContext, type Invoke } from './session.call.js';
+import { SERVER_CHECK_TIMEOUT_MS, ServerFactsCache, askServer, unfitness } from './server-check.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust.gate.js';
 import { installJuteCodec } from './wire/jute-codec.install.js';
@@ -49,8 +51,21 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   private readonly liveness: SessionLiveness;
   protected readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
-  protected readonly readsTogether = new MultiReadSupport(() => connectedServer(this.client));
+  // Pairs wait for the answer: a short session must not wait the whole check timeout.
+  private readonly serverFacts = new ServerFactsCache((server, signal) =>
+    askServer(server, signal, Math.min(SERVER_CHECK_TIMEOUT_MS, Math.round(this.timeoutMs / 4))),
+  );
+  protected readonly readsTogether = new MultiReadSupport(
+    () => connectedServer(this.client),
+    (server) => this.serverFacts.get(server).then((facts) => facts?.takesMultiRead),
+  );
   private connected = false;
+  /** Counts connections, so that a server check answering late applies to none but its own. */
+  private connection = 0;
+  /** The server connected now passed its check (or could not be checked). */
+  private serverChecked = false;
+  private lastRefusal: ZkServerRefusedError | undefined;
+  private readonly refused = new Set<string>();
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
   private readonly callContext: CallContext;
@@ -147,6 +162,24 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return { sessionId: this.client.getSessionId(), sessionPassword: this.client.getSessionPassword() };
   }
 
+  /**
+   * Resolves once connected to a server that passed its check (see `checkServer`), or could
+   * not be checked; rejects if the session is lost or `stop` aborts first.
+   */
+  whenServerChecked(stop?: AbortSignal): Promise<void> {
+    return whenSo(this, () => this.connected && this.serverChecked, 'server-checked', stop);
+  }
+
+  /** The latest server left because the liveness proof does not hold through it, if any. */
+  get refusal(): ZkServerRefusedError | undefined {
+    return this.lastRefusal;
+  }
+
+  /** How many distinct servers were left so far for that reason. */
+  get refusedServers(): number {
+    return this.refused.size;
+  }
+
   /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
   whenConnected(stop?: AbortSignal): Promise<void> {
     return whenConnected(this, stop);
@@ -220,8 +253,37 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     const newSession = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
+    this.serverChecked = false;
+    this.liveness.holdPairs(true);
     this.liveness.onConnected(this.attempt.startedAt, newSession);
     this.emit('connected');
+    this.checkServer(++this.connection);
+  }
+
+  /**
+   * Asks the server connected now about itself (`srvr`, `conf`; once per server, in the
+   * background) and leaves it if the liveness proof does not hold through it: an observer,
+   * or a timeout under 2 × its tickTime (see `unfitness`). Until it passes, no pair of
+   * writes proves the session (a connect still does); a server that cannot say passes.
+   */
+  private checkServer(connection: number): void {
+    const server = connectedServer(this.client);
+    const asked = server === undefined ? Promise.resolve(undefined) : this.serverFacts.get(server);
+    void asked.then((facts) => {
+      if (connection !== this.connection || !this.connected || this.isLost) return;
+      const unfit = facts && unfitness(facts, this.timeoutMs);
+      if (!unfit || server === undefined) {
+        this.serverChecked = true;
+        this.liveness.holdPairs(false);
+        this.emit('server-checked', server, facts);
+        return;
+      }
+      this.livenessHooks.dropConnection(performance.now());
+      if (this.refused.has(server)) return; // said once per server and session, not at every pass
+      this.refused.add(server);
+      this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
+      this.emit('server-refused', this.lastRefusal);
+    });
   }
 
   private onDisconnected(): void {
@@ -265,6 +327,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     if (this.isLost) return;
     this.liveness.stop();
     this.readsTogether.close();
+    this.serverFacts.close();
     this.attempt.end();
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);

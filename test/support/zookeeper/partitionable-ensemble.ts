@@ -12,10 +12,19 @@ export interface PartitionableEnsembleOptions {
   tickTime?: number;
   syncLimit?: number;
   initLimit?: number;
+  /**
+   * A fourth server, an observer (server 4, index 3): `direct` follows the leader itself;
+   * `observer-master` (ZooKeeper 3.6+) follows a follower's observer master, which relays
+   * its clients' requests and session touches to the leader.
+   */
+  observer?: 'direct' | 'observer-master';
+  /** The observer's four-letter words, when they must differ from the harness's. */
+  observerFourLetterWords?: readonly string[];
 }
 
 export type { PeerTraffic };
 
+/** Voting servers. */
 const SIZE = 3;
 
 /**
@@ -27,41 +36,79 @@ const SIZE = 3;
 export class PartitionableEnsemble {
   readonly servers: ZkServer[] = [];
   private readonly isolated = new Set<number>();
+  private master: number | undefined;
 
   private constructor(
     private readonly root: string,
     private readonly mesh: PeerMesh,
     private readonly peerPorts: readonly PeerPorts[],
+    /** Each voting server's own observer master port (observer-master mode only). */
+    private readonly masterPorts: readonly number[],
   ) {}
 
-  /** Starts the proxies, then the servers, and waits until all three serve. */
+  /** Starts the proxies, then the servers, and waits until all of them serve. */
   static async start(options: PartitionableEnsembleOptions = {}): Promise<PartitionableEnsemble> {
-    const { tickTime = 200, syncLimit = 10, initLimit = 20 } = options;
-    const reserved = await reservePorts(SIZE * 3);
+    const { tickTime = 200, syncLimit = 10, initLimit = 20, observer } = options;
+    const size = observer ? SIZE + 1 : SIZE;
+    const withMasters = observer === 'observer-master';
+    const reserved = await reservePorts(size * 3 + (withMasters ? SIZE : 0));
     const { ports } = reserved;
-    const peerPorts = Array.from({ length: SIZE }, (_, i) => ({
+    const peerPorts = Array.from({ length: size }, (_, i) => ({
       quorumPort: ports[3 * i + 1],
       electionPort: ports[3 * i + 2],
     }));
+    const masterPorts = withMasters ? ports.slice(size * 3) : [];
     // The proxies take their own ports while the servers' are still held, so none collide.
-    const mesh = await PeerMesh.start(peerPorts).finally(() => reserved.release());
-    const ensemble = new PartitionableEnsemble(mkdtempSync(join(tmpdir(), 'zk-lock-partitionable-')), mesh, peerPorts);
+    const mesh = await PeerMesh.start(peerPorts, withMasters ? SIZE : undefined).finally(() => reserved.release());
+    const root = mkdtempSync(join(tmpdir(), 'zk-lock-partitionable-'));
+    const ensemble = new PartitionableEnsemble(root, mesh, peerPorts, masterPorts);
     try {
-      for (let i = 0; i < SIZE; i++) {
+      for (let i = 0; i < size; i++) {
         const dataDir = join(ensemble.root, `s${i + 1}`);
         mkdirSync(dataDir, { recursive: true });
-        const peers = mesh.serverLines(i, peerPorts[i]);
-        ensemble.servers.push(
-          new ZkServer({ tickTime, syncLimit, initLimit, myid: i + 1, peers, dataDir, clientPort: ports[3 * i] }),
-        );
+        const peers = mesh.serverLines(i, peerPorts[i], observer ? SIZE : undefined);
+        const isObserver = i === SIZE;
+        const masterPort = isObserver ? mesh.observerMasterPort : masterPorts[i];
+        const extraConfig = [
+          ...(isObserver ? ['peerType=observer'] : []),
+          ...(masterPort === undefined ? [] : [`observerMasterPort=${masterPort}`]),
+        ];
+        const fourLetterWords = isObserver ? options.observerFourLetterWords : undefined;
+        const config = { tickTime, syncLimit, initLimit, myid: i + 1, peers, dataDir, clientPort: ports[3 * i] };
+        ensemble.servers.push(new ZkServer({ ...config, extraConfig, fourLetterWords }));
       }
-      await Promise.all(ensemble.servers.map((s) => s.start(false)));
-      await Promise.all(ensemble.servers.map((s) => s.waitServing()));
+      const voters = ensemble.servers.slice(0, SIZE);
+      await Promise.all(voters.map((s) => s.start(false)));
+      await Promise.all(voters.map((s) => s.waitServing()));
+      if (observer) {
+        // Only followers run an observer master: the observer's goes to one of them.
+        if (withMasters) ensemble.observeThrough((await ensemble.leader()) === 0 ? 1 : 0);
+        await ensemble.servers[SIZE].start();
+      }
     } catch (error) {
       await ensemble.destroy();
       throw error;
     }
     return ensemble;
+  }
+
+  /** The observer's index, when there is one. */
+  get observerIndex(): number | undefined {
+    return this.servers.length > SIZE ? SIZE : undefined;
+  }
+
+  /**
+   * From now on the observer's calls to an observer master reach follower `follower`
+   * (observer-master mode); a connection the observer holds already stays where it is.
+   */
+  observeThrough(follower: number): void {
+    this.mesh.observeThrough(follower, this.masterPorts[follower]);
+    this.master = follower;
+  }
+
+  /** The follower the observer's calls to an observer master reach (observer-master mode). */
+  get observerMaster(): number | undefined {
+    return this.master;
   }
 
   /** Every server's client port: clients reach servers directly, never through the mesh. */
@@ -90,7 +137,7 @@ export class PartitionableEnsemble {
     return found.index;
   }
 
-  /** `leader` or `follower`, or undefined while server i does not serve (looking, or down). */
+  /** `leader`, `follower` or `observer`, or undefined while server i does not serve (looking, or down). */
   mode(i: number): Promise<string | undefined> {
     return this.servers[i].running ? this.servers[i].mode() : Promise.resolve(undefined);
   }
@@ -144,8 +191,9 @@ export class PartitionableEnsemble {
     const harness = new Set(tcpSocketsOf('self').map((s) => s.localPort));
     const outbound = this.mesh.outboundPorts(i);
     const { quorumPort, electionPort } = this.peerPorts[i];
+    const inbound = new Set([quorumPort, electionPort, this.masterPorts[i]]);
     const viaProxy = (local: number, remote: number) =>
-      outbound.has(remote) || ((local === quorumPort || local === electionPort) && harness.has(remote));
+      outbound.has(remote) || (inbound.has(local) && harness.has(remote));
     return connections
       .filter((c) => c.localPort !== server.clientPort && !viaProxy(c.localPort, c.remotePort))
       .map((c) => `server ${i + 1}: 127.0.0.1:${c.localPort} <-> 127.0.0.1:${c.remotePort}`);

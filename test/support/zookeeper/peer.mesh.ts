@@ -37,12 +37,20 @@ const host = (port: number) => `127.0.0.1:${port}`;
  */
 export class PeerMesh {
   private readonly routes: Route[] = [];
+  /** An observer's way to its observer master (a follower's `observerMasterPort`), if any. */
+  private master: { from: number; to: number; proxy: PeerProxy } | undefined;
 
   private constructor(private readonly size: number) {}
 
-  /** Starts the proxies for servers listening on `ports` (one entry per server). */
-  static async start(ports: readonly PeerPorts[]): Promise<PeerMesh> {
+  /**
+   * Starts the proxies for servers listening on `ports` (one entry per server), and with
+   * `observer`, one more proxy that server uses for every observer master it calls: on
+   * loopback they all share the observer's `observerMasterPort`, so the mesh decides which
+   * follower answers (`observeThrough`).
+   */
+  static async start(ports: readonly PeerPorts[], observer?: number): Promise<PeerMesh> {
     const mesh = new PeerMesh(ports.length);
+    if (observer !== undefined) mesh.master = { from: observer, to: -1, proxy: new PeerProxy({ targetPort: 0 }) };
     ports.forEach((_, from) =>
       ports.forEach(({ quorumPort, electionPort }, to) => {
         if (from === to) return;
@@ -61,12 +69,24 @@ export class PeerMesh {
     return mesh;
   }
 
-  /** Server i's `server.N=` lines: its own real ports, and a proxy for every peer. */
-  serverLines(i: number, own: PeerPorts): string[] {
+  /** Server i's `server.N=` lines: its own real ports, and a proxy for every peer (`observer`: that one's index). */
+  serverLines(i: number, own: PeerPorts, observer?: number): string[] {
     return Array.from({ length: this.size }, (_, j) => {
       const ports = j === i ? own : this.portsOf(this.route(i, j));
-      return `server.${j + 1}=${host(ports.quorumPort)}:${ports.electionPort}`;
+      const role = j === observer ? ':observer' : '';
+      return `server.${j + 1}=${host(ports.quorumPort)}:${ports.electionPort}${role}`;
     });
+  }
+
+  /** The port the observer calls its observer masters on (the proxy's). */
+  get observerMasterPort(): number | undefined {
+    return this.master?.proxy.port;
+  }
+
+  /** From now on the observer's calls to an observer master reach server `to`, on `port`. */
+  observeThrough(to: number, port: number): void {
+    this.master!.to = to;
+    this.master!.proxy.targetPort = port;
   }
 
   /** Delays everything server `from` sends to server `to` on their quorum connection by `ms`. */
@@ -76,9 +96,10 @@ export class PeerMesh {
 
   /** Cuts every route that starts or ends at an isolated server, and heals the others. */
   partition(isolated: ReadonlySet<number>): void {
-    for (const route of this.routes) {
+    const master = this.master ? [{ ...this.master, proxies: [this.master.proxy] }] : [];
+    for (const route of [...this.routes.map((r) => ({ ...r, proxies: [r.quorum, r.election] })), ...master]) {
       const cut = isolated.has(route.from) || isolated.has(route.to);
-      for (const proxy of [route.quorum, route.election]) {
+      for (const proxy of route.proxies) {
         if (cut && !proxy.cut) proxy.partition();
         if (!cut && proxy.cut) proxy.heal();
       }
@@ -108,7 +129,9 @@ export class PeerMesh {
 
   /** The ports server i connects to when it calls a peer: all its routes' proxies. */
   outboundPorts(i: number): Set<number> {
-    return new Set(this.routes.filter((r) => r.from === i).flatMap((r) => [r.quorum.port, r.election.port]));
+    const ports = this.routes.filter((r) => r.from === i).flatMap((r) => [r.quorum.port, r.election.port]);
+    if (this.master?.from === i) ports.push(this.master.proxy.port);
+    return new Set(ports);
   }
 
   async stop(): Promise<void> {
@@ -124,6 +147,6 @@ export class PeerMesh {
   }
 
   private proxies(): PeerProxy[] {
-    return this.routes.flatMap((r) => [r.quorum, r.election]);
+    return [...this.routes.flatMap((r) => [r.quorum, r.election]), ...(this.master ? [this.master.proxy] : [])];
   }
 }

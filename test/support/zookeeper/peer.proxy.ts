@@ -34,8 +34,12 @@ export class PeerProxy {
   private isCut = false;
   /** Delay of every byte to the target, e.g. a follower's requests and acks to its leader. */
   delayToTargetMs = 0;
+  /** Where connections accepted from now on lead. */
+  targetPort: number;
 
-  constructor(private readonly options: PeerProxyOptions) {}
+  constructor(private readonly options: PeerProxyOptions) {
+    this.targetPort = options.targetPort;
+  }
 
   get cut(): boolean {
     return this.isCut;
@@ -72,7 +76,7 @@ export class PeerProxy {
 
   private accept(source: Socket): void {
     const link = new PeerLink(source, {
-      targetPort: this.options.targetPort,
+      targetPort: this.targetPort,
       outbound: this.rewriter(),
       delivered: (direction, bytes) => {
         if (direction === 'toTarget') this.traffic.bytesToTarget += bytes;

@@ -23,10 +23,15 @@ export interface ZkServerConfig {
   peers?: string[];
   dataDir?: string;
   clientPort?: number;
+  /** Further `zoo.cfg` lines (`peerType=observer`, `observerMasterPort=…`, `minSessionTimeout=…`). */
+  extraConfig?: readonly string[];
+  /** The four-letter words the server answers; default: those the harness reads. */
+  fourLetterWords?: readonly string[];
   /** JVM options before the class path; default: a small heap and quick start-up (C1 only) for tests. */
   jvmArgs?: readonly string[];
 }
 
+const HARNESS_WORDS = ['srvr', 'mntr', 'ruok', 'stat', 'cons', 'wchs', 'wchc', 'dump'];
 const TEST_JVM_ARGS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
 
 /**
@@ -86,12 +91,11 @@ export class ZkServer {
     if (waitReady) await this.waitServing();
   }
 
-  /** Waits until the server answers `srvr` with a Mode line (it serves clients then). */
+  /** Waits until the server tells its mode (it serves clients then). */
   async waitServing(timeoutMs = 20_000): Promise<string> {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const reply = await fourLetter(this.port, 'srvr', 500).catch(() => '');
-      const mode = /Mode: (\w+)/.exec(reply)?.[1];
+      const mode = await this.askMode(500);
       if (mode) return mode;
       if (!this.process) throw new Error(`ZooKeeper on port ${this.port} exited; see ${this.dataDir}/server.log`);
       if (Date.now() > until)
@@ -102,10 +106,20 @@ export class ZkServer {
     }
   }
 
-  /** `leader`, `follower` or `standalone`, or undefined when not serving. */
-  async mode(): Promise<string | undefined> {
-    const reply = await fourLetter(this.port, 'srvr', 1000).catch(() => '');
-    return /Mode: (\w+)/.exec(reply)?.[1];
+  /** `leader`, `follower`, `observer` or `standalone`, or undefined when not serving. */
+  mode(): Promise<string | undefined> {
+    return this.askMode(1000);
+  }
+
+  /** From `srvr`, or from `mntr` when the server is not to answer `srvr`. */
+  private async askMode(timeoutMs: number): Promise<string | undefined> {
+    const bySrvr = this.words.includes('srvr');
+    const reply = await fourLetter(this.port, bySrvr ? 'srvr' : 'mntr', timeoutMs).catch(() => '');
+    return (bySrvr ? /^Mode: (\w+)/m : /^zk_server_state\s+(\w+)/m).exec(reply)?.[1];
+  }
+
+  private get words(): readonly string[] {
+    return this.config.fourLetterWords ?? HARNESS_WORDS;
   }
 
   async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
@@ -136,8 +150,9 @@ export class ZkServer {
       `syncLimit=${syncLimit}`,
       'maxClientCnxns=0',
       'admin.enableServer=false',
-      '4lw.commands.whitelist=srvr,mntr,ruok,stat,cons,wchs,wchc,dump',
+      `4lw.commands.whitelist=${this.words.join(',')}`,
       `forceSync=${forceSync ? 'yes' : 'no'}`,
+      ...(this.config.extraConfig ?? []),
       ...(peers ?? []),
     ];
     if (myid !== undefined) writeFileSync(join(data, 'myid'), String(myid));

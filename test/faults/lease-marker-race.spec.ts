@@ -27,6 +27,29 @@ const LEASE = /^[0-9a-f]{32}__lease__(\d{10})$/;
 const seqOf = (node: string): number => Number(LEASE.exec(node)![1]);
 const leafOf = (lease: ZkLeaseHandle): string => lease.path.slice(lease.path.lastIndexOf('/') + 1);
 
+/**
+ * Six racing clients: four direct, and two through proxies (also pushed to `proxies`, for
+ * cleanup) whose connections are dropped and whose replies are cut, so that directory
+ * creates, reads and node creates are retried after a reconnect.
+ */
+async function racingBackends(
+  fx: LockFixture,
+  proxies: TcpProxy[],
+  options: Partial<ZkLockOptions> = {},
+): Promise<{ backends: ZkLockBackend[]; proxied: TcpProxy[] }> {
+  const backends: ZkLockBackend[] = [];
+  const proxied: TcpProxy[] = [];
+  for (let i = 0; i < 4; i++) backends.push(await fx.backend({ ...options, sessionTimeoutMs: 4000 }));
+  for (let i = 0; i < 2; i++) {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    proxies.push(proxy);
+    proxied.push(proxy);
+    backends.push(await fx.backend({ ...options, connectionString: proxy.connectionString, sessionTimeoutMs: 4000 }));
+  }
+  return { backends, proxied };
+}
+
 describe('lease counts that disagree, racing for a directory that comes and goes', () => {
   let fx: LockFixture;
   const proxies: TcpProxy[] = [];
@@ -37,18 +60,7 @@ describe('lease counts that disagree, racing for a directory that comes and goes
   });
 
   it('a grant is only ever made under the count its directory stores, and never beyond it', async () => {
-    const backends: ZkLockBackend[] = [];
-    const proxied: TcpProxy[] = [];
-    for (let i = 0; i < 4; i++) backends.push(await fx.backend({ sessionTimeoutMs: 4000 }));
-    // Two more through proxies whose connections are dropped and whose replies are cut, so that
-    // directory creates, reads and node creates are retried after a reconnect.
-    for (let i = 0; i < 2; i++) {
-      const proxy = new TcpProxy(zkPort());
-      await proxy.start();
-      proxies.push(proxy);
-      proxied.push(proxy);
-      backends.push(await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: 4000 }));
-    }
+    const { backends, proxied } = await racingBackends(fx, proxies);
     const name = 'racing';
     const dir = backends[0].pathOf(name);
     const live = new Set<ZkLeaseHandle>();
@@ -186,16 +198,7 @@ describe.each<[string, Partial<ZkLockOptions>]>([
   });
 
   it('never two kinds or two counts at once, and the directory always stores the one granted', async () => {
-    const backends: ZkLockBackend[] = [];
-    for (let i = 0; i < 4; i++) backends.push(await fx.backend({ ...options, sessionTimeoutMs: 4000 }));
-    const proxied: TcpProxy[] = [];
-    for (let i = 0; i < 2; i++) {
-      const proxy = new TcpProxy(zkPort());
-      await proxy.start();
-      proxies.push(proxy);
-      proxied.push(proxy);
-      backends.push(await fx.backend({ ...options, connectionString: proxy.connectionString, sessionTimeoutMs: 4000 }));
-    }
+    const { backends, proxied } = await racingBackends(fx, proxies, options);
     const name = 'changing';
     const dir = backends[0].pathOf(name);
     const live = new Set<Grant>();

@@ -1,6 +1,7 @@
 import type { ZkLockBackend } from '../../lib/index';
 import type { ZkLeaseHandle } from '../../lib/core/lease/zk-lease.handle';
 import { LockFixture } from '../support/lock-fixture';
+import { countsSince } from '../support/request-counts';
 import { waitUntil } from '../support/wait-until';
 import { fourLetter } from '../support/zookeeper/four-letter';
 import { zkPort } from '../support/zk-test-env';
@@ -134,8 +135,13 @@ describe('leases: no herd and no missed wake-up', () => {
       for (const client of woken) if (client !== head) intruders.add(client);
       return woken.includes(head);
     }, `the head of ${name} to watch its children`);
-    expect(intruders.size).toBe(0); // nobody but the head is ever told of a child change
+    // Besides the head, only a holder is told, once: the watch the read that granted it set
+    // as head (one-shot, so the probe used it up). Then nobody but the head is.
+    const holders = new Set((await queue(name)).slice(0, maxLeases).map((node) => clientOf.get(node)));
+    expect([...intruders].filter((client) => !holders.has(client))).toEqual([]);
     await idle(head); // the probe woke it: back on its watch before anything else happens
+    expect(await childWatchers(dir, [...new Set(clientOf.values())])).toEqual([head]);
+    await idle(head);
   }
 
   it('holders are watched by nobody, the head watches the children, every later waiter the node just ahead', async () => {
@@ -298,9 +304,11 @@ describe('leases: no herd and no missed wake-up', () => {
       `lease grant with ${waiterCount} waiters: ${JSON.stringify(sums)} per grant; release-to-grant p50 ${p50.toFixed(2)} ms`,
     );
     // Every grant alike: the leaver's delete; the head's children read and grant signal;
-    // the next waiter's children read (with a watch). Two notifications in the whole crowd.
-    for (const cost of costs)
-      expect(cost).toEqual({ create: 0, getChildren: 2, getData: 0, setData: 1, remove: 1, notification: 2 });
+    // the next waiter's children read (with a watch). Two notifications in the whole crowd,
+    // and a third from the second grant on: the leaver was granted as head by a read that
+    // set its next children watch, which its own delete fires (no request comes of it).
+    for (const [i, cost] of costs.entries())
+      expect(cost).toEqual({ create: 0, getChildren: 2, getData: 0, setData: 1, remove: 1, notification: i ? 3 : 2 });
     grantCosts.set(waiterCount, sums);
     if (grantCosts.size === 2) {
       const [small, large] = [grantCosts.get(10)!, grantCosts.get(100)!];
@@ -311,6 +319,55 @@ describe('leases: no herd and no missed wake-up', () => {
     await leaving.release();
     for (const waiter of waiters.slice(grants)) await (await waiter.lease).release();
     for (const holder of holders.slice(1)) await holder.release();
+  });
+
+  /**
+   * Arrivals behind the queue wake only the head (its children watch), and each wake costs
+   * it one children read, the one that also sets its next watch: 100 arrivals, 100 reads
+   * of the queue, not 200. The waiters behind the head, and the holders, send nothing.
+   */
+  it('an arrival costs the head one children read and nobody else anything', async () => {
+    const maxLeases = 3;
+    const arrivals = 100;
+    const name = 'arrivals';
+    const clients = await fx.many(maxLeases + 5 + 4, { emptyDirectoryGraceMs: 60_000 });
+    const [members, arrivers] = [clients.slice(0, maxLeases + 5), clients.slice(maxLeases + 5)];
+    const dir = clients[0].pathOf(name);
+    const holders = [];
+    for (const client of members.slice(0, maxLeases)) holders.push(await client.acquireLease(name, { maxLeases }));
+    const waiters: Waiter[] = [];
+    for (const client of members.slice(maxLeases)) waiters.push(await wait(client, name, maxLeases));
+    const clientOf = new Map((await queue(name)).map((node, i) => [node, members[i]]));
+    await settled(name, dir, maxLeases, clientOf);
+
+    const head = waiters[0].client;
+    const notifications = (): number => head.client.counter.snapshot().notification ?? 0;
+    const before = members.map((client) => client.client.counter.snapshot());
+    const giveUps: AbortController[] = [];
+    const late: Promise<unknown>[] = [];
+    for (let i = 0; i < arrivals; i++) {
+      const woken = notifications();
+      const queued = (await fx.nodes(name))!.length;
+      giveUps.push(new AbortController());
+      const arrival = arrivers[i % arrivers.length].acquireLease(name, { maxLeases, signal: giveUps[i].signal });
+      late.push(arrival.catch(() => undefined));
+      await fx.queued(name, queued + 1);
+      // One arrival at a time: the head is told of it, reads once and is back on its watch.
+      await waitUntil(() => Promise.resolve(notifications() === woken + 1), 'the head to be told of the arrival');
+      await idle(head);
+    }
+    const queueOps = ['create', 'getChildren', 'getData', 'setData', 'remove', 'notification'];
+    const spent = members.map((client, i) =>
+      Object.fromEntries(Object.entries(countsSince(client, before[i])).filter(([op]) => queueOps.includes(op))),
+    );
+    expect(spent[maxLeases]).toEqual({ getChildren: arrivals, notification: arrivals });
+    for (const [i, cost] of spent.entries()) if (i !== maxLeases) expect(cost).toEqual({}); // holders, later waiters
+    expect(waiters.some((waiter) => waiter.granted)).toBe(false);
+
+    for (const giveUp of giveUps) giveUp.abort();
+    await Promise.all(late);
+    for (const holder of holders) await holder.release();
+    for (const waiter of waiters) await (await waiter.lease).release();
   });
 
   it('random holds, releases and give-ups: never more than maxLeases holders, every patient waiter served', async () => {

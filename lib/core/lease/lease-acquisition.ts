@@ -127,8 +127,12 @@ export class LeaseAcquisition {
       }
       if (this.req.timeoutMs === 0) return null;
       if (position.kind === 'head') {
-        // The head waits on a children watch; a listing read without one is read again with one.
-        turn.watchChildren = !wake;
+        // The head waits on a children watch, and every read it makes next sets the next one:
+        // a wake costs one read whatever its cause (a holder leaving, or a node arriving
+        // behind us, which cannot grant us), and a read without a watch is read again with one.
+        // When that read grants us, its watch stays on the server until the next change
+        // fires it (one notification, no request): cheaper than reading twice per arrival.
+        turn.watchChildren = true;
         if (wake) await this.stop.race(wake.fired);
         return WAIT;
       }

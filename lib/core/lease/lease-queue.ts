@@ -7,7 +7,7 @@ import { parseLeaseNode, type ParsedLeaseNode } from './lease-node.naming.js';
  *
  * The `maxLeases` lowest-numbered lease nodes hold. The first waiter (the *head*, at index
  * `maxLeases`) watches the directory's children: any holder leaving, in any order, fires
- * it. Every other waiter watches the node just ahead of it, which cannot hold before that
+ * it (so does an arrival: one read, which sets its next watch). Every other waiter watches the node just ahead of it, which cannot hold before that
  * node holds or leaves; a waiter that comes to hold with nodes queued behind it writes its
  * own node's data once (the *grant signal*), which fires its successor's watch. See
  * docs/recipes.md, "Leases", for the argument that no wake-up is missed.

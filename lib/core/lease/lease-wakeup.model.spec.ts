@@ -72,7 +72,7 @@ function remove(s: State, node: string, phase: Phase): State {
 function fireChildren(s: State): State {
   const phase = { ...s.phase };
   for (const client of s.childWatchers)
-    if (phase[client].k === 'waitChildren') phase[client] = { k: 'list', watch: false };
+    if (phase[client].k === 'waitChildren') phase[client] = { k: 'list', watch: true }; // one read, re-arming
   return { ...s, childWatchers: [], phase };
 }
 

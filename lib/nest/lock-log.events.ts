@@ -13,7 +13,7 @@ const SKIPPED = {
 /** What `LockService` reports through Nest's `Logger` (context `ZkLock`). */
 export const lockLogEvents: LockerEvents = {
   skipped: ({ name, mode, reason }) =>
-    logger.debug(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`),
+    logger.verbose(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`),
   lost: ({ name, heldMs, error, ignored }) =>
     logger.warn(
       `Lock "${name}" was lost ${heldMs} ms after it was granted, while the locked call still ran: ${error.why}. ` +

@@ -74,7 +74,7 @@ export function WhenLeader(group: string, options?: WhenLeaderOptions): MethodDe
       const run = leadershipRegistry
         .find(lockService)
         ?.runAsLeader(group, () => lockServiceRegistry.runFor(lockService, () => original.apply(this, args)), work);
-      if (!run) logger.debug(leadershipMessages.skipped(method, group));
+      if (!run) logger.verbose(leadershipMessages.skipped(method, group)); // routine on every other instance
       return run;
     };
     copyMethodMetadata(original, wrapped);

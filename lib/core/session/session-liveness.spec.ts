@@ -6,7 +6,11 @@ const T = 6000;
 
 type Hooks = LivenessHooks & { pending?: number; pendingWrite?: number };
 
-function setup(timeoutMs = T): { liveness: SessionLiveness; calls: string[]; hooks: Hooks } {
+function setup(timeoutMs: number | (() => number) = T): {
+  liveness: SessionLiveness;
+  calls: string[];
+  hooks: Hooks;
+} {
   const calls: string[] = [];
   const hooks: Hooks = {
     heartbeat: () => calls.push(`heartbeat@${Date.now()}`),
@@ -17,7 +21,7 @@ function setup(timeoutMs = T): { liveness: SessionLiveness; calls: string[]; hoo
     gone: (unproven) => calls.push(`gone@${Date.now()} unproven ${unproven}`),
   };
   const liveness = new SessionLiveness(
-    () => timeoutMs,
+    typeof timeoutMs === 'number' ? () => timeoutMs : timeoutMs,
     hooks,
     Date.now(),
     () => Date.now(),
@@ -306,6 +310,62 @@ describe('SessionLiveness', () => {
     expect(calls).toEqual([]);
     liveness.onConnected(0, true); // a new session: proven from when the attempt started
     expect(liveness.check()).toBe(false); // from then on the clock counts
+    liveness.stop();
+  });
+
+  it('keeps the pace of a timeout renegotiated on a reconnect (80 s, then 4 s): a session answered throughout stays trusted', () => {
+    let timeoutMs = 80_000;
+    const { liveness, calls, hooks } = setup(() => timeoutMs);
+    // A healthy server: every heartbeat is committed 20 ms after it is sent.
+    hooks.heartbeat = () => {
+      const sentAt = Date.now();
+      calls.push(`heartbeat@${sentAt}`);
+      liveness.writeSent(sentAt);
+      setTimeout(() => liveness.answered(sentAt, true), 20);
+    };
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(10_000);
+    liveness.onDisconnected();
+    timeoutMs = 4000; // the next server grants 20 × its tickTime of 200 ms
+    liveness.onConnected(10_000);
+    jest.advanceTimersByTime(20_000);
+    expect(calls.filter((c) => !c.startsWith('heartbeat'))).toEqual([]);
+    expect(liveness.check()).toBe(true);
+    // Heartbeats at the new pace (due every 267 ms, checked every 133 ms: every 400), not every 2667 ms.
+    const after = only(calls, 'heartbeat').filter((c) => Number(c.split('@')[1]) > 10_000);
+    expect(after.length).toBeGreaterThanOrEqual(20_000 / 400);
+    liveness.stop();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('after a reconnect that lengthens the timeout (4 s, then 80 s), the proof keeps the old one until a write on the new connection is answered', () => {
+    let timeoutMs = 4000;
+    const { liveness, calls } = setup(() => timeoutMs);
+    liveness.onConnected(0, true); // proves 0 under 4 s: at risk from 3200
+    jest.advanceTimersByTime(1000);
+    liveness.onDisconnected();
+    timeoutMs = 80_000;
+    liveness.onConnected(1000); // the re-attach may not have reached the leader: it may still count 4 s from 0
+    jest.advanceTimersByTime(2199);
+    expect(only(calls, 'at-risk')).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(only(calls, 'at-risk')).toEqual(['at-risk@3200 unproven 3200']);
+    jest.advanceTimersByTime(800);
+    expect(only(calls, 'gone')).toEqual(['gone@4000 unproven 4000']);
+  });
+
+  it('after a reconnect that shortens the timeout (80 s, then 4 s), counts the new one from the re-attach until a write on it is answered', () => {
+    let timeoutMs = 80_000;
+    const { liveness, calls } = setup(() => timeoutMs);
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(10_000);
+    liveness.onDisconnected();
+    timeoutMs = 4000;
+    liveness.onConnected(10_000); // its heartbeat is never answered
+    jest.advanceTimersByTime(3199);
+    expect(only(calls, 'at-risk')).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(only(calls, 'at-risk')).toEqual(['at-risk@13200 unproven 13200']);
     liveness.stop();
   });
 });

@@ -37,6 +37,11 @@ export class SessionLiveness {
   private lastWriteSentAt = -Infinity;
   private connected = false;
   private tick: NodeJS.Timeout | undefined;
+  private tickPeriodMs = 0;
+  /** The timeout negotiated when the proof last moved (proofs come from the connection in use). */
+  private provenUnderMs: number | undefined;
+  /** When a re-attach not yet proven was asked for: it touches the session no earlier. */
+  private unprovenAttachAt = Infinity;
   private deadline: NodeJS.Timeout | undefined;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
   private pairsHeld = false;
@@ -53,7 +58,7 @@ export class SessionLiveness {
 
   /** How far ahead of the leader's possible expiry holders stop trusting their locks. */
   get marginMs(): number {
-    return Math.round(this.timeoutMs() / 5);
+    return Math.round(Math.min(this.provenUnderMs ?? Infinity, this.timeoutMs()) / 5);
   }
 
   /** Longest wait for any answer before the server is presumed dead (as ZooKeeper's Java client). */
@@ -83,11 +88,19 @@ export class SessionLiveness {
 
   /** When locks stop being trusted, unless a new proof comes first. */
   get atRiskAt(): number {
-    return this.evidence.provenAt + this.timeoutMs() - this.marginMs;
+    return this.goneAt - this.marginMs;
   }
 
+  /**
+   * The earliest the leader may expire the session. Each connect may negotiate another
+   * timeout, and a re-attach hands it to the leader as it touches the session (no earlier
+   * than the attempt began); until a write on the new connection proves that happened,
+   * the leader may still hold the proof under the timeout it was made with. So: the
+   * sooner of the two, and the same as ever when the timeout did not change.
+   */
   get goneAt(): number {
-    return this.evidence.provenAt + this.timeoutMs();
+    const provenUnderMs = this.provenUnderMs ?? this.timeoutMs();
+    return Math.min(this.evidence.provenAt + provenUnderMs, this.unprovenAttachAt + this.timeoutMs());
   }
 
   /** A write went out at `sentAt`. */
@@ -108,9 +121,11 @@ export class SessionLiveness {
    */
   onConnected(attemptStartedAt: number, newSession = false): void {
     this.connected = true;
+    this.unprovenAttachAt = attemptStartedAt;
+    this.provenUnderMs ??= this.timeoutMs(); // the first connect's start, proven at construction
     if (this.evidence.connected(attemptStartedAt, this.now(), newSession)) this.proofMoved();
     this.hooks.heartbeat(); // the first of a pair, at once
-    this.tick ??= setInterval(() => this.onTick(), Math.max(1, Math.round(this.timeoutMs() / 30)));
+    this.armTick();
     this.armDeadline();
   }
 
@@ -143,6 +158,8 @@ export class SessionLiveness {
   }
 
   private proofMoved(): void {
+    this.provenUnderMs = this.timeoutMs();
+    this.unprovenAttachAt = Infinity; // proven on this connection: its timeout applies from the proof on
     // Only a proof sent before the risk began brings trust back for new grants.
     if (this.phase === 'at-risk' && this.now() < this.atRiskAt) {
       this.phase = 'trusted';
@@ -183,6 +200,19 @@ export class SessionLiveness {
   private leave(sentBefore: number): void {
     this.connected = false;
     this.hooks.dropConnection(sentBefore);
+  }
+
+  /**
+   * Every connect may negotiate another timeout (another server, another maxSessionTimeout):
+   * the heartbeats and the checks must keep the pace of the timeout in force, or a session
+   * moved from 80 s to 4 s would send its heartbeats 20 times too rarely and lose its locks.
+   */
+  private armTick(): void {
+    const periodMs = Math.max(1, Math.round(this.timeoutMs() / 30));
+    if (this.tick && periodMs === this.tickPeriodMs) return;
+    clearInterval(this.tick);
+    this.tickPeriodMs = periodMs;
+    this.tick = setInterval(() => this.onTick(), periodMs);
   }
 
   /** One timer, re-armed lazily: when it fires it first checks whether the proof moved on. */

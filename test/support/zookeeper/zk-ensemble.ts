@@ -13,7 +13,12 @@ export class ZkEnsemble {
 
   private constructor() {}
 
-  static async start(size = 3, tickTime = 200): Promise<ZkEnsemble> {
+  /** `extraConfig`: further `zoo.cfg` lines of server `index` (e.g. a `maxSessionTimeout` of its own). */
+  static async start(
+    size = 3,
+    tickTime = 200,
+    extraConfig: (index: number) => readonly string[] = () => [],
+  ): Promise<ZkEnsemble> {
     const ensemble = new ZkEnsemble();
     const ports = await Promise.all(Array.from({ length: size * 3 }, () => freePort()));
     const peers = Array.from(
@@ -23,7 +28,9 @@ export class ZkEnsemble {
     for (let i = 0; i < size; i++) {
       const dataDir = join(ensemble.root, `s${i + 1}`);
       mkdirSync(dataDir, { recursive: true });
-      ensemble.servers.push(new ZkServer({ tickTime, myid: i + 1, peers, dataDir, clientPort: ports[3 * i] }));
+      ensemble.servers.push(
+        new ZkServer({ tickTime, myid: i + 1, peers, dataDir, clientPort: ports[3 * i], extraConfig: extraConfig(i) }),
+      );
     }
     await Promise.all(ensemble.servers.map((s) => s.start(false)));
     await Promise.all(ensemble.servers.map((s) => s.waitServing()));

@@ -1,6 +1,7 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
+import { fanOutAbort } from '../util/abort-fan-out.js';
 import { longTimeout } from '../util/long-timeout.js';
 import type { LockGroupRequests } from './lock-group.requests.js';
 import type { ResolvedMultiAcquireOptions } from './multi-lock.options.js';
@@ -111,12 +112,17 @@ export class MultiLockAcquisition {
     this.blocked = from;
     const locks = this.plan.slice(from);
     const { nodeFormat } = this.options;
-    const results =
+    // Each try listens to a signal of its own, fed by one listener on the round's.
+    const fanOut = fanOutAbort(signal, locks.length);
+    const results = await (
       this.together && locks.length > 1
-        ? await this.together.tryAll(locks, signal, nodeFormat)
-        : await Promise.allSettled(
-            locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, nodeFormat, signal })),
-          );
+        ? this.together.tryAll(locks, fanOut.signals, nodeFormat)
+        : Promise.allSettled(
+            locks.map(async ({ name, mode }, i) =>
+              this.backend.tryAcquire(name, { mode, nodeFormat, signal: fanOut.signals[i] }),
+            ),
+          )
+    ).finally(fanOut.dispose);
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
     results.forEach((result, offset) => {

@@ -56,17 +56,18 @@ export class ZkLockGroupRequests implements LockGroupRequests {
 
   async tryAll(
     locks: readonly PlannedLock[],
-    signal: AbortSignal,
+    signals: readonly AbortSignal[],
     nodeFormat: NodeFormat | undefined,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
     // Every node's name first: a mode its format refuses fails the call before anything is sent.
     const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
     await this.ctx.started();
-    const batch = this.ctx.client.isClosed || signal.aborted ? undefined : this.prepareCreates(locks, formats); // else each try says why
+    const batch =
+      this.ctx.client.isClosed || signals.some((s) => s.aborted) ? undefined : this.prepareCreates(locks, formats); // else each try says why
     // Every try is set up (synchronously, up to its wait for the node) before the requests
     // leave: the client is then idle while the server works, whose threads need the cores.
     const tries = locks.map(({ name, mode }, i) =>
-      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, batch?.sent[i]),
+      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal: signals[i], timeoutMs: 0 }, batch?.sent[i]),
     );
     batch?.send();
     return Promise.allSettled(tries);

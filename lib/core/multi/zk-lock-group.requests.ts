@@ -43,8 +43,10 @@ interface Removal {
  * A group's requests on ZooKeeper. ZooKeeper commits each write separately, and the
  * commits, not the round trips, are what several locks cost: so the creates of a wave go
  * as one `multi` (the children reads pipelined right behind it, as one `multiRead` when
- * the server takes it), and a group's deletes as another. Every other step is each
- * lock's own (`LockAcquisition`, `NodeReaper`), which keeps every recovery: a multi
+ * the server takes it), and a group's deletes as another; each as several, all sent at
+ * once, when over `MAX_REQUEST_BYTES` (a longer request makes ZooKeeper drop the
+ * connection). Every other step is each lock's own (`LockAcquisition`, `NodeReaper`),
+ * which keeps every recovery, whichever multi a lock's node is in: a multi
  * creates all its nodes or none, so when its reply is lost each lock finds its node, or
  * not, by its guid as after a single create; when it fails (a directory not there yet),
  * each lock creates its node alone, making the directory; a lost `multiRead` reply makes

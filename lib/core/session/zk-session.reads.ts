@@ -79,10 +79,10 @@ export abstract class ZkSessionReads extends ZkSessionLifecycle {
   }
 
   /**
-   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops when the server
-   * takes them, otherwise one request each. Per op, in order, its result or the ZooKeeper
-   * error it met. Rejects when a `multiRead` fails whole (a lost connection) or the
-   * session is lost.
+   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops (and
+   * `MAX_REQUEST_BYTES`) when the server takes them, otherwise one request each. Per op,
+   * in order, its result or the ZooKeeper error it met. Rejects when a `multiRead` fails
+   * whole (a lost connection) or the session is lost.
    */
   async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
     if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));

@@ -26,7 +26,11 @@ describe('acquireAll: a create is sent only for a try that took it', () => {
         name === 'b' ? Promise.reject(new Error('stopped before its create')) : ctx.tryAcquire(name, options, sent),
     });
     const before = backend.client.counter.snapshot();
-    const results = await refusing.tryAll(planLocks(['a', 'b', 'c']), new AbortController().signal, undefined);
+    const results = await refusing.tryAll(
+      planLocks(['a', 'b', 'c']),
+      [0, 1, 2].map(() => new AbortController().signal),
+      undefined,
+    );
 
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const after = backend.client.counter.snapshot();

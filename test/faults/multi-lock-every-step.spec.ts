@@ -267,3 +267,48 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
     });
   });
 });
+
+// A group over 512 KiB of creates goes as several multis (`MAX_REQUEST_BYTES`): the second
+// one cut is recovered as a lone multi is, while the first one's nodes stay theirs.
+describe('a connection cut at the second multi of a group too large for one', () => {
+  let fx: LockFixture;
+  let proxy: StepCutProxy;
+  let client: ZkLockBackend;
+  // 600 names of 1,024 characters: about 660 KB of creates, two multis.
+  const names = Array.from({ length: 600 }, (_, i) => `${String(i).padStart(3, '0')}${'m'.repeat(1021)}`);
+  const counts = (): Promise<number[]> => Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-cut-batches');
+    proxy = new StepCutProxy(fx.rootPath);
+    await proxy.start();
+    client = await fx.backend({ connectionString: proxy.connectionString, emptyDirectoryGraceMs: 60_000 });
+    // Every directory in place, so the creates all go in the group's two multis.
+    await fx.inspector.create(fx.rootPath);
+    await Promise.all(names.map((name) => fx.inspector.create(client.pathOf(name))));
+    await client.client.liveSession().readyToReadTogether();
+  });
+  afterAll(async () => {
+    await fx.cleanup();
+    await proxy.stop();
+  });
+
+  it.each<When>(['before', 'after'])(
+    'cut %s it: granted, exactly one node per name, the same session; released, none',
+    async (when) => {
+      const sessionId = client.client.session.id;
+      const cut = proxy.arm(2, when);
+      const group = await client.acquireAll(names, { timeoutMs: 20_000 });
+      const request = await cut;
+      expect(request.op).toBe(MULTI); // the second multi of creates
+      expect(request.ops?.length).toBeLessThan(names.length);
+      expect(request.ops?.every((op) => op.startsWith('create '))).toBe(true);
+      expect(group.handles.every((handle) => handle.isHeld())).toBe(true);
+      const nodes = await Promise.all(names.map((name) => fx.nodes(name)));
+      expect(nodes).toEqual(group.handles.map((handle) => [nodeOf(handle as ZkLockHandle)]));
+      await group.release();
+      await waitUntil(async () => (await counts()).every((count) => count === 0), 'every node to go');
+      expect(client.client.session.id).toBe(sessionId);
+    },
+  );
+});

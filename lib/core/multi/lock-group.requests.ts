@@ -8,10 +8,13 @@ import type { PlannedLock } from './multi-lock.plan.js';
  * and released on its own, all at the same time.
  */
 export interface LockGroupRequests {
-  /** Tries every lock of `locks` at once, never waiting for a holder: per lock, its handle or `null` (taken elsewhere). */
+  /**
+   * Tries every lock of `locks` at once, never waiting for a holder: per lock, its handle
+   * or `null` (taken elsewhere). `signals`: one per lock, each try's own.
+   */
   tryAll(
     locks: readonly PlannedLock[],
-    signal: AbortSignal,
+    signals: readonly AbortSignal[],
     nodeFormat: NodeFormat | undefined,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>>;
   /** Releases every handle of `handles`; settles once each release has. */

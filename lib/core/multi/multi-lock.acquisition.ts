@@ -1,6 +1,7 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
+import { fanOutAbort } from '../util/abort-fan-out.js';
 import { longTimeout } from '../util/long-timeout.js';
 import type { LockGroupRequests } from './lock-group.requests.js';
 import type { ResolvedMultiAcquireOptions } from './multi-lock.options.js';
@@ -15,9 +16,10 @@ type Held = Array<LockHandle | undefined>;
  * One call to take several locks, all or nothing, over any `LockBackend`. Deadlock-free by
  * one rule: it waits for a lock only while it holds no lock that comes after it in the
  * canonical order (`planLocks`). Each round tries every lock not yet held at once (on
- * ZooKeeper the requests go out together, the creates as one transaction: free locks cost
- * one round trip and one commit, not one each); at the first lock taken elsewhere it gives
- * back the later ones it got, waits for that one, and tries the rest again. Each wait ends
+ * ZooKeeper the requests go out together, the creates as one transaction, or several for
+ * a group over 512 KiB: free locks cost one round trip and one commit, not one each;
+ * nothing here needs them in one); at the first lock taken elsewhere it gives back the
+ * later ones it got, waits for that one, and tries the rest again. Each wait ends
  * with a longer run of locks held from the first, so a call waits at most once per lock. On timeout, abort, cancellation or any
  * error, every lock it holds is released before it rejects; if a lock it holds is lost
  * meanwhile (a session expired), it gives back the others and starts over, within the
@@ -111,12 +113,17 @@ export class MultiLockAcquisition {
     this.blocked = from;
     const locks = this.plan.slice(from);
     const { nodeFormat } = this.options;
-    const results =
+    // Each try listens to a signal of its own, fed by one listener on the round's.
+    const fanOut = fanOutAbort(signal, locks.length);
+    const results = await (
       this.together && locks.length > 1
-        ? await this.together.tryAll(locks, signal, nodeFormat)
-        : await Promise.allSettled(
-            locks.map(async ({ name, mode }) => this.backend.tryAcquire(name, { mode, nodeFormat, signal })),
-          );
+        ? this.together.tryAll(locks, fanOut.signals, nodeFormat)
+        : Promise.allSettled(
+            locks.map(async ({ name, mode }, i) =>
+              this.backend.tryAcquire(name, { mode, nodeFormat, signal: fanOut.signals[i] }),
+            ),
+          )
+    ).finally(fanOut.dispose);
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
     results.forEach((result, offset) => {

@@ -7,7 +7,7 @@ import type { LockHandle } from '../recipe/lock-backend.interface.js';
 import type { ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
 import type { NodeReaper } from '../recipe/node-reaper.js';
 import type { ZkClient } from '../session/zk-client.js';
-import type { ZkSession } from '../session/zk-session.js';
+import type { ZkMultiOp, ZkSession } from '../session/zk-session.js';
 import type { LockGroupRequests } from './lock-group.requests.js';
 import type { PlannedLock } from './multi-lock.plan.js';
 
@@ -26,9 +26,9 @@ export interface ZkLockGroupContext {
   tryAcquire(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<LockHandle | null>;
 }
 
-/** The group's creates and reads, once sent. */
+/** The group's creates and reads, once sent: per lock, its node's path (or `undefined`: not created) and its listing. */
 interface GroupCreates {
-  readonly sending: Promise<Array<string | undefined>>;
+  readonly created: Array<Promise<string | undefined>>;
   readonly reads: Array<Promise<Listing | null>>;
 }
 
@@ -43,8 +43,10 @@ interface Removal {
  * A group's requests on ZooKeeper. ZooKeeper commits each write separately, and the
  * commits, not the round trips, are what several locks cost: so the creates of a wave go
  * as one `multi` (the children reads pipelined right behind it, as one `multiRead` when
- * the server takes it), and a group's deletes as another. Every other step is each
- * lock's own (`LockAcquisition`, `NodeReaper`), which keeps every recovery: a multi
+ * the server takes it), and a group's deletes as another; each as several, all sent at
+ * once, when over `MAX_REQUEST_BYTES` (a longer request makes ZooKeeper drop the
+ * connection). Every other step is each lock's own (`LockAcquisition`, `NodeReaper`),
+ * which keeps every recovery, whichever multi a lock's node is in: a multi
  * creates all its nodes or none, so when its reply is lost each lock finds its node, or
  * not, by its guid as after a single create; when it fails (a directory not there yet),
  * each lock creates its node alone, making the directory; a lost `multiRead` reply makes
@@ -56,17 +58,18 @@ export class ZkLockGroupRequests implements LockGroupRequests {
 
   async tryAll(
     locks: readonly PlannedLock[],
-    signal: AbortSignal,
+    signals: readonly AbortSignal[],
     nodeFormat: NodeFormat | undefined,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
     // Every node's name first: a mode its format refuses fails the call before anything is sent.
     const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
     await this.ctx.started();
-    const batch = this.ctx.client.isClosed || signal.aborted ? undefined : this.prepareCreates(locks, formats); // else each try says why
+    const batch =
+      this.ctx.client.isClosed || signals.some((s) => s.aborted) ? undefined : this.prepareCreates(locks, formats); // else each try says why
     // Every try is set up (synchronously, up to its wait for the node) before the requests
     // leave: the client is then idle while the server works, whose threads need the cores.
     const tries = locks.map(({ name, mode }, i) =>
-      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal, timeoutMs: 0 }, batch?.sent[i]),
+      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal: signals[i], timeoutMs: 0 }, batch?.sent[i]),
     );
     batch?.send();
     return Promise.allSettled(tries);
@@ -110,17 +113,10 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         // A try that stopped before taking its create would leave its node to nobody: then
         // nothing is sent, and each try that did take one creates its node alone.
         if (!claimed.every(Boolean))
-          return resolve({ sending: Promise.resolve(nodes.map(() => undefined)), reads: nodes.map(async () => null) });
+          return resolve({ created: nodes.map(async () => undefined), reads: nodes.map(async () => null) });
         resolve(
           session.sendingTogether(() => ({
-            sending: session.multi(
-              nodes.map(({ dir, prefix }) => ({
-                op: 'create',
-                path: `${dir}/${prefix}`,
-                data,
-                mode: 'ephemeral-sequential',
-              })),
-            ),
+            created: this.sendCreates(session, creates),
             reads: listChildrenTogether(
               session,
               nodes.map(({ dir }) => dir),
@@ -129,16 +125,20 @@ export class ZkLockGroupRequests implements LockGroupRequests {
         );
       };
     });
-    const sending = requests.then((sent) => sent.sending);
+    const creates = nodes.map(({ dir, prefix }): ZkMultiOp => ({
+      op: 'create',
+      path: `${dir}/${prefix}`,
+      data,
+      mode: 'ephemeral-sequential',
+    }));
     const sent = nodes.map(({ prefix }, i): SentCreate => {
-      const created = sending.then(
-        (paths) => paths[i],
-        (error: unknown) => {
-          // ZooKeeper refused the transaction: nothing was created. A lost reply is the lock's to recover.
+      const created = requests
+        .then((sent) => sent.created[i])
+        .catch((error: unknown) => {
+          // ZooKeeper refused the lock's transaction: nothing of it was created. A lost reply is the lock's to recover.
           if (error instanceof ZkOperationError && error.zkCode !== 'CONNECTION_LOSS') return undefined;
           throw error;
-        },
-      );
+        });
       created.catch(() => undefined); // a try whose session was replaced meanwhile drops it unread
       return {
         session,
@@ -151,7 +151,24 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     return { sent, send: sendNow };
   }
 
-  /** One multi deleting every node; on any failure, one guaranteed delete per node instead. */
+  /**
+   * Per lock, in order, the path of the node it created: `creates` as `multi`s of at most
+   * `MAX_REQUEST_BYTES` each (one unless the names are long or many), all sent at once.
+   * Each lock's outcome is its own multi's; the group never needed them all in one.
+   */
+  private sendCreates(session: ZkSession, creates: readonly ZkMultiOp[]): Array<Promise<string | undefined>> {
+    return session
+      .inRequests(creates, (op) => [op])
+      .flatMap((run) => {
+        const sending = session.multi(run);
+        return run.map((_, i) => sending.then((paths) => paths[i]));
+      });
+  }
+
+  /**
+   * One multi deleting every node (several when over `MAX_REQUEST_BYTES`); when one fails,
+   * one guaranteed delete per node of its instead.
+   */
   private removeTogether(session: ZkSession, removals: readonly Removal[]): void {
     const alone = (removal: Removal): Promise<void> =>
       this.ctx.reaper.remove(removal.session, removal.dir, { node: removal.node, prefix: removal.node });
@@ -159,18 +176,22 @@ export class ZkLockGroupRequests implements LockGroupRequests {
       for (const removal of removals) removal.done(alone(removal));
       return;
     }
-    const sending = session.multi(removals.map(({ dir, node }) => ({ op: 'remove', path: `${dir}/${node}` })));
+    const opOf = ({ dir, node }: Removal): ZkMultiOp => ({ op: 'remove', path: `${dir}/${node}` });
+    const runs = session.inRequests(removals, (removal) => [opOf(removal)]);
+    const sending = runs.map((run) => session.multi(run.map(opOf)));
     // Per-session FIFO order: a directory delete sent from now on sees ours done.
     const swept = [...new Set(removals.map(({ dir }) => dir))].map((dir) => this.ctx.sweeper.released(session, dir));
-    const outcome = sending.then(
-      async () => {
-        // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
-        await Promise.all(swept);
-      },
-      // All or nothing: a node already gone fails the whole multi, and a lost reply leaves
-      // it unknown; single deletes finish either way (a node gone is fine for them).
-      () => Promise.all(removals.map(alone)).then(() => undefined),
-    );
-    for (const removal of removals) removal.done(outcome);
+    runs.forEach((run, i) => {
+      const outcome = sending[i].then(
+        async () => {
+          // eslint-disable-next-line @typescript-eslint/await-thenable -- some entries are plain values, on purpose
+          await Promise.all(swept);
+        },
+        // All or nothing: a node already gone fails the whole multi, and a lost reply leaves
+        // it unknown; single deletes finish either way (a node gone is fine for them).
+        () => Promise.all(run.map(alone)).then(() => undefined),
+      );
+      for (const removal of run) removal.done(outcome);
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
-import type { ZkReadResult, ZkSession } from '../session/zk-session.js';
+import { MULTI_READ_OPS, type ZkReadOp, type ZkReadResult, type ZkSession } from '../session/zk-session.js';
 import { isZkCode } from '../util/zk-error-code.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -51,18 +51,21 @@ export async function listChildren(
 /**
  * The children of each directory of `dirs` (`null` for one that does not exist), read
  * together: as one `multiRead` when the server takes it (each directory's children, then
- * its stat: the children read carries none in a `multiRead`), otherwise one read each,
+ * its stat: the children read carries none in a `multiRead`; several when over
+ * `MAX_REQUEST_BYTES`, all sent at once), otherwise one read each,
  * sent at once. Either way each directory's read fails or succeeds on its own.
  */
 export function listChildrenTogether(session: ZkSession, dirs: readonly string[]): Array<Promise<Listing | null>> {
   if (dirs.length < 2 || !session.canReadTogether()) return dirs.map((dir) => listChildren(session, dir));
-  const reading = session.multiRead(
-    dirs.flatMap((path) => [
-      { op: 'getChildren' as const, path },
-      { op: 'getData' as const, path },
-    ]),
-  );
-  return dirs.map((dir, i) => reading.then((results) => listingOf(dir, results[2 * i], results[2 * i + 1])));
+  const readsOf = (path: string): ZkReadOp[] => [
+    { op: 'getChildren', path },
+    { op: 'getData', path },
+  ];
+  // As many multiReads as their bytes take (MAX_REQUEST_BYTES), all sent at once.
+  return session.inRequests(dirs, readsOf, MULTI_READ_OPS).flatMap((run) => {
+    const reading = session.multiRead(run.flatMap(readsOf));
+    return run.map((dir, i) => reading.then((results) => listingOf(dir, results[2 * i], results[2 * i + 1])));
+  });
 }
 
 /** One directory's listing from its children read and its data read, both of one `multiRead`. */

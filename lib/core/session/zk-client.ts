@@ -13,6 +13,7 @@ import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from 
 import { ZkRequestCounter } from './zk-request.counter.js';
 import type { ServerFacts } from './server-check.js';
 import { ZkSession } from './zk-session.js';
+import { chrootOf } from './chroot.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
@@ -88,7 +89,7 @@ export class ZkClient extends EventEmitter {
   /** A chroot in the connection string must exist: ZooKeeper does not create it. */
   private async checkChroot(session: ZkSession): Promise<void> {
     const { connectionString } = this.options;
-    const chroot = connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
+    const chroot = chrootOf(connectionString);
     if (!chroot || (await session.exists('/'))) return;
     await this.close();
     throw new ZkConnectionError(lockMessages.missingChroot(connectionString, chroot), connectionString);

@@ -152,6 +152,11 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return !this.isLost && this.liveness.check() && this.trust.trusted;
   }
 
+  /** The servers (and chroot) this session connects to, as configured. */
+  get connectionString(): string {
+    return this.config.connectionString;
+  }
+
   /** The session timeout the server granted (the requested one until connected). */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();

@@ -1,12 +1,14 @@
 import { ZkOperationError } from '../errors/zk-operation.error.js';
 import { connectedServer, queueRequest } from './zk-client.internals.js';
+import { chrootOf } from './chroot.js';
+import { aclBytes, inRequests, type ZkOp } from './request-batches.js';
 import { newMultiReadRequest } from './wire/jute-codec.install.js';
 import type { MultiResult, ZkReadOp } from './wire/multi-read.wire.js';
 import { ZkSessionLifecycle } from './zk-session.lifecycle.js';
 import type { ZkReadResult, ZkStat } from './zk-session.types.js';
 import { readResultOf, toStat, type RawStat } from './zk-stat.convert.js';
 
-/** The most ops `readAll` puts in one `multiRead`: its request and reply stay far below ZooKeeper's 1 MB `jute.maxbuffer`. */
+/** The most ops `readAll` puts in one `multiRead` (and at most `MAX_REQUEST_BYTES` of them): its reply of lock nodes' data stays well below 1 MB too. */
 export const MULTI_READ_OPS = 500;
 
 /**
@@ -14,6 +16,8 @@ export const MULTI_READ_OPS = 500;
  * `multiRead`s where the server takes them. `ZkSession` adds writes and watched reads.
  */
 export abstract class ZkSessionReads extends ZkSessionLifecycle {
+  private requestSizes: { chrootBytes: number; aclBytes: number } | undefined;
+
   /** Whether `path` exists (without a watch). */
   async exists(path: string): Promise<boolean> {
     const [stat] = await this.call<[unknown]>('exists', path, (cb) => this.client.exists(path, cb as never));
@@ -75,17 +79,28 @@ export abstract class ZkSessionReads extends ZkSessionLifecycle {
   }
 
   /**
-   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops when the server
-   * takes them, otherwise one request each. Per op, in order, its result or the ZooKeeper
-   * error it met. Rejects when a `multiRead` fails whole (a lost connection) or the
-   * session is lost.
+   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops (and
+   * `MAX_REQUEST_BYTES`) when the server takes them, otherwise one request each. Per op,
+   * in order, its result or the ZooKeeper error it met. Rejects when a `multiRead` fails
+   * whole (a lost connection) or the session is lost.
    */
   async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
     if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));
-    const chunks: Array<Promise<ZkReadResult[]>> = [];
-    for (let at = 0; at < ops.length; at += MULTI_READ_OPS)
-      chunks.push(this.multiRead(ops.slice(at, at + MULTI_READ_OPS)));
-    return (await Promise.all(chunks)).flat();
+    const runs = this.inRequests(ops, (op) => [op], MULTI_READ_OPS);
+    return (await Promise.all(runs.map((run) => this.multiRead(run)))).flat();
+  }
+
+  /**
+   * `items` in consecutive runs, each run's ops (`opsOf`) small enough for one `multi` or
+   * `multiRead` (`MAX_REQUEST_BYTES`, at most `maxOps`): a longer request would make
+   * ZooKeeper drop the connection.
+   */
+  inRequests<T>(items: readonly T[], opsOf: (item: T) => readonly ZkOp[], maxOps = Infinity): T[][] {
+    this.requestSizes ??= {
+      chrootBytes: Buffer.byteLength(chrootOf(this.connectionString) ?? '', 'utf8'),
+      aclBytes: aclBytes(this.acl),
+    };
+    return inRequests(items, opsOf, this.requestSizes, maxOps);
   }
 
   /** One read of `readAll`, as a request of its own. */

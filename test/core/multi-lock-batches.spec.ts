@@ -1,0 +1,58 @@
+import type { ZkLockBackend } from '../../lib/index';
+import { LockFixture } from '../support/lock-fixture';
+import { countsSince } from '../support/request-counts';
+import { runWorker } from '../support/run-worker';
+import { zkConnect } from '../support/zk-test-env';
+
+describe('acquireAll on ZooKeeper: large groups', () => {
+  let fx: LockFixture;
+
+  beforeAll(async () => {
+    fx = await LockFixture.create('multi-batches');
+  });
+  afterAll(() => fx.cleanup());
+
+  /** The lock nodes of each name, all read at once (0 when its directory is gone). */
+  const nodeCounts = (names: string[]): Promise<number[]> =>
+    Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+
+  it('1,000 names of 1,024 characters (over 1 MB of creates): taken and released in several multis, the connection kept', async () => {
+    const client: ZkLockBackend = await fx.backend({ emptyDirectoryGraceMs: 60_000 });
+    const names = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'n'.repeat(1020)}`);
+    // The directories exist already (a hot lock set), but for the last 10: the last multi
+    // of creates is refused whole (NO_NODE) and its names are created on their own, while
+    // the nodes of the multis before it stay theirs.
+    await fx.inspector.create(fx.rootPath);
+    await Promise.all(names.slice(0, -10).map((name) => fx.inspector.create(client.pathOf(name))));
+    await client.client.liveSession().readyToReadTogether(); // the server said it takes multiRead
+    const sessionId = client.client.session.id;
+    let disconnects = 0;
+    client.client.on('disconnected', () => disconnects++);
+    const before = client.client.counter.snapshot();
+    const group = await client.acquireAll(names, { timeoutMs: 30_000 });
+    expect(group.handles.every((handle) => handle.isHeld())).toBe(true);
+    expect(await nodeCounts(names)).toEqual(names.map(() => 1));
+    // locks() reads the 1,000 directories' children (1 MB of paths) in multiReads of at most 512 KiB too.
+    const listed = await client.locks();
+    expect(listed.map(({ name, holders }) => [name, holders.length])).toEqual(names.map((name) => [name, 1]));
+    await group.release();
+    expect(await nodeCounts(names)).toEqual(names.map(() => 0));
+    // ZooKeeper dropped no connection ("Len error" for a request over its jute.maxbuffer).
+    expect({ sessionId: client.client.session.id, disconnects }).toEqual({ sessionId, disconnects: 0 });
+    // Over 1 MB of creates and as much of deletes, over 2 MB of the group's children reads
+    // (two per directory): each in requests of at most 512 KiB, 3 + 3 multis and 5
+    // multiReads; then locks(): 3 multiReads of children and 3 of the nodes' data.
+    const { multi, multiRead } = countsSince(client, before);
+    expect({ multi, multiRead }).toEqual({ multi: 6, multiRead: 5 + 3 + 3 });
+  }, 60_000);
+
+  // Jest gives each test file a copy of `process` that Node's own warnings never reach: a process of its own hears them.
+  it('12 names: no MaxListenersExceededWarning, with or without a signal of the caller', async () => {
+    const report = await runWorker<{ warnings: string[] }>('acquire-all-warnings.worker.ts', {
+      connectionString: zkConnect(),
+      rootPath: `${fx.rootPath}/warnings`,
+      count: 12,
+    });
+    expect(report.warnings).toEqual([]);
+  });
+});

@@ -142,7 +142,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     };
   } finally {
     await pool?.stop();
-    spawns.dispose();
+    await spawns.dispose();
     if (probe) {
       if (target.external) await probe.zk.removeTree(root).catch(() => undefined); // an own server is deleted whole
       await probe.close();

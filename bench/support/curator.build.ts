@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
 
 const JAVA_DIR = '/usr/share/java';
 /** Debian's Curator 5 (libcurator-recipes-java) and what it needs; slf4j-nop keeps the worker's stdout to answers. */
@@ -37,9 +38,11 @@ function onPath(name: string): string | undefined {
 /**
  * Compiles bench/curator/*.java against Debian's Curator jars into a fresh temporary
  * directory, once per run (a few seconds; both worker processes then start from classes).
- * Fails with what to install when Java's compiler or a jar is missing.
+ * Fails with what to install when Java's compiler or a jar is missing. Asynchronous: javac
+ * takes several seconds on a busy machine, and the orchestrator's own ZooKeeper session
+ * (the queue probe) must go on answering pings meanwhile, or a short session expires.
  */
-export function buildCuratorWorker(): CuratorBuild {
+export async function buildCuratorWorker(): Promise<CuratorBuild> {
   const jars = JARS.map((jar) => join(JAVA_DIR, `${jar}.jar`));
   const missing = jars.filter((jar) => !existsSync(jar));
   const [java, javac] = [onPath('java'), onPath('javac')];
@@ -56,12 +59,10 @@ export function buildCuratorWorker(): CuratorBuild {
     .map((f) => join(SOURCES, f));
   try {
     // -implicit:none: a jar on Debian's class path carries an annotation's source; do not compile it.
-    execFileSync(javac, ['-d', dir, '-implicit:none', '-nowarn', '-cp', classpath, ...sources], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    await promisify(execFile)(javac, ['-d', dir, '-implicit:none', '-nowarn', '-cp', classpath, ...sources]);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    const stderr = (error as { stderr?: string }).stderr?.trim();
     throw new Error(
       `compiling the Curator worker failed (${INSTALL} provides Java 17 and Curator 5): ${stderr || String(error)}`,
     );

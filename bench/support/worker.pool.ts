@@ -28,7 +28,7 @@ export class WorkerPool {
       [...slots].flatMap(([impl, count]) =>
         Array.from({ length: count }, async (_, slot) => {
           const { channel, ready } = await WorkerChannel.start(
-            spawns.spawn(impl, slot, connectionString, baseOf(impl)),
+            await spawns.spawn(impl, slot, connectionString, baseOf(impl)),
           );
           pool.workers.set(`${impl}#${slot}`, channel);
           pool.versions[impl] = ready.version;

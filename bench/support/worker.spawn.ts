@@ -13,12 +13,12 @@ const PYTHON = '/usr/bin/python3';
  * first use (once per run) and its classes deleted by `dispose`.
  */
 export class WorkerSpawns {
-  private curator: CuratorBuild | undefined;
+  private curator: Promise<CuratorBuild> | undefined;
 
   /** `warmupMs`: how long the Curator and Node workers run their recipes before their ready line (JIT). */
   constructor(private readonly warmupMs: number) {}
 
-  spawn(impl: ImplName, slot: number, connectionString: string, base: string): WorkerSpawn {
+  async spawn(impl: ImplName, slot: number, connectionString: string, base: string): Promise<WorkerSpawn> {
     const label = `${impl}#${slot + 1}`;
     if (impl === 'kazoo') {
       if (!existsSync(PYTHON))
@@ -34,7 +34,7 @@ export class WorkerSpawns {
     }
     if (impl === 'curator') {
       this.curator ??= buildCuratorWorker();
-      const { classpath, mainClass } = this.curator;
+      const { classpath, mainClass } = await this.curator;
       // The JVM's defaults (JIT, collector, heap), as a Curator application gets them.
       const args = ['-cp', classpath, mainClass, connectionString, base, String(this.warmupMs)];
       return { label, command: 'java', args, cwd: ROOT, readyTimeoutMs: 60_000 + 3 * this.warmupMs };
@@ -58,8 +58,9 @@ export class WorkerSpawns {
     };
   }
 
-  dispose(): void {
-    this.curator?.dispose();
+  async dispose(): Promise<void> {
+    const built = this.curator;
     this.curator = undefined;
+    (await built?.catch(() => undefined))?.dispose();
   }
 }

@@ -71,6 +71,16 @@ export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'release
   if (handle.released) throw new LockLostError(handle.name, lockMessages.releasedHandle);
 }
 
+/** Options of the reads (`contenders`, `locks`, `leaseContenders`) and of `requestRevocation`. */
+export interface ReadOptions {
+  /**
+   * How long to wait for a connected ZooKeeper session: past it with none connected, the
+   * call rejects with `LockUnavailableError`. Default 10 s (in Nest: the module's
+   * `acquireTimeoutMs`); `Infinity` waits for ZooKeeper to come back.
+   */
+  readonly timeoutMs?: number;
+}
+
 /** One node in a lock's queue, as `contenders()` reports it. */
 export interface LockContender {
   /** The child node's name, in its client's format. */
@@ -108,7 +118,7 @@ export interface LockBackend {
    */
   acquireAll?(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle>;
   /** Holders and waiters, in queue order. */
-  contenders(name: string): Promise<LockContender[]>;
+  contenders(name: string, options?: ReadOptions): Promise<LockContender[]>;
   /**
    * One of `maxLeases` leases on `name`, a counting semaphore (see `ZkLockBackend.acquireLease`).
    * Both backends of this library have it; optional so that backends written before it
@@ -116,17 +126,17 @@ export interface LockBackend {
    */
   acquireLease?(name: string, options: AcquireLeaseOptions): Promise<LeaseHandle>;
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders?(name: string): Promise<LeaseContender[]>;
+  leaseContenders?(name: string, options?: ReadOptions): Promise<LeaseContender[]>;
   /**
    * Asks every current holder of `name` (not the waiters) to release it; resolves with how
    * many were asked. Holders that acquired with `revocable: true` see `revocation` abort.
    */
-  requestRevocation(name: string): Promise<number>;
+  requestRevocation(name: string, options?: ReadOptions): Promise<number>;
   /**
    * Every lock whose name starts with `prefix` (default: all) that has a holder or a
    * waiter, in name order, each with its holders and waiters and since when they queued.
    */
-  locks(prefix?: string): Promise<ListedLock[]>;
+  locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */

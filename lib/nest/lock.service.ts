@@ -14,7 +14,13 @@ import type { LeaseContender, LeaseHandle } from '../core/lease/lease-handle.int
 import type { ListedLock } from '../core/listing/lock-listing.interface.js';
 import type { MultiLockHandle } from '../core/multi/multi-lock.handle.js';
 import type { LockList, MultiAcquireOptions } from '../core/multi/multi-lock.options.js';
-import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
+import type {
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  ReadOptions,
+} from '../core/recipe/lock-backend.interface.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -36,7 +42,7 @@ export class LockService
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents);
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents());
   }
 
   /**
@@ -117,10 +123,14 @@ export class LockService
     return this.locker.withLease(name, fn, options);
   }
 
-  /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders(name: string): Promise<LeaseContender[]> {
+  /**
+   * Holders and waiters of the lease semaphore `name`, in queue order. Like every read here,
+   * rejects with `LockUnavailableError` (503) when no ZooKeeper session is connected within
+   * `timeoutMs` (default: `acquireTimeoutMs`).
+   */
+  leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
     if (!this.backend.leaseContenders) throw new TypeError('This lock backend has no leases (leaseContenders).');
-    return this.backend.leaseContenders(name);
+    return this.backend.leaseContenders(name, this.readOptions(options));
   }
 
   /**
@@ -128,8 +138,8 @@ export class LockService
    * took it with `revocable: true` see `handle.revocation` abort); resolves with how many
    * were asked. Cooperative: nothing is taken from anyone.
    */
-  requestRevocation(name: string): Promise<number> {
-    return this.backend.requestRevocation(name);
+  requestRevocation(name: string, options?: ReadOptions): Promise<number> {
+    return this.backend.requestRevocation(name, this.readOptions(options));
   }
 
   /**
@@ -137,8 +147,8 @@ export class LockService
    * waiter, by name, each with its holders and waiters and since when they queued: for
    * admin endpoints and monitoring. Three round trips however many locks there are.
    */
-  locks(prefix?: string): Promise<ListedLock[]> {
-    return this.backend.locks(prefix);
+  locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
+    return this.backend.locks(prefix, this.readOptions(options));
   }
 
   /**
@@ -150,8 +160,15 @@ export class LockService
   }
 
   /** Holders and waiters of a lock, in queue order, with the identity each one wrote. */
-  contenders(name: string): Promise<LockContender[]> {
-    return this.backend.contenders(name);
+  contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
+    return this.backend.contenders(name, this.readOptions(options));
+  }
+
+  /** A read's options with the module's `acquireTimeoutMs` when they name no `timeoutMs` (the backend checks them). */
+  private readOptions(options: ReadOptions | undefined): ReadOptions | undefined {
+    if (options === undefined) return { timeoutMs: this.options.acquireTimeoutMs };
+    const named = typeof options !== 'object' || options === null || 'timeoutMs' in options;
+    return named ? options : { ...options, timeoutMs: this.options.acquireTimeoutMs };
   }
 
   /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */

@@ -151,7 +151,9 @@ export class ZkLockBackend implements LockBackend {
    */
   async contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
     const dir = this.pathOf(name);
-    return this.whenConnected(options, `contenders("${name}")`, (session) => readContenders(session, dir, name));
+    return this.whenConnected('contenders', `contenders("${name}")`, options, (session) =>
+      readContenders(session, dir, name),
+    );
   }
 
   /**
@@ -164,7 +166,7 @@ export class ZkLockBackend implements LockBackend {
    */
   async requestRevocation(name: string, options?: ReadOptions): Promise<number> {
     const dir = this.pathOf(name);
-    return this.whenConnected(options, `requestRevocation("${name}")`, (session) =>
+    return this.whenConnected('requestRevocation', `requestRevocation("${name}")`, options, (session) =>
       requestRevocation(session, dir, name),
     );
   }
@@ -190,7 +192,9 @@ export class ZkLockBackend implements LockBackend {
    */
   async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
-    return this.whenConnected(options, 'locks()', (session) => readLockListings(session, this.options.rootPath, start));
+    return this.whenConnected('locks', 'locks()', options, (session) =>
+      readLockListings(session, this.options.rootPath, start),
+    );
   }
 
   /**
@@ -211,7 +215,7 @@ export class ZkLockBackend implements LockBackend {
   /** Holders and waiters of the lease semaphore `name`, in queue order; `LockUnavailableError` as `contenders`. */
   async leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
     const dir = this.pathOf(name);
-    return this.whenConnected(options, `leaseContenders("${name}")`, (session) =>
+    return this.whenConnected('leaseContenders', `leaseContenders("${name}")`, options, (session) =>
       this.leases.contenders(session, dir, name),
     );
   }
@@ -256,13 +260,18 @@ export class ZkLockBackend implements LockBackend {
     }
   }
 
-  /** A read (or `requestRevocation`) on a connected session, within the call's `timeoutMs`: see `onConnectedSession`. */
+  /**
+   * A read (or `requestRevocation`) on a connected session, within the call's `timeoutMs`:
+   * see `onConnectedSession`. `call` names the method for a bad option; `subject`, what
+   * `LockUnavailableError` says could not be answered.
+   */
   private async whenConnected<T>(
-    options: ReadOptions | undefined,
+    call: string,
     subject: string,
+    options: ReadOptions | undefined,
     work: (session: ZkSession) => Promise<T>,
   ): Promise<T> {
-    const timeoutMs = resolveReadTimeout(options, subject.slice(0, subject.indexOf('(')));
+    const timeoutMs = resolveReadTimeout(options, call);
     await this.startedOnce();
     return onConnectedSession(this.client, timeoutMs, subject, work);
   }

@@ -21,10 +21,13 @@ export class ClientOutage {
   /** `performance.now()` and `Date.now()` at its start; undefined while a session is connected. */
   private startedAt: { readonly mono: number; readonly wall: number } | undefined;
   private sessionLost = false;
+  /** The last outage that ended (`performance.now()` times). */
+  private last: { readonly from: number; readonly to: number } | undefined;
 
   constructor(client: Pick<EventEmitter, 'on'>) {
     this.begin(); // nothing is connected before the first connect
     client.on('connected', () => {
+      if (this.startedAt) this.last = { from: this.startedAt.mono, to: performance.now() };
       this.startedAt = undefined;
       this.sessionLost = false;
     });
@@ -38,6 +41,15 @@ export class ClientOutage {
   /** Whether a session is connected now. */
   get connected(): boolean {
     return this.startedAt === undefined;
+  }
+
+  /**
+   * Whether no session was connected at `at` (`performance.now()` time, in the current or
+   * the last outage): a wait that gave up then may since have met a drop of its own.
+   */
+  offlineAt(at: number): boolean {
+    const inLast = this.last !== undefined && this.last.from <= at && at < this.last.to;
+    return inLast || (this.startedAt !== undefined && this.startedAt.mono <= at);
   }
 
   /**
@@ -72,12 +84,13 @@ export function answerAtOnce(outage: ClientOutage, session: ConnectionEvents, st
 }
 
 /**
- * A wait whose deadline passed while no session was connected was not kept out by a
+ * A wait whose deadline passed while no session was connected (then: not when the error
+ * arrives, after a cleanup that may have met a drop of its own) was not kept out by a
  * holder: nobody could be asked. Its `LockTimeoutError` becomes the outage's
  * `LockUnavailableError`; any other outcome stays as it is.
  */
 export function blameOutage(outage: ClientOutage, error: unknown): unknown {
-  if (!(error instanceof LockTimeoutError) || error.timeoutMs === 0 || outage.connected) return error;
+  if (!(error instanceof LockTimeoutError) || error.timeoutMs === 0 || !outage.offlineAt(error.at)) return error;
   return outage.error(lockMessages.lockSubject(error.lockName, error.mode));
 }
 

@@ -57,17 +57,19 @@ describe('while no ZooKeeper session is connected', () => {
       within(client.acquireAll(['t3', { name: 't4', mode: 'read' }], { timeoutMs: 0 })),
       within(client.acquireLease('t5', { maxLeases: 2, timeoutMs: 0 })),
       within(locker.withLock('t6', ran, { ifLocked: 'skip' })),
+      within(locker.withLocks(['t7', 't8'], ran, { ifLocked: 'skip' })),
     ]);
-    const [tried, zero, all, lease, skipped] = outcomes;
+    const [tried, zero, all, lease, skipped, skippedAll] = outcomes;
     for (const outcome of [tried, zero, all, lease]) expectUnavailable(outcome, 'disconnected');
     expect((tried as LockUnavailableError).message).toMatch(/lock "t1" \(write\).*disconnected for \d+ ms/);
     expect((lease as LockUnavailableError).message).toMatch(/a lease of "t5"/);
     expect(skipped).toBeUndefined();
+    expect(skippedAll).toBeUndefined();
     expect(ran).not.toHaveBeenCalled();
 
     await restore();
     await client.contenders('t1'); // a round trip: anything the calls left queued has reached the server
-    for (const name of ['t1', 't2', 't3', 't4', 't5', 't6']) expect(await fx.nodes(name)).toBeNull();
+    for (const name of ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8']) expect(await fx.nodes(name)).toBeNull();
   });
 
   it('a try whose create is in flight when the connection drops rejects at once; its node goes once the server is back', async () => {

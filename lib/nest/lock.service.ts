@@ -48,13 +48,15 @@ export class LockService
   /**
    * Resolves with a held lock, or rejects with `LockTimeoutError` (`timeoutMs: 0`: at once
    * if taken), `LockAbortedError` (`signal`), `LockUpgradeError` (write inside read), or
-   * `LockReentryError` (`reentrant: false` inside a chain that holds the lock).
+   * `LockReentryError` (`reentrant: false` inside a chain that holds the lock), or
+   * `LockUnavailableError` (no ZooKeeper session connected: at once for `timeoutMs: 0`,
+   * else when the deadline passes with none connected).
    */
   acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     return this.locker.acquire(name, options);
   }
 
-  /** A held lock, or `null` at once if another holder has it. */
+  /** A held lock, or `null` at once if another holder has it; `LockUnavailableError` at once if no session is connected. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
     return this.locker.tryAcquire(name, options);
   }
@@ -63,7 +65,8 @@ export class LockService
    * Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns
    * `fn`'s result. If the lock is lost meanwhile, rejects with `LockLostError` once `fn`
    * settles (a warning is logged; `onLockLost: 'ignore'` returns the result anyway). With
-   * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken.
+   * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken,
+   * or when no ZooKeeper session is connected to ask (a warning once per outage).
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(

@@ -106,9 +106,13 @@ export interface LockContender {
 export interface LockBackend {
   /** Connects, if the backend needs to; idempotent. */
   start(): Promise<void>;
-  /** Resolves with a handle, or rejects with `LockTimeoutError` / `LockAbortedError`. */
+  /**
+   * Resolves with a handle, or rejects with `LockTimeoutError` / `LockAbortedError`, or
+   * `LockUnavailableError` when the backend could not ask (ZooKeeper: no session connected,
+   * at once for `timeoutMs: 0`, else at the deadline).
+   */
   acquire(name: string, options?: AcquireOptions): Promise<LockHandle>;
-  /** Resolves with a handle, or `null` if the lock is not available right away. */
+  /** Resolves with a handle, or `null` if the lock is not available right away; `LockUnavailableError` as `acquire`. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null>;
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers

@@ -93,6 +93,7 @@ describe('while no ZooKeeper session is connected', () => {
 
   it('a wait whose deadline passes with no session connected rejects with LockUnavailableError, not LockTimeoutError', async () => {
     await cutOff();
+    const patient = client.locks('w', { timeoutMs: 60_000 }); // outlives the session: read in the next one
     const [one, group, lease] = await Promise.all([
       client.acquire('w1', { timeoutMs: 300 }).catch((error: Error) => error),
       client.acquireAll(['w2', 'w3'], { timeoutMs: 300 }).catch((error: Error) => error),
@@ -116,6 +117,7 @@ describe('while no ZooKeeper session is connected', () => {
     expect((reads[1] as Error).message).toMatch(/contenders\("w1"\).*session was lost/);
 
     await restore();
+    expect(await patient).toEqual([]);
     for (const name of ['w1', 'w2', 'w3', 'w4']) expect(await fx.nodes(name)).toBeNull();
   });
 

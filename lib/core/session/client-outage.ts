@@ -129,8 +129,9 @@ export async function onConnectedSession<T>(
         return await abortable(work(session), [expired.signal]);
       } catch (error) {
         if (expired.signal.aborted) throw expired.signal.reason;
-        const lostBefore = error instanceof ZkSessionLostError && client.session !== session;
-        if (!lostBefore && !isZkCode(error, 'CONNECTION_LOSS')) throw error;
+        // Lost and replaced by a new session: `work` runs again there.
+        const replaced = error instanceof ZkSessionLostError && client.session !== session;
+        if (!replaced && !isZkCode(error, 'CONNECTION_LOSS')) throw error;
       }
     }
   } finally {

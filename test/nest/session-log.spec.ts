@@ -8,6 +8,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
 import { expireSession } from '../support/zookeeper/expire-session';
 import { OldServerProxy } from '../support/zookeeper/old-server.proxy';
+import { startAppBehindProxy } from './nest-fixture';
 
 /** The session's life in the application's log: connect, disconnect, at risk, loss, a new session; never a password. */
 describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
@@ -16,20 +17,7 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
   let app: INestApplication;
   const log = new CapturedLog();
   beforeAll(async () => {
-    proxy = new TcpProxy(zkPort());
-    await proxy.start();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ZkLockModule.forRoot({
-          connectionString: proxy.connectionString,
-          rootPath: uniqueRoot('session-log'),
-          sessionTimeoutMs: 4000,
-          credentials,
-        }),
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: log });
-    await app.init();
+    ({ app, proxy } = await startAppBehindProxy({}, { rootPath: uniqueRoot('session-log'), credentials }, log));
   });
   afterAll(async () => {
     await app?.close();

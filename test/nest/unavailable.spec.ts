@@ -1,20 +1,13 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 
-import {
-  LockService,
-  LockUnavailableError,
-  WithLock,
-  ZK_LOCK_BACKEND,
-  ZkLockModule,
-  type ZkLockBackend,
-} from '../../lib/index';
+import { LockService, LockUnavailableError, WithLock, ZK_LOCK_BACKEND, type ZkLockBackend } from '../../lib/index';
 import { CapturedLog } from '../support/captured-log';
-import { TcpProxy } from '../support/tcp-proxy';
+import type { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
-import { uniqueRoot, zkPort } from '../support/zk-test-env';
+import { uniqueRoot } from '../support/zk-test-env';
+import { startAppBehindProxy } from './nest-fixture';
 
 @Injectable()
 class Jobs {
@@ -57,22 +50,11 @@ describe('Nest while no ZooKeeper session is connected', () => {
   let app: INestApplication;
   const log = new CapturedLog();
   beforeAll(async () => {
-    proxy = new TcpProxy(zkPort());
-    await proxy.start();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ZkLockModule.forRoot({
-          connectionString: proxy.connectionString,
-          rootPath: uniqueRoot('nest-unavailable'),
-          sessionTimeoutMs: 4000,
-          acquireTimeoutMs: 300,
-        }),
-      ],
-      providers: [Jobs],
-      controllers: [JobsController],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: log });
-    await app.init();
+    ({ app, proxy } = await startAppBehindProxy(
+      { providers: [Jobs], controllers: [JobsController] },
+      { rootPath: uniqueRoot('nest-unavailable'), acquireTimeoutMs: 300 },
+      log,
+    ));
   });
   afterAll(async () => {
     await app?.close();

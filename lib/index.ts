@@ -5,7 +5,13 @@ export { ZkLockBackend } from './core/recipe/zk-lock.backend.js';
 export type { ZkLockHandle } from './core/recipe/zk-lock.handle.js';
 export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
 export type { ZkClientOptions } from './core/session/zk-client.options.js';
-export type { AcquireOptions, LockBackend, LockContender, LockHandle } from './core/recipe/lock-backend.interface.js';
+export type {
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  ReadOptions,
+} from './core/recipe/lock-backend.interface.js';
 export type {
   ListedContender,
   ListedLease,
@@ -31,6 +37,7 @@ export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js
 // Errors: one base class, one class per failure.
 export { ZkLockError } from './core/errors/zk-lock.error.js';
 export { LockTimeoutError } from './core/errors/lock-timeout.error.js';
+export { LockUnavailableError, type UnavailableState } from './core/errors/lock-unavailable.error.js';
 export { LockAbortedError } from './core/errors/lock-aborted.error.js';
 export { LockLostError } from './core/errors/lock-lost.error.js';
 export { LockClientClosedError } from './core/errors/lock-client-closed.error.js';

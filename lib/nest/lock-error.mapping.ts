@@ -6,6 +6,7 @@ import { LockLostError } from '../core/errors/lock-lost.error.js';
 import { LockOrderError } from '../core/errors/lock-order.error.js';
 import { LockReentryError } from '../core/errors/lock-reentry.error.js';
 import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
+import { LockUnavailableError } from '../core/errors/lock-unavailable.error.js';
 import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
 import type { ZkLockError } from '../core/errors/zk-lock.error.js';
 
@@ -15,8 +16,10 @@ export function httpStatusOf(error: unknown): number | undefined {
   // The call chain's own locks conflict with what it asked: refused at once instead of waiting forever.
   if (error instanceof LockUpgradeError || error instanceof LockReentryError || error instanceof LockOrderError)
     return HttpStatus.CONFLICT;
-  // Lost, or this instance is shutting down: another instance can serve a retry.
-  if (error instanceof LockLostError || error instanceof LockClientClosedError) return HttpStatus.SERVICE_UNAVAILABLE;
+  // Lost, this instance is shutting down, or it has no ZooKeeper session to ask: a retry
+  // later (or on another instance) can succeed; nobody was found holding the lock.
+  if (error instanceof LockLostError || error instanceof LockClientClosedError || error instanceof LockUnavailableError)
+    return HttpStatus.SERVICE_UNAVAILABLE;
   return undefined;
 }
 

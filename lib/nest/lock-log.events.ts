@@ -8,17 +8,34 @@ const SKIPPED = {
   held: 'another holder has it',
   timeout: 'it was not free within timeoutMs',
   closing: 'the application is shutting down',
+  unavailable: 'no ZooKeeper session is connected',
 } as const;
 
-/** What `LockService` reports through Nest's `Logger` (context `ZkLock`). */
-export const lockLogEvents: LockerEvents = {
-  skipped: ({ name, mode, reason }) =>
-    logger.verbose(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`),
-  lost: ({ name, heldMs, error, ignored }) =>
-    logger.warn(
-      `Lock "${name}" was lost ${heldMs} ms after it was granted, while the locked call still ran: ${error.why}. ` +
-        (ignored
-          ? `The call keeps its result (onLockLost: 'ignore').`
-          : `The call will reject with LockLostError when it settles; read the handle's signal (locks.held("${name}")?.signal) to stop early.`),
-    ),
-};
+/**
+ * What a `LockService` reports through Nest's `Logger` (context `ZkLock`). A skip for want
+ * of a connected session is a warning, once per outage (a per-second job would otherwise
+ * repeat it every second); every skip is a verbose line.
+ */
+export function lockLogEvents(): LockerEvents {
+  let warnedOutage: number | undefined;
+  return {
+    skipped: ({ name, mode, reason, error }) => {
+      if (error && error.unavailableSince !== warnedOutage) {
+        warnedOutage = error.unavailableSince;
+        logger.warn(
+          `Skipping calls with ifLocked: 'skip' while no ZooKeeper session is connected (first: lock "${name}", ${error.state} for ${error.unavailableForMs} ms); said once per outage.`,
+        );
+      }
+      logger.verbose(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`);
+    },
+    lost: lostLog,
+  };
+}
+
+const lostLog: NonNullable<LockerEvents['lost']> = ({ name, heldMs, error, ignored }) =>
+  logger.warn(
+    `Lock "${name}" was lost ${heldMs} ms after it was granted, while the locked call still ran: ${error.why}. ` +
+      (ignored
+        ? `The call keeps its result (onLockLost: 'ignore').`
+        : `The call will reject with LockLostError when it settles; read the handle's signal (locks.held("${name}")?.signal) to stop early.`),
+  );

@@ -14,7 +14,13 @@ import type { LeaseContender, LeaseHandle } from '../core/lease/lease-handle.int
 import type { ListedLock } from '../core/listing/lock-listing.interface.js';
 import type { MultiLockHandle } from '../core/multi/multi-lock.handle.js';
 import type { LockList, MultiAcquireOptions } from '../core/multi/multi-lock.options.js';
-import type { AcquireOptions, LockBackend, LockContender, LockHandle } from '../core/recipe/lock-backend.interface.js';
+import type {
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  ReadOptions,
+} from '../core/recipe/lock-backend.interface.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -36,19 +42,21 @@ export class LockService
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents);
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents());
   }
 
   /**
    * Resolves with a held lock, or rejects with `LockTimeoutError` (`timeoutMs: 0`: at once
    * if taken), `LockAbortedError` (`signal`), `LockUpgradeError` (write inside read), or
-   * `LockReentryError` (`reentrant: false` inside a chain that holds the lock).
+   * `LockReentryError` (`reentrant: false` inside a chain that holds the lock), or
+   * `LockUnavailableError` (no ZooKeeper session connected: at once for `timeoutMs: 0`,
+   * else when the deadline passes with none connected).
    */
   acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
     return this.locker.acquire(name, options);
   }
 
-  /** A held lock, or `null` at once if another holder has it. */
+  /** A held lock, or `null` at once if another holder has it; `LockUnavailableError` at once if no session is connected. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
     return this.locker.tryAcquire(name, options);
   }
@@ -57,7 +65,8 @@ export class LockService
    * Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns
    * `fn`'s result. If the lock is lost meanwhile, rejects with `LockLostError` once `fn`
    * settles (a warning is logged; `onLockLost: 'ignore'` returns the result anyway). With
-   * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken.
+   * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken,
+   * or when no ZooKeeper session is connected to ask (a warning once per outage).
    */
   withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
   withLock<T>(
@@ -117,10 +126,14 @@ export class LockService
     return this.locker.withLease(name, fn, options);
   }
 
-  /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders(name: string): Promise<LeaseContender[]> {
+  /**
+   * Holders and waiters of the lease semaphore `name`, in queue order. Like every read here,
+   * rejects with `LockUnavailableError` (503) when no ZooKeeper session is connected within
+   * `timeoutMs` (default: `acquireTimeoutMs`).
+   */
+  leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
     if (!this.backend.leaseContenders) throw new TypeError('This lock backend has no leases (leaseContenders).');
-    return this.backend.leaseContenders(name);
+    return this.backend.leaseContenders(name, this.readOptions(options));
   }
 
   /**
@@ -128,8 +141,8 @@ export class LockService
    * took it with `revocable: true` see `handle.revocation` abort); resolves with how many
    * were asked. Cooperative: nothing is taken from anyone.
    */
-  requestRevocation(name: string): Promise<number> {
-    return this.backend.requestRevocation(name);
+  requestRevocation(name: string, options?: ReadOptions): Promise<number> {
+    return this.backend.requestRevocation(name, this.readOptions(options));
   }
 
   /**
@@ -137,8 +150,8 @@ export class LockService
    * waiter, by name, each with its holders and waiters and since when they queued: for
    * admin endpoints and monitoring. Three round trips however many locks there are.
    */
-  locks(prefix?: string): Promise<ListedLock[]> {
-    return this.backend.locks(prefix);
+  locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
+    return this.backend.locks(prefix, this.readOptions(options));
   }
 
   /**
@@ -150,8 +163,15 @@ export class LockService
   }
 
   /** Holders and waiters of a lock, in queue order, with the identity each one wrote. */
-  contenders(name: string): Promise<LockContender[]> {
-    return this.backend.contenders(name);
+  contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
+    return this.backend.contenders(name, this.readOptions(options));
+  }
+
+  /** A read's options with the module's `acquireTimeoutMs` when they name no `timeoutMs` (the backend checks them). */
+  private readOptions(options: ReadOptions | undefined): ReadOptions | undefined {
+    if (options === undefined) return { timeoutMs: this.options.acquireTimeoutMs };
+    const named = typeof options !== 'object' || options === null || 'timeoutMs' in options;
+    return named ? options : { ...options, timeoutMs: this.options.acquireTimeoutMs };
   }
 
   /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */

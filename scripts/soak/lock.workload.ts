@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 
-import { LockAbortedError, LockTimeoutError, type LockMode } from '../../lib/index.js';
+import { LockAbortedError, LockTimeoutError, LockUnavailableError, type LockMode } from '../../lib/index.js';
 import type { SoakClient } from './client.pool.js';
 
 /** What the cycles did, summed over every worker. */
@@ -12,6 +12,8 @@ export interface WorkloadStats {
   waited: number;
   timedOut: number;
   aborted: number;
+  /** A try (or a wait's deadline) that met a dropped connection: LockUnavailableError, expected around the forced drops. */
+  unavailable: number;
   /** A writer beside any other holder, seen by the holders themselves. */
   exclusionViolations: number;
   /** Anything else thrown: the first few messages. */
@@ -63,6 +65,7 @@ export class LockWorkload {
     busy: 0,
     waited: 0,
     timedOut: 0,
+    unavailable: 0,
     aborted: 0,
     exclusionViolations: 0,
     errors: [],
@@ -115,6 +118,7 @@ export class LockWorkload {
     } catch (error) {
       if (error instanceof LockTimeoutError) this.stats.timedOut++;
       else if (error instanceof LockAbortedError) this.stats.aborted++;
+      else if (error instanceof LockUnavailableError) this.stats.unavailable++;
       else {
         if (this.stats.errors.length < 5)
           this.stats.errors.push(

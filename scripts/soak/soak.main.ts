@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     verdictTable(result.verdicts, GROWTH_RULES),
     '',
     `${result.cycles} cycles in ${result.seconds.toFixed(1)} s (${(result.cycles / result.seconds).toFixed(0)}/s); ${result.drops} connections dropped, ${result.reconnects} reconnects, ${result.sessionsLost} sessions lost`,
-    `granted ${stats.granted}, busy ${stats.busy}, waited ${stats.waited}, timed out ${stats.timedOut}, aborted ${stats.aborted}, exclusion violations ${stats.exclusionViolations}, other errors ${stats.errorCount}`,
+    `granted ${stats.granted}, busy ${stats.busy}, waited ${stats.waited}, timed out ${stats.timedOut}, aborted ${stats.aborted}, unavailable ${stats.unavailable}, exclusion violations ${stats.exclusionViolations}, other errors ${stats.errorCount}`,
     `ops: ${Object.entries(stats.byOp)
       .map(([op, n]) => `${op} ${n}`)
       .join(', ')}`,

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+
 import { LockTimeoutError, type ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
@@ -36,10 +38,13 @@ describe('a dropped connection at every step of acquire and release', () => {
     const name = `step-${++n}`;
     const held = await direct.acquire(name);
     const sessionId = client.client.session.id;
+    const reconnected = once(client.client, 'connected');
     const cutDone = proxy[cut](op);
     const waiting = client.acquire(name, { timeoutMs: 20_000 });
     await cutDone;
     await fx.queued(name, 2); // exactly one node of the client's, never two
+    // A try answers LockUnavailableError while the client reconnects: asked once it is back.
+    await reconnected;
     expect(await client.tryAcquire(name)).toBeNull(); // still queued behind the holder
     await fx.queued(name, 2);
     await held.release();

@@ -20,6 +20,7 @@ import {
   LockTimeoutError,
   LockOrderError,
   LockReentryError,
+  LockUnavailableError,
   LockUpgradeError,
   WithLock,
   ZkLockModule,
@@ -96,6 +97,7 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
     [new LockOrderError(['b'], ['a']), 409],
     [new LockLostError('x', 'session expired'), 503],
     [new LockClientClosedError(), 503],
+    [new LockUnavailableError('lock "x" (write)', 'disconnected', 1200, Date.now()), 503],
     [new ZkOperationError('create', '/x', 'NO_AUTH'), undefined],
     [new Error('other'), undefined],
   ])('maps %p to HTTP %p', (error, status) => {

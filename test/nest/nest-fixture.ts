@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import type { INestApplication, INestApplicationContext, Type } from '@nestjs/common';
+import type { INestApplication, INestApplicationContext, LoggerService, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
 import { ZK_LOCK_BACKEND, ZkLockModule, type ZkLockBackend, type ZkLockModuleOptions } from '../../lib/index';
-import { uniqueRoot, zkConnect } from '../support/zk-test-env';
+import { TcpProxy } from '../support/tcp-proxy';
+import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 /** A Nest HTTP application with ZkLockModule under a root of its own, for one test file. */
@@ -21,6 +22,27 @@ export async function startApp(
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return app;
+}
+
+/**
+ * A Nest HTTP application whose lock client reaches ZooKeeper through a `TcpProxy` (so a
+ * test can cut it off), with a 4 s session, logging to `logger`.
+ */
+export async function startAppBehindProxy(
+  parts: { providers?: Type[]; controllers?: Type[] },
+  options: Partial<ZkLockModuleOptions>,
+  logger: LoggerService,
+): Promise<{ app: INestApplication; proxy: TcpProxy }> {
+  const proxy = new TcpProxy(zkPort());
+  await proxy.start();
+  const moduleRef = await Test.createTestingModule({
+    imports: [ZkLockModule.forRoot({ connectionString: proxy.connectionString, sessionTimeoutMs: 4000, ...options })],
+    providers: parts.providers ?? [],
+    controllers: parts.controllers ?? [],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  await app.init();
+  return { app, proxy };
 }
 
 /** The lock backend inside an application (for request counts and paths). */

@@ -1,36 +1,14 @@
 import 'reflect-metadata';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
 import { LockService, ZK_LOCK_BACKEND, ZkLockModule, ZkServerRefusedError, type ZkLockBackend } from '../../lib/index';
+import { CapturedLog } from '../support/captured-log';
 import { TcpProxy } from '../support/tcp-proxy';
-import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
 import { expireSession } from '../support/zookeeper/expire-session';
 import { OldServerProxy } from '../support/zookeeper/old-server.proxy';
-
-type Line = [level: string, message: string];
-
-/** Nest's logger, replaced by one that keeps the ZkLock lines. */
-class CapturedLog implements LoggerService {
-  readonly lines: Line[] = [];
-  log = (message: string, context?: string): void => this.keep('log', message, context);
-  warn = (message: string, context?: string): void => this.keep('warn', message, context);
-  error = (message: string, _trace?: string, context?: string): void => this.keep('error', message, context);
-  debug = (message: string, context?: string): void => this.keep('debug', message, context);
-  verbose = (message: string, context?: string): void => this.keep('verbose', message, context);
-  private keep(level: string, message: string, context?: string): void {
-    if (context === 'ZkLock') this.lines.push([level, message]);
-  }
-  /** Waits for a line of `level` matching `pattern` after the first `from` lines. */
-  async next(level: string, pattern: RegExp, from: number): Promise<string> {
-    await waitUntil(
-      () => this.lines.slice(from).some(([l, m]) => l === level && pattern.test(m)),
-      `a ${level} line ${pattern}`,
-    );
-    return this.lines.slice(from).find(([l, m]) => l === level && pattern.test(m))![1];
-  }
-}
+import { startAppBehindProxy } from './nest-fixture';
 
 /** The session's life in the application's log: connect, disconnect, at risk, loss, a new session; never a password. */
 describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
@@ -39,20 +17,7 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
   let app: INestApplication;
   const log = new CapturedLog();
   beforeAll(async () => {
-    proxy = new TcpProxy(zkPort());
-    await proxy.start();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ZkLockModule.forRoot({
-          connectionString: proxy.connectionString,
-          rootPath: uniqueRoot('session-log'),
-          sessionTimeoutMs: 4000,
-          credentials,
-        }),
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: log });
-    await app.init();
+    ({ app, proxy } = await startAppBehindProxy({}, { rootPath: uniqueRoot('session-log'), credentials }, log));
   });
   afterAll(async () => {
     await app?.close();

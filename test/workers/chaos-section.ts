@@ -4,7 +4,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockTimeoutError } from '../../lib/index.js';
+import { LockTimeoutError, LockUnavailableError } from '../../lib/index.js';
 
 export const randomInt = (min: number, max: number): number => min + Math.floor(Math.random() * (max - min + 1));
 
@@ -58,7 +58,8 @@ export async function runLoop(
       grant = await take(group(n));
     } catch (error) {
       if (ctx.stop.aborted) break;
-      if (!(error instanceof LockTimeoutError)) throw error;
+      // Its deadline passed, with a holder in the way or (LockUnavailableError) no session connected.
+      if (!(error instanceof LockTimeoutError || error instanceof LockUnavailableError)) throw error;
       ctx.log('timeout', ctx.process, '-', `loop=${loop.label}`);
       continue;
     }

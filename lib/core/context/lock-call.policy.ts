@@ -2,13 +2,14 @@ import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
 import type { LockLostError } from '../errors/lock-lost.error.js';
 import { lockMessages } from '../errors/lock.messages.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockUnavailableError } from '../errors/lock-unavailable.error.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 import type { LockerEvents, SkipReason } from './locker.events.js';
 import type { ResolvedWithLockOptions } from './with-lock.options.js';
 
 /**
  * What a `ReentrantLocker` call does around the backend's answer: `ifLocked: 'skip'`
- * turns a taken lock (or shutdown) into `undefined`, a wait cut short by shutdown says so,
+ * turns a taken lock (or shutdown, or no session to ask) into `undefined`, a wait cut short by shutdown says so,
  * and skips and losses are reported to the locker's listeners (which must not throw: a
  * listener's failure never changes a call's outcome).
  */
@@ -40,6 +41,7 @@ export class LockCallPolicy {
       if (call.ifLocked !== 'skip') throw error;
       if (error instanceof LockTimeoutError) return this.skip(name, mode, timeoutMs === 0 ? 'held' : 'timeout');
       if (error instanceof LockClientClosedError) return this.skip(name, mode, 'closing');
+      if (error instanceof LockUnavailableError) return this.skip(name, mode, 'unavailable', error);
       throw error;
     }
   }
@@ -70,9 +72,9 @@ export class LockCallPolicy {
     }
   }
 
-  private skip(name: string, mode: LockMode, reason: SkipReason): undefined {
+  private skip(name: string, mode: LockMode, reason: SkipReason, error?: LockUnavailableError): undefined {
     try {
-      this.events.skipped?.({ name, mode, reason });
+      this.events.skipped?.(error ? { name, mode, reason, error } : { name, mode, reason });
     } catch {
       // a listener's failure must not turn a quiet skip into an error
     }

@@ -1,13 +1,19 @@
 import type { LockLostError } from '../errors/lock-lost.error.js';
+import type { LockUnavailableError } from '../errors/lock-unavailable.error.js';
 import type { LockMode } from '../recipe/lock-mode.js';
 
-/** Why `withLock(…, { ifLocked: 'skip' })` did not run its function. */
-export type SkipReason = 'held' | 'timeout' | 'closing';
+/**
+ * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `unavailable`: no
+ * ZooKeeper session was connected to ask (see `LockUnavailableError`).
+ */
+export type SkipReason = 'held' | 'timeout' | 'closing' | 'unavailable';
 
 export interface LockSkippedEvent {
   readonly name: string;
   readonly mode: LockMode;
   readonly reason: SkipReason;
+  /** For `unavailable`: the error, whose `unavailableSince` tells one outage from the next. */
+  readonly error?: LockUnavailableError;
 }
 
 export interface LockLostEvent {

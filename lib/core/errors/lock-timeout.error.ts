@@ -4,6 +4,8 @@ import { ZkLockError } from './zk-lock.error.js';
 /** The lock was not granted within `timeoutMs` (or at once, for `timeoutMs: 0`). */
 export class LockTimeoutError extends ZkLockError {
   readonly code = 'LOCK_TIMEOUT';
+  /** When the call gave up (`performance.now()` time): what was connected then tells who kept it out. */
+  readonly at = performance.now();
 
   constructor(
     readonly lockName: string,

@@ -25,6 +25,14 @@ export const lockMessages = {
     timeoutMs === 0
       ? `Lock "${name}" (${mode}) is held by another client and the call asked not to wait (timeoutMs: 0). Retry later, or pass a timeoutMs to wait for it.`
       : `Timed out after ${timeoutMs} ms waiting for lock "${name}" (${mode}). Raise timeoutMs, or list who holds it with contenders("${name}").`,
+  lockSubject: (name: string, mode: string): string =>
+    mode === 'lease' ? `a lease of "${name}"` : `lock "${name}" (${mode})`,
+  unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number): string =>
+    `No ZooKeeper session is connected, so ${subject} could not be answered: ${
+      state === 'lost'
+        ? `the session was lost and no new one has connected (no connection for ${forMs} ms)`
+        : `disconnected for ${forMs} ms, reconnecting`
+    }. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
   aborted: (name: string): string =>
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
   lost: (name: string, why: string): string =>

@@ -1,8 +1,10 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
 import { newAttemptGuid } from '../naming/lock-node.naming.js';
 import { listChildren, removeIfEmpty } from '../recipe/lock-directory.js';
+import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { longTimeout } from '../util/long-timeout.js';
 import { Stop } from '../util/stop.js';
@@ -81,6 +83,10 @@ export class LeaseAcquisition {
     const prefix = leaseNodePrefix(newAttemptGuid());
     let turn: Turn | undefined;
     let granted = false;
+    const offline =
+      this.req.timeoutMs === 0
+        ? answerAtOnce(this.ctx.client.outage, session, this.stop, lockMessages.lockSubject(this.req.name, 'lease'))
+        : undefined;
     try {
       await this.ctx.directories.prepare(session, this.req, { retrying: this.retrier(session), stop: this.stop });
       const created = await this.createNode(session, prefix);
@@ -95,9 +101,11 @@ export class LeaseAcquisition {
         view = await this.read(session, turn.watchChildren);
       }
     } catch (error) {
-      if (error instanceof ZkSessionLostError && !this.stop.isStopped) return RESTART;
+      if (this.stop.isStopped) throw this.stop.reason;
+      if (error instanceof ZkSessionLostError) return RESTART;
       throw error;
     } finally {
+      offline?.();
       if (!granted) await this.abandon(session, prefix, turn?.node);
     }
   }
@@ -122,6 +130,7 @@ export class LeaseAcquisition {
       checkNoKazooLeases(this.req.name, this.req.dir, listing.children);
       if (position.kind === 'retire') return await this.retire(session, prefix, turn.node);
       if (position.kind === 'holding') {
+        this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
         if (position.successor) signalGrant(session, `${this.req.dir}/${turn.node}`, this.ctx.identity);
         return { session, node: turn.node };
       }

@@ -66,13 +66,10 @@ export class ZkLeaseRecipe {
   }
 
   /**
-   * Holders and waiters of the semaphore `name`, in queue order; none when it does not
-   * exist. The listing, the directory's data and every node's identity: two round trips.
+   * Holders and waiters of the semaphore `name` (directory `dir`), read on `session`, in
+   * queue order; none when it does not exist. The listing, the directory's data and every node's identity: two round trips.
    */
-  async contenders(name: string): Promise<LeaseContender[]> {
-    const dir = this.host.pathOf(name);
-    await this.host.startedOnce();
-    const session = this.host.client.liveSession();
+  async contenders(session: ZkSession, dir: string, name: string): Promise<LeaseContender[]> {
     const [listing, read] = await Promise.all([
       listChildren(session, dir),
       session.getDataAndStat(dir).catch(ignoreNoNode),

@@ -12,9 +12,13 @@ import type { ListedLock } from '../listing/lock-listing.interface.js';
 import { byName, resolveListingPrefix } from '../listing/lock-listing.summary.js';
 import { leaseStoreOf } from '../lease/in-memory-lease.store.js';
 import { encodeLockName } from '../naming/lock-name.codec.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../recipe/acquire-options.validator.js';
+import {
+  resolveAcquireOptions,
+  resolveReadTimeout,
+  type ResolvedAcquireOptions,
+} from '../recipe/acquire-options.validator.js';
 import { nodeFormatFor } from '../naming/node-format.js';
-import type { AcquireOptions, LockBackend, LockContender } from '../recipe/lock-backend.interface.js';
+import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../recipe/lock-backend.interface.js';
 import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock.acquisition.js';
 import { InMemoryLockHandle } from './in-memory-lock.handle.js';
 import { inMemoryLockMessages as messages } from './in-memory-lock.messages.js';
@@ -77,8 +81,10 @@ export class InMemoryLockBackend implements LockBackend {
     return acquireAllThrough(this, locks, options);
   }
 
-  async contenders(name: string): Promise<LockContender[]> {
+  /** `options` are checked as the ZooKeeper backend checks them; the store is never unavailable. */
+  async contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
     encodeLockName(name);
+    resolveReadTimeout(options, 'contenders');
     this.assertOpen();
     this.leases.assertNotLease(name);
     return this.store.contenders(name);
@@ -95,8 +101,9 @@ export class InMemoryLockBackend implements LockBackend {
   }
 
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  async leaseContenders(name: string): Promise<LeaseContender[]> {
+  async leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
     encodeLockName(name);
+    resolveReadTimeout(options, 'leaseContenders');
     this.assertOpen();
     return this.leases.contenders(name);
   }
@@ -105,16 +112,18 @@ export class InMemoryLockBackend implements LockBackend {
    * Asks every holder of `name` to release it, as the ZooKeeper backend does: revocable
    * holders' `revocation` aborts, and every holder's identity reads `__REVOKE__`.
    */
-  async requestRevocation(name: string): Promise<number> {
+  async requestRevocation(name: string, options?: ReadOptions): Promise<number> {
     encodeLockName(name);
+    resolveReadTimeout(options, 'requestRevocation');
     this.assertOpen();
     this.leases.assertNotLease(name);
     return this.store.requestRevocation(name);
   }
 
   /** Every lock of the store whose name starts with `prefix`, with holders and waiters, in name order. */
-  async locks(prefix?: string): Promise<ListedLock[]> {
+  async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
+    resolveReadTimeout(options, 'locks');
     this.assertOpen();
     return [...this.store.locks(start), ...leaseStoreOf(this.store).listings(start)].sort(byName);
   }

@@ -1,5 +1,6 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockUnavailableError } from '../errors/lock-unavailable.error.js';
 import type { LockBackend, LockHandle } from '../recipe/lock-backend.interface.js';
 import { fanOutAbort } from '../util/abort-fan-out.js';
 import { longTimeout } from '../util/long-timeout.js';
@@ -126,8 +127,13 @@ export class MultiLockAcquisition {
     ).finally(fanOut.dispose);
     let blocked: number | undefined;
     let failure: PromiseRejectedResult | undefined;
+    // A call that may wait waits for a lock it could not even ask for (no session connected
+    // then), as for one taken elsewhere: a short blip must not fail it; its deadline still holds.
+    const waits = this.options.timeoutMs > 0;
     results.forEach((result, offset) => {
-      if (result.status === 'rejected') failure ??= result;
+      if (result.status === 'rejected' && waits && result.reason instanceof LockUnavailableError)
+        blocked ??= from + offset;
+      else if (result.status === 'rejected') failure ??= result;
       else if (result.value) held[from + offset] = watch.add(result.value);
       else blocked ??= from + offset;
     });

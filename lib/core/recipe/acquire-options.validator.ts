@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
-import type { AcquireOptions } from './lock-backend.interface.js';
+import type { AcquireOptions, ReadOptions } from './lock-backend.interface.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';
 import { nodeFormatFor, validateNodeFormat, type NodeFormat } from '../naming/node-format.js';
 
@@ -35,13 +35,7 @@ export function resolveAcquireOptions(
   const { mode = 'write', timeoutMs = defaultTimeoutMs, signal, revocable = false } = options;
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError('mode', mode, '"read" or "write"');
-  if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-    throw new InvalidOptionError(
-      'timeoutMs',
-      timeoutMs,
-      'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)',
-    );
-  }
+  checkTimeoutMs(timeoutMs);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidOptionError('signal', signal, 'an AbortSignal');
   }
@@ -51,4 +45,34 @@ export function resolveAcquireOptions(
     ? { mode, timeoutMs, signal, revocable }
     : { mode, timeoutMs, signal };
   return nodeFormat ? { ...resolved, nodeFormat } : resolved;
+}
+
+/** Throws `InvalidOptionError` unless `timeoutMs` is a number of milliseconds >= 0 (`Infinity` included). */
+export function checkTimeoutMs(timeoutMs: unknown): asserts timeoutMs is number {
+  if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+    throw new InvalidOptionError(
+      'timeoutMs',
+      timeoutMs,
+      'a number of milliseconds >= 0 (0 = do not wait, Infinity = wait forever)',
+    );
+  }
+}
+
+/**
+ * How long the reads (`contenders`, `locks`, `leaseContenders`) and `requestRevocation`
+ * wait for a connected session without a `timeoutMs` of their own: the Nest module's
+ * default `acquireTimeoutMs` (the module passes its own).
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 10_000;
+
+/** Checks the options of a read or `requestRevocation` (`owner`: its name, for an unknown key); resolves its `timeoutMs`. */
+export function resolveReadTimeout(options: ReadOptions | undefined, owner: string): number {
+  if (options === undefined) return DEFAULT_READ_TIMEOUT_MS;
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionError('options', options, 'an object such as { timeoutMs: 5000 }');
+  }
+  assertKnownOptions(options, ['timeoutMs'], owner);
+  const { timeoutMs = DEFAULT_READ_TIMEOUT_MS } = options;
+  checkTimeoutMs(timeoutMs);
+  return timeoutMs;
 }

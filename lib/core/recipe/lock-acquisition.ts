@@ -1,7 +1,9 @@
 import { LockAbortedError } from '../errors/lock-aborted.error.js';
 import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { lockMessages } from '../errors/lock.messages.js';
 import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
 import { newLockNodePrefix } from '../naming/node-format.js';
+import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { longTimeout } from '../util/long-timeout.js';
 import { Stop } from '../util/stop.js';
@@ -69,6 +71,8 @@ export class LockAcquisition {
   private async attempt(session: ZkSession): Promise<Grant | null | typeof RESTART> {
     const sent = this.sent?.session === session ? this.sent : undefined;
     this.sent = undefined;
+    // Before the claim: a try refused here leaves a group's create to nobody, so it is not sent.
+    const offline = this.req.timeoutMs === 0 ? this.answerAtOnce(session) : undefined;
     sent?.claim?.();
     const prefix = sent?.prefix ?? newLockNodePrefix(this.req.mode, this.req.nodeFormat);
     let node: string | undefined;
@@ -100,6 +104,7 @@ export class LockAcquisition {
         }
         if (position.kind === 'retire') return await this.retire(session, prefix, node);
         if (position.kind === 'holding') {
+          this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
           granted = true;
           return { session, node, fencingToken: listing.stat.pzxid };
         }
@@ -107,11 +112,20 @@ export class LockAcquisition {
         listing = (await this.waitAndRead(session, `${this.req.dir}/${position.blocker.node}`)) ?? EMPTY_LISTING;
       }
     } catch (error) {
-      if (error instanceof ZkSessionLostError && !this.stop.isStopped) return RESTART;
+      if (this.stop.isStopped) throw this.stop.reason;
+      if (error instanceof ZkSessionLostError) return RESTART;
       throw error;
     } finally {
+      offline?.();
+      // A try cut off mid-exchange: its node, if the create got through, is found by its guid.
       if (!granted && !withdrawn) await this.abandon(session, prefix, node);
     }
+  }
+
+  /** See `answerAtOnce`: a try (`timeoutMs: 0`) answers while no session is connected. */
+  private answerAtOnce(session: ZkSession): () => void {
+    const { name, mode } = this.req;
+    return answerAtOnce(this.ctx.client.outage, session, this.stop, lockMessages.lockSubject(name, mode));
   }
 
   /**

@@ -71,6 +71,16 @@ export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'release
   if (handle.released) throw new LockLostError(handle.name, lockMessages.releasedHandle);
 }
 
+/** Options of the reads (`contenders`, `locks`, `leaseContenders`) and of `requestRevocation`. */
+export interface ReadOptions {
+  /**
+   * How long to wait for a connected ZooKeeper session: past it with none connected, the
+   * call rejects with `LockUnavailableError`. Default 10 s (in Nest: the module's
+   * `acquireTimeoutMs`); `Infinity` waits for ZooKeeper to come back.
+   */
+  readonly timeoutMs?: number;
+}
+
 /** One node in a lock's queue, as `contenders()` reports it. */
 export interface LockContender {
   /** The child node's name, in its client's format. */
@@ -96,9 +106,13 @@ export interface LockContender {
 export interface LockBackend {
   /** Connects, if the backend needs to; idempotent. */
   start(): Promise<void>;
-  /** Resolves with a handle, or rejects with `LockTimeoutError` / `LockAbortedError`. */
+  /**
+   * Resolves with a handle, or rejects with `LockTimeoutError` / `LockAbortedError`, or
+   * `LockUnavailableError` when the backend could not ask (ZooKeeper: no session connected,
+   * at once for `timeoutMs: 0`, else at the deadline).
+   */
   acquire(name: string, options?: AcquireOptions): Promise<LockHandle>;
-  /** Resolves with a handle, or `null` if the lock is not available right away. */
+  /** Resolves with a handle, or `null` if the lock is not available right away; `LockUnavailableError` as `acquire`. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null>;
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
@@ -108,7 +122,7 @@ export interface LockBackend {
    */
   acquireAll?(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle>;
   /** Holders and waiters, in queue order. */
-  contenders(name: string): Promise<LockContender[]>;
+  contenders(name: string, options?: ReadOptions): Promise<LockContender[]>;
   /**
    * One of `maxLeases` leases on `name`, a counting semaphore (see `ZkLockBackend.acquireLease`).
    * Both backends of this library have it; optional so that backends written before it
@@ -116,17 +130,17 @@ export interface LockBackend {
    */
   acquireLease?(name: string, options: AcquireLeaseOptions): Promise<LeaseHandle>;
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders?(name: string): Promise<LeaseContender[]>;
+  leaseContenders?(name: string, options?: ReadOptions): Promise<LeaseContender[]>;
   /**
    * Asks every current holder of `name` (not the waiters) to release it; resolves with how
    * many were asked. Holders that acquired with `revocable: true` see `revocation` abort.
    */
-  requestRevocation(name: string): Promise<number>;
+  requestRevocation(name: string, options?: ReadOptions): Promise<number>;
   /**
    * Every lock whose name starts with `prefix` (default: all) that has a holder or a
    * waiter, in name order, each with its holders and waiters and since when they queued.
    */
-  locks(prefix?: string): Promise<ListedLock[]>;
+  locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */

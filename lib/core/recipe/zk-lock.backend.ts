@@ -12,11 +12,13 @@ import { readLockListings } from '../listing/lock-listing.reader.js';
 import { resolveListingPrefix } from '../listing/lock-listing.summary.js';
 import { requestRevocation } from '../revocation/revocation.request.js';
 import { ZkClient } from '../session/zk-client.js';
+import type { ZkSession } from '../session/zk-session.js';
+import { blameOutage, onConnectedSession } from '../session/client-outage.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../lease/lease-handle.interface.js';
 import type { ZkLeaseHandle } from '../lease/zk-lease.handle.js';
 import { ZkLeaseRecipe } from '../lease/zk-lease.recipe.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from './acquire-options.validator.js';
-import type { AcquireOptions, LockBackend, LockContender } from './lock-backend.interface.js';
+import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from './acquire-options.validator.js';
+import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from './lock-backend.interface.js';
 import type { SentCreate } from './lock-acquisition.types.js';
 import { LockRunner } from './lock.runner.js';
 import { DirectorySweeper } from './directory-sweeper.js';
@@ -102,7 +104,7 @@ export class ZkLockBackend implements LockBackend {
     return tracedAcquire(
       () => ({ kind: 'lock', name, mode: resolved.mode }),
       async () => {
-        const handle = await this.run(name, resolved);
+        const handle = await this.blamingOutage(this.run(name, resolved));
         if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
         return handle;
       },
@@ -139,14 +141,19 @@ export class ZkLockBackend implements LockBackend {
     const together = this.groupRequests;
     return tracedAcquire(
       () => ({ kind: 'group', name: describeList(locks), mode: describeModes(locks) }),
-      () => acquireAllThrough(this, locks, options, together),
+      () => this.blamingOutage(acquireAllThrough(this, locks, options, together)),
     );
   }
 
-  async contenders(name: string): Promise<LockContender[]> {
+  /**
+   * Holders and waiters of `name`, in queue order. Rejects with `LockUnavailableError` when
+   * no session is connected within `timeoutMs` (default 10 s).
+   */
+  async contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
     const dir = this.pathOf(name);
-    await this.startedOnce();
-    return readContenders(this.client.liveSession(), dir, name);
+    return this.whenConnected('contenders', `contenders("${name}")`, options, (session) =>
+      readContenders(session, dir, name),
+    );
   }
 
   /**
@@ -154,11 +161,14 @@ export class ZkLockBackend implements LockBackend {
    * `__REVOKE__` written into each holder's node); resolves with how many were asked.
    * Holders that acquired with `revocable: true` see their `revocation` signal abort; the
    * others are not told (their node's data, the identity `contenders()` shows, changes).
+   * Rejects with `LockUnavailableError` when no session is connected within `timeoutMs`
+   * (default 10 s).
    */
-  async requestRevocation(name: string): Promise<number> {
+  async requestRevocation(name: string, options?: ReadOptions): Promise<number> {
     const dir = this.pathOf(name);
-    await this.startedOnce();
-    return requestRevocation(this.client.liveSession(), dir, name);
+    return this.whenConnected('requestRevocation', `requestRevocation("${name}")`, options, (session) =>
+      requestRevocation(session, dir, name),
+    );
   }
 
   /**
@@ -177,11 +187,14 @@ export class ZkLockBackend implements LockBackend {
   /**
    * Every lock under the root path whose name starts with `prefix`, with holders and
    * waiters, in name order: three round trips however many locks (see `readLockListings`).
+   * Rejects with `LockUnavailableError` when no session is connected within `timeoutMs`
+   * (default 10 s).
    */
-  async locks(prefix?: string): Promise<ListedLock[]> {
+  async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
-    await this.startedOnce();
-    return readLockListings(this.client.liveSession(), this.options.rootPath, start);
+    return this.whenConnected('locks', 'locks()', options, (session) =>
+      readLockListings(session, this.options.rootPath, start),
+    );
   }
 
   /**
@@ -195,13 +208,16 @@ export class ZkLockBackend implements LockBackend {
   acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
     return tracedAcquire(
       () => ({ kind: 'lease', name, mode: 'lease' }),
-      () => this.leases.acquire(name, options),
+      () => this.blamingOutage(this.leases.acquire(name, options)),
     );
   }
 
-  /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders(name: string): Promise<LeaseContender[]> {
-    return this.leases.contenders(name);
+  /** Holders and waiters of the lease semaphore `name`, in queue order; `LockUnavailableError` as `contenders`. */
+  async leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
+    const dir = this.pathOf(name);
+    return this.whenConnected('leaseContenders', `leaseContenders("${name}")`, options, (session) =>
+      this.leases.contenders(session, dir, name),
+    );
   }
 
   /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */
@@ -233,6 +249,31 @@ export class ZkLockBackend implements LockBackend {
     await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
     await this.client.close();
     await this.reaper.drain();
+  }
+
+  /** `acquiring`, rejecting with `LockUnavailableError` if its deadline passed with no session connected. */
+  private async blamingOutage<T>(acquiring: Promise<T>): Promise<T> {
+    try {
+      return await acquiring;
+    } catch (error) {
+      throw blameOutage(this.client.outage, error);
+    }
+  }
+
+  /**
+   * A read (or `requestRevocation`) on a connected session, within the call's `timeoutMs`:
+   * see `onConnectedSession`. `call` names the method for a bad option; `subject`, what
+   * `LockUnavailableError` says could not be answered.
+   */
+  private async whenConnected<T>(
+    call: string,
+    subject: string,
+    options: ReadOptions | undefined,
+    work: (session: ZkSession) => Promise<T>,
+  ): Promise<T> {
+    const timeoutMs = resolveReadTimeout(options, call);
+    await this.startedOnce();
+    return onConnectedSession(this.client, timeoutMs, subject, work);
   }
 
   /** Connects on first use of a backend made by `unconnected()`; free once started. */

@@ -48,3 +48,21 @@ export async function whileConnected(session: ConnectionEvents, work: Promise<un
     session.signal.removeEventListener('abort', stop);
   }
 }
+
+/**
+ * For a call that must answer at once (a try): calls `onOffline` now if `session` is not
+ * connected, else as soon as its connection drops or it is lost, while a request of the
+ * call may be queued in the client until a reconnect. Returns the unsubscribe.
+ */
+export function whenOffline(session: ConnectionEvents, onOffline: () => void): () => void {
+  if (!session.isConnected || session.signal.aborted) {
+    onOffline();
+    return () => undefined;
+  }
+  session.once('disconnected', onOffline);
+  session.signal.addEventListener('abort', onOffline, { once: true });
+  return () => {
+    session.removeListener('disconnected', onOffline);
+    session.signal.removeEventListener('abort', onOffline);
+  };
+}

@@ -12,6 +12,7 @@ import { refusedConnectWatch } from './refused-connect.watch.js';
 import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client.options.js';
 import { ZkRequestCounter } from './zk-request.counter.js';
 import type { ServerFacts } from './server-check.js';
+import { ClientOutage } from './client-outage.js';
 import { ZkSession } from './zk-session.js';
 import { chrootOf } from './chroot.js';
 
@@ -28,6 +29,8 @@ import { chrootOf } from './chroot.js';
 export class ZkClient extends EventEmitter {
   readonly options: ResolvedZkClientOptions;
   readonly counter = new ZkRequestCounter();
+  /** Since when no session has been connected: what `LockUnavailableError` says. */
+  readonly outage = new ClientOutage(this);
   private current: ZkSession | undefined;
   private starting: Promise<void> | undefined;
   private readonly retiring = new Set<Promise<void>>();

@@ -103,6 +103,28 @@ export function validationCases(ctx: ConformanceContext): void {
     for (const lock of [`${name}-a`, `${name}-b`]) expect(await a.contenders(lock)).toEqual([]);
   });
 
+  it.each([
+    ['a negative timeout', { timeoutMs: -1 }, 'timeoutMs'],
+    ['a string timeout', { timeoutMs: '100' }, 'timeoutMs'],
+    ['an unknown option', { timeout: 100 }, 'timeout'],
+    ['null options', null, 'options'],
+  ])('refuses reads and requestRevocation with %s: InvalidOptionError', async (_, options, option) => {
+    const [a] = await ctx.world.backends(1);
+    const given = options as { timeoutMs?: number };
+    const calls = [
+      () => a.contenders('read-options', given),
+      () => a.locks('read-options', given),
+      () => a.requestRevocation('read-options', given),
+      () => a.leaseContenders!('read-options', given),
+    ];
+    for (const call of calls) {
+      const error = await rejectionOf(call());
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toMatchObject({ option });
+    }
+    expect(await a.contenders('read-options', { timeoutMs: 0 })).toEqual([]); // 0: answers if connected now
+  });
+
   it('checks the options before the name', async () => {
     const [a] = await ctx.world.backends(1);
     expect(await rejectionOf(a.acquire('', { mode: 'exclusive' as never }))).toBeInstanceOf(InvalidOptionError);

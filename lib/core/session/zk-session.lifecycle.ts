@@ -34,7 +34,8 @@ const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('
 /**
  * The heartbeat deletes a node that cannot exist (its parent does not): ZooKeeper still
  * commits the failed delete through the leader and a quorum, as an error transaction, so
- * its answer proves the leader took part, and it changes nothing.
+ * its answer proves the leader took part, and it changes nothing. An idle session asks
+ * whether it exists instead: its server answers alone, and nothing is logged.
  */
 const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
@@ -113,7 +114,10 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
    * subscribe afresh; earlier ones stay lost.
    */
   onDistrust(listener: (reason: Error) => void): () => void {
-    return this.trust.subscribe(listener);
+    const unsubscribe = this.trust.subscribe(listener);
+    // The clock is not watched while nothing is held: checked now that something is.
+    this.checkTrust();
+    return unsubscribe;
   }
 
   /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
@@ -302,6 +306,13 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     heartbeat: () => {
       if (this.connected) this.barrier().catch(() => undefined);
     },
+    anchor: () => {
+      if (!this.connected) return;
+      const ask = (cb: Parameters<Invoke>[0]): void => this.client.exists(HEARTBEAT_PATH, cb as never);
+      this.call('heartbeat', HEARTBEAT_PATH, ask, false).catch(() => undefined);
+    },
+    // Held locks and leases listen for distrust; waiting acquires watch a node.
+    busy: () => this.trust.subscribed || this.watchers.count() > 0,
     oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
       // The client may never call these back (a reply lost in a black hole is never
@@ -347,7 +358,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   }
 
   /** Sends one request, tracked while in flight (see `sessionCall`). */
-  protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke): Promise<T> {
-    return sessionCall<T>(this.callContext, op, path, invoke);
+  protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
+    return sessionCall<T>(this.callContext, op, path, invoke, write);
   }
 }

@@ -1,0 +1,83 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { ZkLockBackend } from '../../lib/index';
+import { uniqueRoot } from '../support/zk-test-env';
+import { fourLetter } from '../support/zookeeper/four-letter';
+import { ZkServer } from '../support/zookeeper/zk-server';
+
+/** The largest session timeout the server grants (20 × tickTime 100): heartbeats every 133 ms. */
+const T = 2000;
+
+/**
+ * Every write is a transaction in every server's log, fsynced: the liveness proof's
+ * heartbeat writes (failed deletes) must go out only while something relies on the proof.
+ * Counted on a server of this suite's own (others' transactions would count too), by the
+ * growth of the last zxid `srvr` reports.
+ */
+describe('transactions committed by the liveness proof', () => {
+  const server = new ZkServer({ tickTime: 100 });
+  const rootPath = uniqueRoot('idle');
+  const clients: ZkLockBackend[] = [];
+
+  const zxid = async (): Promise<bigint> => {
+    const line = /^Zxid: (0x[0-9a-f]+)$/m.exec(await fourLetter(server.clientPort, 'srvr'));
+    if (!line) throw new Error('srvr said no Zxid');
+    return BigInt(line[1]);
+  };
+  /** Transactions the server committed while `work` ran. */
+  const committedDuring = async (work: () => Promise<unknown>): Promise<number> => {
+    const before = await zxid();
+    await work();
+    return Number((await zxid()) - before);
+  };
+
+  beforeAll(async () => {
+    await server.start();
+    for (let i = 0; i < 2; i++)
+      clients.push(
+        await ZkLockBackend.connect({
+          connectionString: server.connectionString,
+          rootPath,
+          sessionTimeoutMs: T,
+          removeEmptyDirectories: false, // its deletes would count
+        }),
+      );
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await server.destroy();
+  });
+
+  it('two idle clients commit nothing for 3 session timeouts, and are connected and trusted throughout', async () => {
+    expect(clients.map((client) => client.client.session.timeoutMs)).toEqual([T, T]);
+    const committed = await committedDuring(() => sleep(3 * T));
+    expect(committed).toBe(0);
+    for (const client of clients) {
+      expect(client.client.session.isLost).toBe(false);
+      expect(client.status().state).toBe('connected');
+    }
+  });
+
+  it('the first acquire after idle is granted with a fresh proof (its create pairs with an idle read)', async () => {
+    const [client] = clients;
+    const startedAt = performance.now();
+    const lock = await client.acquire('after-idle');
+    expect(lock.isHeld()).toBe(true);
+    // The proof is the send time of a read anchor at most a pair gap and a heartbeat before the create.
+    expect(client.client.session.provenAt).toBeGreaterThan(startedAt - T / 2);
+    await lock.release();
+  });
+
+  it('a holding client commits heartbeats at the budget (every T/15 at most); released, it commits nothing again', async () => {
+    const [client] = clients;
+    const lock = await client.acquire('held');
+    const whileHeld = await committedDuring(() => sleep(2 * T));
+    expect(lock.isHeld()).toBe(true);
+    // At most 15 per timeout (a late timer makes fewer); more than none.
+    expect(whileHeld).toBeLessThanOrEqual(2 * 15 + 1);
+    expect(whileHeld).toBeGreaterThan(2);
+    await lock.release();
+    await sleep(T / 10); // the release's delete, and a heartbeat sent just before it, are committed
+    expect(await committedDuring(() => sleep(T))).toBe(0);
+  });
+});

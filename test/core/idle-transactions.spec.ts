@@ -54,7 +54,9 @@ describe('transactions committed by the liveness proof', () => {
     expect(committed).toBe(0);
     for (const client of clients) {
       expect(client.client.session.isLost).toBe(false);
-      expect(client.status().state).toBe('connected');
+      // Nothing proved, nothing needed: the proof ages, the session stays connected (and up).
+      expect(client.status()).toMatchObject({ state: 'connected', provenAgoMs: expect.any(Number) });
+      expect(client.status().provenAgoMs).toBeGreaterThan(2 * T);
     }
   });
 
@@ -79,5 +81,14 @@ describe('transactions committed by the liveness proof', () => {
     await lock.release();
     await sleep(T / 10); // the release's delete, and a heartbeat sent just before it, are committed
     expect(await committedDuring(() => sleep(T))).toBe(0);
+  });
+
+  it('a lock subscribing to a session idle past its proof is told at once: nothing is trusted on an idle-era proof', () => {
+    const session = clients[1].client.session; // idle since it connected, several timeouts ago
+    expect(session.checkTrust()).toBe(true); // nothing held: nothing watched
+    const told: Error[] = [];
+    session.onDistrust((reason) => told.push(reason));
+    expect(told).toHaveLength(1);
+    expect(session.checkTrust()).toBe(false);
   });
 });

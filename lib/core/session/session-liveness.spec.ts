@@ -484,7 +484,9 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
   it('at risk when the work ended: heartbeats stay writes until a proof brings trust back, then reads again', () => {
     const { liveness, calls, hooks } = setup();
     liveness.onConnected(0, true);
-    jest.advanceTimersByTime(4800); // held, unanswered: at risk
+    jest.advanceTimersByTime(3000);
+    read(liveness); // answered at 3000; then the server answers nothing
+    jest.advanceTimersByTime(1800); // 4800, held: at risk
     expect(only(calls, 'at-risk')).toHaveLength(1);
     hooks.idle = true; // the lost holder released
     hooks.heartbeat = () => {

@@ -175,16 +175,18 @@ export class SessionLiveness {
   }
 
   /**
-   * Heartbeats need writes while anything relies on the session, and while at risk (only
-   * a write brings trust back); otherwise reads do (they anchor the next write's proof).
+   * Whether the proof matters now: while anything relies on the session, and while at risk
+   * (holders were told; it ends in a proof that brings trust back, or in the session given
+   * up). Then heartbeats are writes and the clock is watched; otherwise reads anchor the next
+   * write's proof, and nothing is due.
    */
-  private needsWrites(): boolean {
+  private engaged(): boolean {
     return this.phase === 'at-risk' || this.hooks.busy();
   }
 
-  /** Sends the heartbeat: a write or a read (see `needsWrites`), when due or `now`. */
+  /** Sends the heartbeat: a write or a read (see `engaged`), when due or at once. */
   private beat(now: number, atOnce = false): void {
-    const writes = this.needsWrites();
+    const writes = this.engaged();
     const last = writes ? this.lastWriteSentAt : Math.max(this.lastWriteSentAt, this.lastAnchorSentAt);
     if (!atOnce && now - last < this.heartbeatMs) return;
     if (writes) return this.hooks.heartbeat();
@@ -193,12 +195,12 @@ export class SessionLiveness {
   }
 
   /**
-   * Checks the clock while the session is busy: idle, nothing is held that the proof
+   * Checks the clock while the proof matters (`engaged`): idle, nothing is held that it
    * protects, and nothing is due (the server's own answers keep the connection checked,
    * and it reports an expired session on the next contact).
    */
   private watchClock(): void {
-    if (!this.hooks.busy()) return;
+    if (!this.engaged()) return;
     this.evaluate();
     if (!this.deadlineArmed && this.phase !== 'gone') this.armDeadline();
   }
@@ -223,7 +225,7 @@ export class SessionLiveness {
     const oldest = this.hooks.oldestPending(false);
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);
     // Idle, `P` is not kept fresh: a slow write then is only slow.
-    if (this.needsWrites() && this.stuckOnWrite(now)) return this.leave(now);
+    if (this.engaged() && this.stuckOnWrite(now)) return this.leave(now);
     // Pipelined: a slow commit must not slow the heartbeats (nor, with them, the proof).
     this.beat(now);
   }

@@ -419,6 +419,17 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it('a long idle stretch keeps few anchors, and the first write still pairs with a read answered a pair gap before it', () => {
+    const { liveness } = idle();
+    jest.advanceTimersByTime(100 * T); // 1,500 reads answered
+    const anchors = (liveness as unknown as { evidence: { anchors: unknown[] } }).evidence.anchors;
+    expect(anchors.length).toBeLessThanOrEqual(48);
+    write(liveness);
+    // The latest read answered at least 1800 before (reads every 400, answered 5 ms later).
+    expect(Date.now() - liveness.provenAt).toBeLessThanOrEqual(1800 + 400 + 5);
+    liveness.stop();
+  });
+
   it('a read never proves: after a write, a read a pair gap later proves nothing (a cut-off server answers reads alone)', () => {
     const { liveness } = setup();
     liveness.onConnected(0, true);

@@ -312,7 +312,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
       this.call('heartbeat', HEARTBEAT_PATH, ask, false).catch(() => undefined);
     },
     // Held locks and leases listen for distrust; waiting acquires watch a node.
-    busy: () => this.trust.subscribed || this.watchers.count() > 0,
+    busy: () => this.trust.subscribed || this.watchers.watching,
     oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
       // The client may never call these back (a reply lost in a black hole is never

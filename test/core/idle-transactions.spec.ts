@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import * as zookeeper from 'node-zookeeper-client';
+
 import { ZkLockBackend } from '../../lib/index';
 import { uniqueRoot } from '../support/zk-test-env';
 import { fourLetter } from '../support/zookeeper/four-letter';
@@ -81,6 +83,34 @@ describe('transactions committed by the liveness proof', () => {
     await lock.release();
     await sleep(T / 10); // the release's delete, and a heartbeat sent just before it, are committed
     expect(await committedDuring(() => sleep(T))).toBe(0);
+  });
+
+  it('an acquire waiting two timeouts commits nothing; granted after, one write proves the session and the lock is trusted', async () => {
+    const [client] = clients;
+    const dir = client.pathOf('awaited');
+    // The holder: a plain client, which sends pings and writes nothing while it holds.
+    const holder = zookeeper.createClient(server.connectionString, { sessionTimeout: T, retries: 0 });
+    const connected = new Promise<void>((resolve) => holder.once('connected', () => resolve()));
+    holder.connect();
+    await connected;
+    const call = <R>(send: (done: (error: unknown, result?: R) => void) => void): Promise<R> =>
+      new Promise((resolve, reject) => send((error, result) => (error ? reject(error) : resolve(result as R))));
+    try {
+      await call((done) => holder.mkdirp(dir, done));
+      const held = await call<string>((done) =>
+        holder.create(`${dir}/${'0'.repeat(32)}__lock__`, zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, done),
+      );
+      const waiting = client.acquire('awaited', { timeoutMs: 10 * T });
+      await sleep(T / 10); // its create is committed, and it watches the holder's node
+      expect(await committedDuring(() => sleep(2 * T))).toBe(0);
+      await call((done) => holder.remove(held, -1, done));
+      const lock = await waiting;
+      expect(lock.isHeld()).toBe(true);
+      expect(performance.now() - client.client.session.provenAt).toBeLessThan(T / 2);
+      await lock.release();
+    } finally {
+      holder.close();
+    }
   });
 
   it('a lock subscribing to a session idle past its proof is told at once: nothing is trusted on an idle-era proof', () => {

@@ -123,6 +123,8 @@ export class LeaseAcquisition {
       if (position.kind === 'retire') return await this.retire(session, prefix, turn.node);
       if (position.kind === 'holding') {
         if (position.successor) signalGrant(session, `${this.req.dir}/${turn.node}`, this.ctx.identity);
+        // A long wait wrote nothing: one write first, so that the grant is trusted.
+        if (session.proofIsStale) await this.retrying(session, () => session.barrier());
         return { session, node: turn.node };
       }
       if (this.req.timeoutMs === 0) return null;

@@ -12,24 +12,25 @@ import { QuorumEvidence } from './quorum-evidence.js';
  * them for up to `syncLimit × tickTime`, long after the leader may have expired us.
  *
  * This class keeps `P` fresh with heartbeat writes while something relies on the session
- * (`busy`: a lock held or awaited), leaves a server that answers nothing
+ * (`busy`: a lock or lease held), leaves a server that answers nothing
  * (node-zookeeper-client has no read timeout) or takes too long over a write (it may be cut
  * off from the leader), and calls `atRisk` and then `gone` when `P` gets too old. `check()`
  * does the same at once, for callers that cannot wait for a timer (an event loop blocked
  * for seconds runs no timer, but must not then trust a lock).
  *
- * An idle session (nothing held, nothing awaited) writes nothing: it sends a read instead
- * (answered by its server alone, no transaction), which keeps the connection checked and
- * anchors the proof of the next write, and `P` is not watched (nothing to protect). The
- * first write of new work pairs with the latest such read, so `P` is fresh as work starts;
- * a holder that subscribes with a stale `P` is told at once (`check` when it subscribes).
+ * A session that holds nothing writes nothing, also while an acquire waits: it sends a
+ * read instead (answered by its server alone, no transaction), which keeps the connection
+ * checked and anchors the proof of the next write, and `P` is not watched (nothing to
+ * protect). The first write of new work pairs with the latest such read, so `P` is fresh
+ * as work starts; a grant after a long wait sends one write first (`stale`); a holder that
+ * subscribes with a stale `P` anyway is told at once (`check` when it subscribes).
  */
 export interface LivenessHooks {
   /** Sends a write that changes nothing; its answer comes back through `answered`. */
   heartbeat(): void;
   /** Sends a read that changes nothing (no transaction); its answer comes back through `answered`. */
   anchor(): void;
-  /** Whether anything relies on the session now: a lock or lease held, or an acquire waiting. */
+  /** Whether anything relies on the proof now: a lock or lease held (a waiting acquire does not, until its grant). */
   busy(): boolean;
   /** The send time of the oldest request still unanswered (only writes: `writesOnly`), if any. */
   oldestPending(writesOnly: boolean): number | undefined;
@@ -103,6 +104,11 @@ export class SessionLiveness {
   /** When locks stop being trusted, unless a new proof comes first. */
   get atRiskAt(): number {
     return this.goneAt - this.marginMs;
+  }
+
+  /** A lock granted now could not be trusted for the proof's age (nothing proved it lately). */
+  get stale(): boolean {
+    return this.now() >= this.atRiskAt;
   }
 
   /**

@@ -130,6 +130,15 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return this.sessionIdHex;
   }
 
+  /**
+   * True when a lock granted now would be born lost for the proof's age: nothing is written
+   * while the session only waits (see `SessionLiveness`). A grant then sends one `barrier()`
+   * first, which pairs with the latest read the server answered: the proof is fresh again.
+   */
+  get proofIsStale(): boolean {
+    return this.liveness.stale;
+  }
+
   /** When ZooKeeper's leader last proved to have heard from this session (`performance.now()` time). */
   get provenAt(): number {
     return this.liveness.provenAt;
@@ -311,8 +320,9 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
       const ask = (cb: Parameters<Invoke>[0]): void => this.client.exists(HEARTBEAT_PATH, cb as never);
       this.call('heartbeat', HEARTBEAT_PATH, ask, false).catch(() => undefined);
     },
-    // Held locks and leases listen for distrust; waiting acquires watch a node.
-    busy: () => this.trust.subscribed || this.watchers.watching,
+    // Held locks and leases listen for distrust. A waiting acquire needs no proof until
+    // its grant, which makes one when the proof is stale (`proofIsStale`).
+    busy: () => this.trust.subscribed,
     oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
       // The client may never call these back (a reply lost in a black hole is never

@@ -31,11 +31,6 @@ export class ZkWatchRegistry {
     for (const path of [...this.listeners.keys()]) this.fire(type, path);
   }
 
-  /** Some path is watched (a waiting acquire): cheap enough to ask on every socket event. */
-  get watching(): boolean {
-    return this.listeners.size > 0;
-  }
-
   count(): number {
     let count = 0;
     for (const set of this.listeners.values()) count += set.size;

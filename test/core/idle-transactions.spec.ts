@@ -113,6 +113,23 @@ describe('transactions committed by the liveness proof', () => {
     }
   });
 
+  it('a lease granted after a wait past its proof is trusted: one write proves the session first', async () => {
+    const [waiter] = clients;
+    const holder = await ZkLockBackend.connect({ connectionString: server.connectionString, rootPath });
+    try {
+      const held = await holder.acquireLease('pool', { maxLeases: 1 });
+      const waiting = waiter.acquireLease('pool', { maxLeases: 1, timeoutMs: 10 * T });
+      await sleep(T); // the proof made by the waiter's create goes stale meanwhile
+      expect(waiter.client.session.proofIsStale).toBe(true);
+      await held.release();
+      const lease = await waiting;
+      expect(lease.isHeld()).toBe(true);
+      await lease.release();
+    } finally {
+      await holder.close();
+    }
+  });
+
   it('a lock subscribing to a session idle past its proof is told at once: nothing is trusted on an idle-era proof', () => {
     const session = clients[1].client.session; // idle since it connected, several timeouts ago
     expect(session.checkTrust()).toBe(true); // nothing held: nothing watched

@@ -34,6 +34,17 @@ export interface ScenarioCounts {
     readonly costContenders: readonly number[];
     readonly costGrants: number;
   };
+  /**
+   * `clients` sessions of `sessionTimeoutMs` (the least a tickTime of 2000 grants) stay idle
+   * for 0.6 of it (the proof of their last write is stale by then), then each acquires once;
+   * one holds for `holdMs`; then `warmAcquires` acquires in a row on the same session.
+   */
+  readonly idle: {
+    readonly clients: number;
+    readonly sessionTimeoutMs: number;
+    readonly holdMs: number;
+    readonly warmAcquires: number;
+  };
 }
 
 /**
@@ -57,6 +68,7 @@ export const FULL_COUNTS: ScenarioCounts = {
     costContenders: [10, 100],
     costGrants: 200,
   },
+  idle: { clients: 4, sessionTimeoutMs: 4000, holdMs: 1500, warmAcquires: 5 },
 };
 
 /** `--quick`: enough to exercise every path, not to measure anything. */
@@ -77,9 +89,10 @@ export const QUICK_COUNTS: ScenarioCounts = {
     costContenders: [4, 8],
     costGrants: 12,
   },
+  idle: { clients: 2, sessionTimeoutMs: 4000, holdMs: 500, warmAcquires: 2 },
 };
 
-export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
+export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 
 export interface BenchOptions {
   /** Measured rounds; each runs every scenario once per implementation, in shuffled order. */
@@ -117,7 +130,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
 
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
-                   4 many locks, 5 reentrant, 6 read-heavy, 7 multi-lock, 8 leases);
+                   4 many locks, 5 reentrant, 6 read-heavy, 7 multi-lock, 8 leases,
+                   9 idle);
                    default all
   --quick          tiny counts: checks the harness, measures nothing
   --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes

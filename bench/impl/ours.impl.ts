@@ -14,6 +14,7 @@ import type {
   HandoffCloseResult,
   HandoffOpenParams,
   HoldResult,
+  IdleParams,
   ManyLocksParams,
   ManyLocksResult,
   ReadHeavyParams,
@@ -27,6 +28,7 @@ import type {
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
 import { now, range, type BenchImpl } from './bench-impl.js';
 import { measureHeapPerLock } from './ours-heap.probe.js';
+import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
 import { counts, type OursSessions } from './ours.sessions.js';
@@ -65,6 +67,13 @@ export class OursImpl implements BenchImpl {
     readHeavy: (p: ReadHeavyParams) => this.readHeavy(p),
     multiLock: (p: MultiLockParams) => oursMultiLock(this.sessions, p),
     leases: (p: LeasesParams) => oursLeases(this.sessions, p),
+    idle: (p: IdleParams) =>
+      oursIdle(
+        (sessionTimeoutMs) => this.connect({ sessionTimeoutMs, removeEmptyDirectories: false }),
+        (backend) => this.closeBackend(backend),
+        this.connectionString,
+        p,
+      ),
   };
 
   private readonly sessions: OursSessions = {
@@ -247,8 +256,14 @@ export class OursImpl implements BenchImpl {
     }
   }
 
-  private async connect(): Promise<ZkLockBackend> {
-    const backend = await ZkLockBackend.connect({ connectionString: this.connectionString, rootPath: this.rootPath });
+  private async connect(
+    options: { sessionTimeoutMs?: number; removeEmptyDirectories?: boolean } = {},
+  ): Promise<ZkLockBackend> {
+    const backend = await ZkLockBackend.connect({
+      ...options,
+      connectionString: this.connectionString,
+      rootPath: this.rootPath,
+    });
     this.open.add(backend);
     return backend;
   }

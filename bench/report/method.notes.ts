@@ -100,6 +100,14 @@ export function methodNotes(c: ScenarioCounts, warmupMs: number, freshWorkers = 
       "steady state's cost, not the first queueing). Every contender counts the leases held at once: never above the limit.",
     ].join(' '),
     [
+      `**9. Idle.** ${c.idle.clients} sessions of ${n(c.idle.sessionTimeoutMs)} ms (ours only: an idle Kazoo or Curator client`,
+      'sends pings, which are not transactions) stay idle for 0.6 of their timeout, long enough for the proof of their last',
+      "write to go stale; transactions are counted by the growth of the server's last zxid (`srvr`), which counts every",
+      'write of every client, so this scenario runs alone. Then each session acquires a lock (call to grant: *after idle*); one',
+      `keeps it for ${n(c.idle.holdMs)} ms with the others closed (transactions per holding session); then it takes the lock`,
+      `${c.idle.warmAcquires} times in a row (*warm*). *after idle ÷ warm* is each round's ratio of the two p50s.`,
+    ].join(' '),
+    [
       "**Round trips.** Requests by op per unit of work: the library's `client.counter`, the raw loop's own count, Kazoo by",
       "wrapping `KazooClient._call`. Kazoo's watch notifications are counted only in scenarios 7 and 8 (by wrapping its",
       "connection's `_read_watch_event`); elsewhere n/c. Curator through `CuratorFrameworkFactory.builder().zookeeperFactory(…)`:",

@@ -1,5 +1,6 @@
 import { drainScenario } from './drain.scenario.js';
 import { handoffScenario } from './handoff.scenario.js';
+import { idleScenario } from './idle.scenario.js';
 import { leasesScenario } from './leases.scenario.js';
 import { manyLocksScenario } from './many-locks.scenario.js';
 import { multiLockScenario } from './multi-lock.scenario.js';
@@ -18,4 +19,5 @@ export const SCENARIOS: readonly Scenario<any>[] = [
   readHeavyScenario,
   multiLockScenario,
   leasesScenario,
+  idleScenario,
 ];

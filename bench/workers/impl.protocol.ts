@@ -141,6 +141,27 @@ export interface ReadHeavyResult {
   readonly countedCycles: number;
 }
 
+/** Scenario 9: transactions of idle and holding sessions, and an acquire after idle against a warm one. */
+export interface IdleParams {
+  readonly name: string;
+  readonly clients: number;
+  readonly sessionTimeoutMs: number;
+  readonly holdMs: number;
+  readonly warmAcquires: number;
+}
+export interface IdleResult {
+  /** Transactions the server committed (its `srvr` zxid) while `clients` sessions were idle for `idleMs`. */
+  readonly idleTransactions: number;
+  readonly idleMs: number;
+  /** The same while one session held a lock for `holdMs` (the others closed). */
+  readonly holdTransactions: number;
+  readonly holdMs: number;
+  /** Each session's first acquire after the idle window, call to grant. */
+  readonly afterIdleNs: number[];
+  /** Acquires right after a release on the same session, call to grant. */
+  readonly warmNs: number[];
+}
+
 export type WorkerOp =
   | 'clock'
   /** The worker process's CPU time so far (user + system, every thread), ns as a decimal string: `{ cpuNs }`. */
@@ -157,4 +178,5 @@ export type WorkerOp =
   | 'readHeavy'
   | 'multiLock'
   | 'leases'
+  | 'idle'
   | 'quit';

@@ -13,6 +13,7 @@ import type { HandoffSample } from '../../bench/scenarios/handoff.scenario';
 import type { LeasesSample } from '../../bench/scenarios/leases.scenario';
 import type { MultiLockSample } from '../../bench/scenarios/multi-lock.scenario';
 import type { ReadHeavySample } from '../../bench/scenarios/read-heavy.scenario';
+import type { IdleSample } from '../../bench/scenarios/idle.scenario';
 import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
 import type { UncontendedSample } from '../../bench/scenarios/uncontended.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
@@ -216,6 +217,15 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     }
   });
 
+  it('9. idle: a transaction rate for an idle and a holding session, and the acquire after idle against a warm one', () => {
+    const [sample] = samples<IdleSample>('idle', 'ours');
+    // The test server is shared: others' writes may land in the idle window, never below none.
+    expect(sample.idlePerClientPerSec).toBeGreaterThanOrEqual(0);
+    expect(sample.holderPerSec).toBeGreaterThan(0); // its heartbeats
+    expect(sample.afterIdleMs).toBeGreaterThan(0);
+    expect(metric('idle.afterIdleOverWarm').median.ours).toBeGreaterThan(0);
+  });
+
   it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
     expect(results.targets.map((t) => t.id)).toEqual([
       '1a',
@@ -310,7 +320,7 @@ describe('bench command line', () => {
     });
     expect(parseBenchArgs([], {})).toMatchObject({
       rounds: 9,
-      scenarios: [1, 2, 3, 4, 5, 6, 7, 8],
+      scenarios: [1, 2, 3, 4, 5, 6, 7, 8, 9],
       forceSync: true,
       connectionString: undefined,
       freshWorkers: true,
@@ -328,7 +338,7 @@ describe('bench command line', () => {
 
   it('refuses what it does not know', () => {
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds needs a whole number >= 1/);
-    expect(() => parseBenchArgs(['--scenario', '9'], {})).toThrow(/no scenario 9/);
+    expect(() => parseBenchArgs(['--scenario', '10'], {})).toThrow(/no scenario 10/);
     expect(() => parseBenchArgs(['--fast'], {})).toThrow(/unknown argument "--fast"/);
     expect(() => parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,x' })).toThrow(
       /ZK_SERVER_PID: "x" is not a process id/,

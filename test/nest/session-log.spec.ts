@@ -46,13 +46,16 @@ describe('ZooKeeper session events in the Nest log (context ZkLock)', () => {
     expect(await log.next('log', /^Connected to ZooKeeper/, from)).toContain(`session ${before}`);
   });
 
-  it('a silent server: at risk (warn), then trusted again once a proof comes back', async () => {
+  it('a silent server while a lock is held: at risk (warn), then trusted again once a proof comes back', async () => {
     const from = log.lines.length;
+    // An idle session is not watched (nothing relies on its proof): something must be held.
+    const lock = await backend().acquire('silent');
     proxy.blackhole();
     const atRisk = await log.next('warn', /at risk: no proof for \d+ ms/, from);
     expect(atRisk).toContain(`session ${sessionId()}`);
     proxy.heal();
     await log.next('log', /is trusted again/, from);
+    await lock.release();
   });
 
   it('an expired session: an error naming it, then a new session connected', async () => {

@@ -130,6 +130,8 @@ export class LeaseAcquisition {
       checkNoKazooLeases(this.req.name, this.req.dir, listing.children);
       if (position.kind === 'retire') return await this.retire(session, prefix, turn.node);
       if (position.kind === 'holding') {
+        // A long wait wrote nothing: one write first, so that the grant is trusted.
+        if (session.proofIsStale) await this.retrying(session, () => session.barrier());
         this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
         if (position.successor) signalGrant(session, `${this.req.dir}/${turn.node}`, this.ctx.identity);
         return { session, node: turn.node };

@@ -104,6 +104,8 @@ export class LockAcquisition {
         }
         if (position.kind === 'retire') return await this.retire(session, prefix, node);
         if (position.kind === 'holding') {
+          // A long wait wrote nothing: one write first, so that the grant is trusted.
+          if (session.proofIsStale) await this.retrying(session, () => session.barrier());
           this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
           granted = true;
           return { session, node, fencingToken: listing.stat.pzxid };

@@ -4,7 +4,7 @@ import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 // read timeout 4000, tick 200.
 const T = 6000;
 
-type Hooks = LivenessHooks & { pending?: number; pendingWrite?: number };
+type Hooks = LivenessHooks & { pending?: number; pendingWrite?: number; idle?: boolean };
 
 function setup(timeoutMs: number | (() => number) = T): {
   liveness: SessionLiveness;
@@ -14,6 +14,8 @@ function setup(timeoutMs: number | (() => number) = T): {
   const calls: string[] = [];
   const hooks: Hooks = {
     heartbeat: () => calls.push(`heartbeat@${Date.now()}`),
+    anchor: () => calls.push(`anchor@${Date.now()}`),
+    busy: () => !hooks.idle,
     oldestPending: (writesOnly) => (writesOnly ? hooks.pendingWrite : (hooks.pending ?? hooks.pendingWrite)),
     dropConnection: (sentBefore) => calls.push(`drop@${Date.now()} before ${sentBefore}`),
     atRisk: (unproven) => calls.push(`at-risk@${Date.now()} unproven ${unproven}`),
@@ -37,6 +39,13 @@ function write(liveness: SessionLiveness, rttMs = 0): void {
   liveness.writeSent(sentAt);
   jest.advanceTimersByTime(rttMs);
   liveness.answered(sentAt, true);
+}
+
+/** A read sent now and answered `rttMs` later. */
+function read(liveness: SessionLiveness, rttMs = 0): void {
+  const sentAt = Date.now();
+  jest.advanceTimersByTime(rttMs);
+  liveness.answered(sentAt, false);
 }
 
 /**
@@ -82,20 +91,27 @@ describe('SessionLiveness', () => {
     liveness.stop();
   });
 
-  it('one answered write proves nothing; a second one sent a pair gap after the first was answered proves the first', () => {
-    const { liveness } = setup();
-    liveness.onConnected(0);
-    jest.advanceTimersByTime(100);
-    write(liveness, 10); // sent 100, answered 110
-    expect(liveness.atRiskAt).toBe(4800); // still the connect's proof
-    jest.advanceTimersByTime(1799); // 1909: 1 ms short of 110 + 1800
-    write(liveness);
-    expect(liveness.atRiskAt).toBe(4800);
-    jest.advanceTimersByTime(1);
-    write(liveness); // sent 1910 >= 110 + 1800: the leader heard of the write sent at 100
-    expect(liveness.atRiskAt).toBe(100 + 4800);
-    liveness.stop();
-  });
+  // The anchor may be any request the server answered (it touched the session on receipt).
+  it.each([
+    ['write', write],
+    ['read', read],
+  ] as const)(
+    'one answered %s proves nothing; a write sent a pair gap after it was answered proves its send time',
+    (_, anchor) => {
+      const { liveness } = setup();
+      liveness.onConnected(0);
+      jest.advanceTimersByTime(100);
+      anchor(liveness, 10); // sent 100, answered 110
+      expect(liveness.atRiskAt).toBe(4800); // still the connect's proof
+      jest.advanceTimersByTime(1799); // 1909: 1 ms short of 110 + 1800
+      write(liveness);
+      expect(liveness.atRiskAt).toBe(4800);
+      jest.advanceTimersByTime(1);
+      write(liveness); // sent 1910 >= 110 + 1800: the leader heard of the request sent at 100
+      expect(liveness.atRiskAt).toBe(100 + 4800);
+      liveness.stop();
+    },
+  );
 
   it('no pair proves anything while pairs are held (the server is not checked yet); writes answered meanwhile pair once released', () => {
     const { liveness } = setup();
@@ -366,6 +382,137 @@ describe('SessionLiveness', () => {
     expect(only(calls, 'at-risk')).toEqual([]);
     jest.advanceTimersByTime(1);
     expect(only(calls, 'at-risk')).toEqual(['at-risk@13200 unproven 13200']);
+    liveness.stop();
+  });
+});
+
+describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
+  beforeEach(() => jest.useFakeTimers({ now: 0 }));
+  afterEach(() => jest.useRealTimers());
+
+  /** Idle from the connect on; each read is answered 5 ms after it goes out. */
+  function idle(): ReturnType<typeof setup> {
+    const parts = setup();
+    parts.hooks.idle = true;
+    parts.hooks.anchor = () => {
+      const sentAt = Date.now();
+      parts.calls.push(`anchor@${sentAt}`);
+      setTimeout(() => parts.liveness.answered(sentAt, false), 5);
+    };
+    parts.liveness.onConnected(0, true);
+    return parts;
+  }
+
+  it('writes nothing: a read every T/15 (at once on connecting), however long; no risk reported, nothing lost', () => {
+    const { liveness, calls } = idle();
+    jest.advanceTimersByTime(10 * T);
+    expect(only(calls, 'heartbeat')).toEqual([]);
+    const anchors = only(calls, 'anchor');
+    expect(anchors[0]).toBe('anchor@0');
+    expect(anchors.length).toBeGreaterThanOrEqual((10 * 15) / 2);
+    expect(anchors.length).toBeLessThanOrEqual(10 * 15 + 1);
+    expect(calls.filter((c) => !c.startsWith('anchor'))).toEqual([]); // no at-risk, no gone, no drop
+    expect(liveness.check()).toBe(true); // nothing is watched while nothing is held
+    expect(liveness.provenAt).toBe(0); // reads prove nothing
+    liveness.stop();
+    jest.advanceTimersByTime(5); // the last read's answer
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('a long idle stretch keeps few anchors, and the first write still pairs with a read answered a pair gap before it', () => {
+    const { liveness } = idle();
+    jest.advanceTimersByTime(100 * T); // 1,500 reads answered
+    const anchors = (liveness as unknown as { evidence: { anchors: unknown[] } }).evidence.anchors;
+    expect(anchors.length).toBeLessThanOrEqual(48);
+    write(liveness);
+    // The latest read answered at least 1800 before (reads every 400, answered 5 ms later).
+    expect(Date.now() - liveness.provenAt).toBeLessThanOrEqual(1800 + 400 + 5);
+    liveness.stop();
+  });
+
+  it('a read never proves: after a write, a read a pair gap later proves nothing (a cut-off server answers reads alone)', () => {
+    const { liveness } = setup();
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(100);
+    write(liveness, 10); // sent 100, answered 110
+    jest.advanceTimersByTime(2000);
+    read(liveness);
+    jest.advanceTimersByTime(2000);
+    read(liveness);
+    expect(liveness.provenAt).toBe(0);
+    liveness.stop();
+  });
+
+  it('from idle to work: the first write pairs with the latest idle read, so the proof is fresh at once and no risk is told', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(5 * T); // 30000: the connect's proof is long stale
+    const sentAt = Date.now(); // an acquire's create
+    liveness.writeSent(sentAt);
+    jest.advanceTimersByTime(5);
+    liveness.answered(sentAt, true);
+    // Within a pair gap, a heartbeat and the read's round trip of the create.
+    expect(liveness.provenAt).toBeGreaterThanOrEqual(sentAt - 1800 - 400 - 5);
+    hooks.idle = false; // granted: held from now on
+    expect(liveness.check()).toBe(true);
+    hooks.heartbeat = () => {
+      const at = Date.now();
+      calls.push(`heartbeat@${at}`);
+      liveness.writeSent(at);
+      setTimeout(() => liveness.answered(at, true), 5);
+    };
+    jest.advanceTimersByTime(5 * T);
+    expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([]);
+    expect(only(calls, 'heartbeat').length).toBeGreaterThanOrEqual((5 * 15) / 2); // writes while held
+    expect(liveness.check()).toBe(true);
+    liveness.stop();
+  });
+
+  it('something held again while the proof is stale is not trusted: the clock is checked as it subscribes', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(2 * T);
+    expect(liveness.check()).toBe(true); // idle: nothing watched
+    hooks.idle = false; // a holder subscribes (no write proved the session since the connect)
+    expect(liveness.check()).toBe(false);
+    expect(only(calls, 'at-risk')).toEqual([`at-risk@${2 * T} unproven ${2 * T}`]);
+  });
+
+  it('a write slow to commit while idle is waited out: the proof is not kept fresh, so it is no sign of a cut-off server', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(T);
+    write(liveness); // 6000: pairs with the read sent at 4000 (answered at 4005)
+    expect(liveness.provenAt).toBe(4000);
+    hooks.pendingWrite = Date.now(); // then a release's delete, taking its time
+    jest.advanceTimersByTime(1400); // 7400: the proof is 3400 old (> T/2), the write 1400 (> T/10)
+    expect(only(calls, 'drop')).toEqual([]);
+    hooks.idle = false; // held again: the same write now means the server may be cut off
+    jest.advanceTimersByTime(200); // 7600: before the risk (8800), and leaves the server
+    expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([
+      'drop@7600 before 7600',
+    ]);
+    liveness.stop();
+  });
+
+  it('at risk when the work ended: heartbeats stay writes until a proof brings trust back, then reads again', () => {
+    const { liveness, calls, hooks } = setup();
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(3000);
+    read(liveness); // answered at 3000; then the server answers nothing
+    jest.advanceTimersByTime(1800); // 4800, held: at risk
+    expect(only(calls, 'at-risk')).toHaveLength(1);
+    hooks.idle = true; // the lost holder released
+    hooks.heartbeat = () => {
+      const at = Date.now();
+      calls.push(`heartbeat@${at}`);
+      liveness.writeSent(at);
+      setTimeout(() => liveness.answered(at, true), 5);
+    };
+    calls.splice(0);
+    jest.advanceTimersByTime(T);
+    expect(only(calls, 'recovered')).toHaveLength(1);
+    const recoveredAt = Number(only(calls, 'recovered')[0].split('@')[1]);
+    const late = calls.filter((c) => Number(c.split('@')[1]) > recoveredAt + 400);
+    expect(late.length).toBeGreaterThan(0);
+    expect(late.every((c) => c.startsWith('anchor'))).toBe(true);
     liveness.stop();
   });
 });

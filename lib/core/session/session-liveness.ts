@@ -11,15 +11,27 @@ import { QuorumEvidence } from './quorum-evidence.js';
  * gives from its own copy (reads) do not move `P`: a server cut off from the leader gives
  * them for up to `syncLimit × tickTime`, long after the leader may have expired us.
  *
- * This class keeps `P` fresh with heartbeat writes while connected, leaves a server that
- * answers nothing (node-zookeeper-client has no read timeout) or takes too long over a
- * write (it may be cut off from the leader), and calls `atRisk` and then `gone` when `P`
- * gets too old. `check()` does the same at once, for callers that cannot wait for a timer
- * (an event loop blocked for seconds runs no timer, but must not then trust a lock).
+ * This class keeps `P` fresh with heartbeat writes while something relies on the session
+ * (`busy`: a lock or lease held), leaves a server that answers nothing
+ * (node-zookeeper-client has no read timeout) or takes too long over a write (it may be cut
+ * off from the leader), and calls `atRisk` and then `gone` when `P` gets too old. `check()`
+ * does the same at once, for callers that cannot wait for a timer (an event loop blocked
+ * for seconds runs no timer, but must not then trust a lock).
+ *
+ * A session that holds nothing writes nothing, also while an acquire waits: it sends a
+ * read instead (answered by its server alone, no transaction), which keeps the connection
+ * checked and anchors the proof of the next write, and `P` is not watched (nothing to
+ * protect). The first write of new work pairs with the latest such read, so `P` is fresh
+ * as work starts; a grant after a long wait sends one write first (`stale`); a holder that
+ * subscribes with a stale `P` anyway is told at once (`check` when it subscribes).
  */
 export interface LivenessHooks {
   /** Sends a write that changes nothing; its answer comes back through `answered`. */
   heartbeat(): void;
+  /** Sends a read that changes nothing (no transaction); its answer comes back through `answered`. */
+  anchor(): void;
+  /** Whether anything relies on the proof now: a lock or lease held (a waiting acquire does not, until its grant). */
+  busy(): boolean;
   /** The send time of the oldest request still unanswered (only writes: `writesOnly`), if any. */
   oldestPending(writesOnly: boolean): number | undefined;
   /** Leave this server: fail the requests sent before `sentBefore` (it may never answer them) and reconnect. */
@@ -35,6 +47,7 @@ export interface LivenessHooks {
 export class SessionLiveness {
   private readonly evidence: QuorumEvidence;
   private lastWriteSentAt = -Infinity;
+  private lastAnchorSentAt = -Infinity;
   private connected = false;
   private tick: NodeJS.Timeout | undefined;
   private tickPeriodMs = 0;
@@ -43,6 +56,8 @@ export class SessionLiveness {
   /** When a re-attach not yet proven was asked for: it touches the session no earlier. */
   private unprovenAttachAt = Infinity;
   private deadline: NodeJS.Timeout | undefined;
+  /** The deadline timer is set (it is not re-armed while the session is idle). */
+  private deadlineArmed = false;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
   private pairsHeld = false;
 
@@ -91,6 +106,11 @@ export class SessionLiveness {
     return this.goneAt - this.marginMs;
   }
 
+  /** A lock granted now could not be trusted for the proof's age (nothing proved it lately). */
+  get stale(): boolean {
+    return this.now() >= this.atRiskAt;
+  }
+
   /**
    * The earliest the leader may expire the session. Each connect may negotiate another
    * timeout, and a re-attach hands it to the leader as it touches the session (no earlier
@@ -110,21 +130,23 @@ export class SessionLiveness {
 
   /** A request sent at `sentAt` was answered (with a result or a ZooKeeper error). */
   answered(sentAt: number, write: boolean): void {
-    if (write && this.evidence.writeAnswered(sentAt, this.now())) this.proofMoved();
+    if (!write) this.evidence.readAnswered(sentAt, this.now());
+    else if (this.evidence.writeAnswered(sentAt, this.now())) this.proofMoved();
   }
 
   /**
    * Connected by an attempt started at `attemptStartedAt`: a new session proves that time
    * at once (without it, a first connect slower than the timeout would count as silence
    * from before the session existed); a re-attach, once a write on it is answered (see
-   * `QuorumEvidence`). The heartbeat sent now is that write.
+   * `QuorumEvidence`). The heartbeat sent now is that write (a read while idle: the first
+   * write of new work confirms the re-attach then).
    */
   onConnected(attemptStartedAt: number, newSession = false): void {
     this.connected = true;
     this.unprovenAttachAt = attemptStartedAt;
     this.provenUnderMs ??= this.timeoutMs(); // the first connect's start, proven at construction
     if (this.evidence.connected(attemptStartedAt, this.now(), newSession)) this.proofMoved();
-    this.hooks.heartbeat(); // the first of a pair, at once
+    this.beat(this.now(), true); // the first of a pair, at once
     this.armTick();
     this.armDeadline();
   }
@@ -147,7 +169,7 @@ export class SessionLiveness {
    * Before the first connect nothing is due: the connect itself proves the session.
    */
   check(): boolean {
-    if (this.phase !== 'gone' && this.deadline) this.evaluate();
+    if (this.phase !== 'gone' && this.deadline) this.watchClock();
     return this.phase === 'trusted';
   }
 
@@ -155,6 +177,38 @@ export class SessionLiveness {
     clearInterval(this.tick);
     clearTimeout(this.deadline);
     this.tick = this.deadline = undefined;
+    this.deadlineArmed = false;
+  }
+
+  /**
+   * Whether the proof matters now: while anything relies on the session, and while at risk
+   * (holders were told; it ends in a proof that brings trust back, or in the session given
+   * up). Then heartbeats are writes and the clock is watched; otherwise reads anchor the next
+   * write's proof, and nothing is due.
+   */
+  private engaged(): boolean {
+    return this.phase === 'at-risk' || this.hooks.busy();
+  }
+
+  /** Sends the heartbeat: a write or a read (see `engaged`), when due or at once. */
+  private beat(now: number, atOnce = false): void {
+    const writes = this.engaged();
+    const last = writes ? this.lastWriteSentAt : Math.max(this.lastWriteSentAt, this.lastAnchorSentAt);
+    if (!atOnce && now - last < this.heartbeatMs) return;
+    if (writes) return this.hooks.heartbeat();
+    this.lastAnchorSentAt = now;
+    this.hooks.anchor();
+  }
+
+  /**
+   * Checks the clock while the proof matters (`engaged`): idle, nothing is held that it
+   * protects, and nothing is due (the server's own answers keep the connection checked,
+   * and it reports an expired session on the next contact).
+   */
+  private watchClock(): void {
+    if (!this.engaged()) return;
+    this.evaluate();
+    if (!this.deadlineArmed && this.phase !== 'gone') this.armDeadline();
   }
 
   private proofMoved(): void {
@@ -171,14 +225,15 @@ export class SessionLiveness {
   private onTick(): void {
     // First the clock: after a blocked event loop this tick may run before the deadline
     // timer, and failing requests below resumes code that awaits them.
-    this.evaluate();
+    this.watchClock();
     if (this.phase === 'gone' || !this.connected) return;
     const now = this.now();
     const oldest = this.hooks.oldestPending(false);
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);
-    if (this.stuckOnWrite(now)) return this.leave(now);
+    // Idle, `P` is not kept fresh: a slow write then is only slow.
+    if (this.engaged() && this.stuckOnWrite(now)) return this.leave(now);
     // Pipelined: a slow commit must not slow the heartbeats (nor, with them, the proof).
-    if (now - this.lastWriteSentAt >= this.heartbeatMs) this.hooks.heartbeat();
+    this.beat(now);
   }
 
   /**
@@ -215,16 +270,20 @@ export class SessionLiveness {
     this.tick = setInterval(() => this.onTick(), periodMs);
   }
 
-  /** One timer, re-armed lazily: when it fires it first checks whether the proof moved on. */
+  /**
+   * One timer, re-armed lazily: when it fires it first checks whether the proof moved on.
+   * Idle, it is not re-armed (`watchClock` arms it again when work starts).
+   */
   private armDeadline(): void {
     clearTimeout(this.deadline);
     const at = this.phase === 'trusted' ? this.atRiskAt : this.goneAt;
+    this.deadlineArmed = true;
     this.deadline = setTimeout(() => this.onDeadline(), Math.max(0, at - this.now()));
   }
 
   private onDeadline(): void {
-    this.evaluate();
-    if (this.phase !== 'gone') this.armDeadline();
+    this.deadlineArmed = false;
+    this.watchClock();
   }
 
   private evaluate(): void {

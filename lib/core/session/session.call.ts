@@ -31,11 +31,12 @@ export function sessionCall<T extends unknown[]>(
   op: string,
   path: string,
   invoke: Invoke,
+  /** Whether the leader must commit it; by default, as `op` says (the heartbeat is a read while idle). */
+  write = WRITE_OPS.has(op),
 ): Promise<T> {
   const lost = ctx.lostReason();
   if (lost) throw lost;
   ctx.counter.count(op);
-  const write = WRITE_OPS.has(op);
   return new Promise<T>((resolve, reject) => {
     const sentAt = performance.now();
     const fail = (error: Error): void => {

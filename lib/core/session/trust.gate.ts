@@ -11,6 +11,11 @@ export class TrustGate {
     return this.reason === undefined;
   }
 
+  /** Someone is listening: a lock or lease is held. */
+  get subscribed(): boolean {
+    return this.listeners.size > 0;
+  }
+
   /** Calls `listener` once, on distrust (at once if distrusted now); returns the unsubscribe function. */
   subscribe(listener: (reason: Error) => void): () => void {
     if (this.reason) {

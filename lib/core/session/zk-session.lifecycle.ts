@@ -34,7 +34,8 @@ const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('
 /**
  * The heartbeat deletes a node that cannot exist (its parent does not): ZooKeeper still
  * commits the failed delete through the leader and a quorum, as an error transaction, so
- * its answer proves the leader took part, and it changes nothing.
+ * its answer proves the leader took part, and it changes nothing. An idle session asks
+ * whether it exists instead: its server answers alone, and nothing is logged.
  */
 const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
@@ -113,7 +114,10 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
    * subscribe afresh; earlier ones stay lost.
    */
   onDistrust(listener: (reason: Error) => void): () => void {
-    return this.trust.subscribe(listener);
+    const unsubscribe = this.trust.subscribe(listener);
+    // The clock is not watched while nothing is held: checked now that something is.
+    this.checkTrust();
+    return unsubscribe;
   }
 
   /** Aborts (reason: `ZkSessionLostError`) when the session is gone or presumed gone. */
@@ -124,6 +128,15 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   /** The session id in hex; empty until the first connect. */
   get id(): string {
     return this.sessionIdHex;
+  }
+
+  /**
+   * True when a lock granted now would be born lost for the proof's age: nothing is written
+   * while the session only waits (see `SessionLiveness`). A grant then sends one `barrier()`
+   * first, which pairs with the latest read the server answered: the proof is fresh again.
+   */
+  get proofIsStale(): boolean {
+    return this.liveness.stale;
   }
 
   /** When ZooKeeper's leader last proved to have heard from this session (`performance.now()` time). */
@@ -302,6 +315,14 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     heartbeat: () => {
       if (this.connected) this.barrier().catch(() => undefined);
     },
+    anchor: () => {
+      if (!this.connected) return;
+      const ask = (cb: Parameters<Invoke>[0]): void => this.client.exists(HEARTBEAT_PATH, cb as never);
+      this.call('heartbeat', HEARTBEAT_PATH, ask, false).catch(() => undefined);
+    },
+    // Held locks and leases listen for distrust. A waiting acquire needs no proof until
+    // its grant, which makes one when the proof is stale (`proofIsStale`).
+    busy: () => this.trust.subscribed,
     oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
       // The client may never call these back (a reply lost in a black hole is never
@@ -347,7 +368,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   }
 
   /** Sends one request, tracked while in flight (see `sessionCall`). */
-  protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke): Promise<T> {
-    return sessionCall<T>(this.callContext, op, path, invoke);
+  protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
+    return sessionCall<T>(this.callContext, op, path, invoke, write);
   }
 }

@@ -92,6 +92,9 @@ describe('while no ZooKeeper session is connected', () => {
   });
 
   it('a wait whose deadline passes with no session connected rejects with LockUnavailableError, not LockTimeoutError', async () => {
+    // A lock held through the outage: an idle session is never declared lost by the client
+    // (nothing to protect; the server says whether it expired), a holding one is, at its deadline.
+    const held = await client.acquire('w0');
     await cutOff();
     const patient = client.locks('w', { timeoutMs: 60_000 }); // outlives the session: read in the next one
     const [one, group, lease] = await Promise.all([
@@ -116,8 +119,11 @@ describe('while no ZooKeeper session is connected', () => {
     for (const outcome of reads) expectUnavailable(outcome, 'lost');
     expect((reads[1] as Error).message).toMatch(/contenders\("w1"\).*session was lost/);
 
+    expect(held.signal.aborted).toBe(true);
     await restore();
     expect(await patient).toEqual([]);
+    await held.release();
+    expect(await fx.nodes('w0')).toEqual([]); // its directory stays a while; its node is gone
     for (const name of ['w1', 'w2', 'w3', 'w4']) expect(await fx.nodes(name)).toBeNull();
   });
 

@@ -467,6 +467,18 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     liveness.stop();
   });
 
+  it('a grant is stale while less trust is left than a heartbeat needs (a tick and the write timeout): it writes first', () => {
+    const { liveness } = idle();
+    jest.advanceTimersByTime(T);
+    write(liveness); // 6000: pairs with the read sent at 4000; at risk from 4000 + 4800 = 8800
+    expect(liveness.provenAt).toBe(4000);
+    jest.advanceTimersByTime(1900); // 7900: 900 left, more than a tick (200) and the write timeout (600)
+    expect(liveness.stale).toBe(false);
+    jest.advanceTimersByTime(150); // 8050: 750 left, too little for a heartbeat to come back
+    expect(liveness.stale).toBe(true);
+    liveness.stop();
+  });
+
   it('something held again while the proof is stale is not trusted: the clock is checked as it subscribes', () => {
     const { liveness, calls, hooks } = idle();
     jest.advanceTimersByTime(2 * T);

@@ -81,6 +81,11 @@ export class SessionLiveness {
     return Math.round((this.timeoutMs() * 2) / 3);
   }
 
+  /** The liveness tick's period: checks and heartbeats go at this pace. */
+  private get tickMs(): number {
+    return Math.max(1, Math.round(this.timeoutMs() / 30));
+  }
+
   /** Longest wait for a write: past it the server is presumed cut off from the leader. */
   get writeTimeoutMs(): number {
     return Math.round(this.timeoutMs() / 10);
@@ -106,9 +111,15 @@ export class SessionLiveness {
     return this.goneAt - this.marginMs;
   }
 
-  /** A lock granted now could not be trusted for the proof's age (nothing proved it lately). */
+  /**
+   * A lock granted now could not be trusted, or not for long enough: once something is
+   * held, the first heartbeat write goes out within a tick and is waited for up to the
+   * write timeout before its server is left, and the proof must not run out before it can
+   * come back. (A grant with less trust left than that would be told it is lost before
+   * the heartbeat had a chance: a wait of about `0.4 T` would end in a lost lock.)
+   */
   get stale(): boolean {
-    return this.now() >= this.atRiskAt;
+    return this.now() >= this.atRiskAt - this.tickMs - this.writeTimeoutMs;
   }
 
   /**
@@ -263,7 +274,7 @@ export class SessionLiveness {
    * moved from 80 s to 4 s would send its heartbeats 20 times too rarely and lose its locks.
    */
   private armTick(): void {
-    const periodMs = Math.max(1, Math.round(this.timeoutMs() / 30));
+    const periodMs = this.tickMs;
     if (this.tick && periodMs === this.tickPeriodMs) return;
     clearInterval(this.tick);
     this.tickPeriodMs = periodMs;

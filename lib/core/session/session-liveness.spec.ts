@@ -486,6 +486,31 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     hooks.idle = false; // a holder subscribes (no write proved the session since the connect)
     expect(liveness.check()).toBe(false);
     expect(only(calls, 'at-risk')).toEqual([`at-risk@${2 * T} unproven ${2 * T}`]);
+    // Not given up for a proof that aged while idle: its heartbeats get a whole timeout.
+    expect(only(calls, 'gone')).toEqual([]);
+    jest.advanceTimersByTime(T - 1);
+    expect(only(calls, 'gone')).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(only(calls, 'gone')).toEqual([`gone@${3 * T} unproven ${3 * T}`]);
+  });
+
+  it('work that starts on a session idle past its timeout recovers with its first heartbeat pair, in the same session', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(2 * T);
+    hooks.idle = false; // work starts: at risk at once (nothing proven for 2 T)
+    hooks.heartbeat = () => {
+      const at = Date.now();
+      liveness.writeSent(at);
+      setTimeout(() => liveness.answered(at, true), 5);
+    };
+    expect(liveness.check()).toBe(false);
+    jest.advanceTimersByTime(400); // the first heartbeat write pairs with a read answered a pair gap before
+    expect(liveness.check()).toBe(true);
+    expect(calls.filter((c) => !c.startsWith('anchor'))).toEqual([
+      `at-risk@${2 * T} unproven ${2 * T}`,
+      expect.stringMatching(/^recovered@/),
+    ]);
+    liveness.stop();
   });
 
   it('a write slow to commit while idle is waited out: the proof is not kept fresh, so it is no sign of a cut-off server', () => {

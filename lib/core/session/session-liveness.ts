@@ -58,6 +58,9 @@ export class SessionLiveness {
   private deadline: NodeJS.Timeout | undefined;
   /** The deadline timer is set (it is not re-armed while the session is idle). */
   private deadlineArmed = false;
+  /** Idle when the clock was last looked at (`watchClock`), and since when it matters again, if it went idle. */
+  private idle = false;
+  private engagedAt: number | undefined;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
   private pairsHeld = false;
 
@@ -132,6 +135,18 @@ export class SessionLiveness {
   get goneAt(): number {
     const provenUnderMs = this.provenUnderMs ?? this.timeoutMs();
     return Math.min(this.evidence.provenAt + provenUnderMs, this.unprovenAttachAt + this.timeoutMs());
+  }
+
+  /**
+   * When the session is given up (`gone`): when the leader may have expired it, but never
+   * sooner than a whole timeout after the proof began to matter again. While idle, `P` is
+   * not kept fresh and its age says nothing of the session: the server's answers and the
+   * client's pings keep it alive, and the server reports an expired one itself. So work
+   * that starts on a session idle for longer than `T` distrusts it at once (no lock is
+   * trusted on an old proof) and its heartbeat writes get a whole timeout to prove it again.
+   */
+  private get givenUpAt(): number {
+    return Math.max(this.goneAt, (this.engagedAt ?? -Infinity) + this.timeoutMs());
   }
 
   /** A write went out at `sentAt`. */
@@ -217,7 +232,12 @@ export class SessionLiveness {
    * and it reports an expired session on the next contact).
    */
   private watchClock(): void {
-    if (!this.engaged()) return;
+    if (!this.engaged()) {
+      this.idle = true;
+      return;
+    }
+    if (this.idle) this.engagedAt = this.now(); // the proof matters again from now on
+    this.idle = false;
     this.evaluate();
     if (!this.deadlineArmed && this.phase !== 'gone') this.armDeadline();
   }
@@ -287,7 +307,7 @@ export class SessionLiveness {
    */
   private armDeadline(): void {
     clearTimeout(this.deadline);
-    const at = this.phase === 'trusted' ? this.atRiskAt : this.goneAt;
+    const at = this.phase === 'trusted' ? this.atRiskAt : this.givenUpAt;
     this.deadlineArmed = true;
     this.deadline = setTimeout(() => this.onDeadline(), Math.max(0, at - this.now()));
   }
@@ -304,7 +324,7 @@ export class SessionLiveness {
       this.phase = 'at-risk';
       this.hooks.atRisk(unproven);
     }
-    if (this.phase === 'at-risk' && now >= this.goneAt) {
+    if (this.phase === 'at-risk' && now >= this.givenUpAt) {
       this.phase = 'gone';
       this.stop();
       this.hooks.gone(unproven);

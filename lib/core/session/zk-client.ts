@@ -13,6 +13,7 @@ import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from 
 import { ZkRequestCounter } from './zk-request.counter.js';
 import type { ServerFacts } from './server-check.js';
 import { ZkSession } from './zk-session.js';
+import type { ZkReattach } from './zk-session.types.js';
 import { chrootOf } from './chroot.js';
 
 /**
@@ -130,13 +131,15 @@ export class ZkClient extends EventEmitter {
     publishSession(this, () => ({ state: 'closed' }));
   }
 
-  private openSession(): ZkSession {
+  /** `reattach`: the server session to ask back, see `onSessionLost`. */
+  private openSession(reattach?: ZkReattach): ZkSession {
     const session = new ZkSession({
       connectionString: this.options.connectionString,
       sessionTimeoutMs: this.options.sessionTimeoutMs,
       spinDelayMs: SPIN_DELAY_MS,
       counter: this.counter,
       credentials: this.options.credentials,
+      reattach,
     });
     const state = (name: SessionMessage['state']) => () =>
       publishSession(this, () => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
@@ -154,13 +157,22 @@ export class ZkClient extends EventEmitter {
     return session;
   }
 
+  /**
+   * A session lost by the client's own reckoning (no proof for its whole timeout) may live
+   * on at the server: a server restarted on its data revives every session it had, and a
+   * client cut off past its deadline may come back before the server expired it. The next
+   * session object asks for it back, so the client never has two, and deletes the nodes the
+   * lost one left before anything else is sent (see `ZkSessionLifecycle.settle`); a fresh
+   * session only if the server says it expired. One the server expired, closed or refused
+   * is not asked back.
+   */
   private onSessionLost(session: ZkSession, error: ZkSessionLostError): void {
     session.removeAllListeners();
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);
     if (this.isClosed || session !== this.current) return;
     publishSession(this, () => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
-    this.current = this.openSession();
+    this.current = this.openSession(session.reattachment());
     this.emit('session-lost', error);
     this.emit('session', this.current);
   }

@@ -1,0 +1,121 @@
+import { once } from 'node:events';
+
+import { LockLostError, type ZkLockBackend } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+import { liveSessions, sessionIdOf } from '../support/zookeeper/live-sessions';
+import { ZkServer } from '../support/zookeeper/zk-server';
+
+// tickTime 200 ms: sessions of 4 s at most, on the suite's server and on the one restarted here.
+const SESSION_MS = 4000;
+
+/** Resolves when `backend`'s client declares its session lost. */
+const sessionLost = (backend: ZkLockBackend): Promise<unknown> => once(backend.client, 'session-lost');
+
+/** The ids of the sessions the server keeps, as the library prints them. */
+const sessionIds = async (port: number): Promise<string[]> =>
+  [...(await liveSessions(port))].map((id) => id.toString(16)).sort();
+
+const idOf = (backend: ZkLockBackend): string => sessionIdOf(backend.client.session.id).toString(16);
+
+describe('a session declared lost by the client is asked back, and what it left is deleted at once', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('reattach')));
+  afterAll(() => fx.cleanup());
+
+  it('the only server killed past the deadline and restarted on its data: the lock is free while the revived sessions live, one session per client', async () => {
+    // Its own server, so stopping it disturbs no other suite.
+    const server = new ZkServer({ tickTime: 200 });
+    await server.start();
+    try {
+      const [a, b] = await Promise.all(
+        [1, 2].map(() => fx.backend({ connectionString: server.connectionString, sessionTimeoutMs: SESSION_MS })),
+      );
+      const before = [idOf(a), idOf(b)].sort();
+      const held = await a.acquire('r1');
+      const waiting = b.acquire('r1', { timeoutMs: 20_000 });
+      await waitUntil(async () => (await a.contenders('r1')).length === 2, 'b queues');
+      const lost = [sessionLost(a), sessionLost(b)];
+
+      await server.stop('SIGKILL');
+      await Promise.all(lost); // each client has told its holders and waiters
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      await server.start();
+
+      // b's new attempt is granted while the revived sessions still live: the old holder's and
+      // the old waiter's nodes were deleted by their clients, not by the server's expiry.
+      const lock = await waiting;
+      expect(await sessionIds(server.clientPort)).toEqual(before);
+      expect([idOf(a), idOf(b)].sort()).toEqual(before);
+      expect((await b.contenders('r1')).map((c) => c.node)).toEqual([nodeOf(lock)]);
+      expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
+      await lock.release();
+      await held.release(); // told lost, its node gone: nothing to do
+      await Promise.all([a.close(), b.close()]);
+      // Closed with the server's agreement: no session left behind.
+      expect(await sessionIds(server.clientPort)).toEqual([]);
+    } finally {
+      await server.destroy();
+    }
+  });
+
+  describe('a client cut off', () => {
+    let proxy: TcpProxy;
+    beforeEach(async () => {
+      proxy = new TcpProxy(zkPort());
+      await proxy.start();
+    });
+    afterEach(() => proxy.stop());
+
+    const viaProxy = () => fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+
+    it('past its deadline, back before the server expired it: the same session, its lost lock free at once', async () => {
+      const holder = await viaProxy();
+      const [other] = await fx.many(1);
+      const sessionId = idOf(holder);
+      const held = await holder.acquire('r2');
+      const waiting = other.acquire('r2', { timeoutMs: 20_000 });
+      await fx.queued('r2', 2);
+
+      proxy.blackhole();
+      // Back as soon as the client declares the session lost: the server keeps it for up to
+      // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive.
+      const lost = sessionLost(holder).then(() => proxy.heal());
+      const lock = await waiting;
+      await lost;
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      await waitUntil(() => holder.client.session.isConnected, 'the holder is back');
+      expect(idOf(holder)).toBe(sessionId);
+      expect((await sessionIds(zkPort())).filter((id) => id === sessionId)).toEqual([sessionId]);
+      expect(await fx.nodes('r2')).toEqual([nodeOf(lock)]);
+      // and the client works on it
+      await lock.release();
+      const again = await holder.acquire('r2');
+      expect(again.fencingToken).toBeGreaterThan(lock.fencingToken);
+      await again.release();
+      await held.release();
+    });
+
+    it("past the point its locks are lost but within its deadline: the same session, the lost lock's node deleted at once", async () => {
+      const holder = await viaProxy();
+      const [other] = await fx.many(1);
+      const sessionId = idOf(holder);
+      const held = await holder.acquire('r3');
+      const waiting = other.acquire('r3', { timeoutMs: 20_000 });
+      await fx.queued('r3', 2);
+
+      proxy.blackhole();
+      await once(held.signal, 'abort');
+      proxy.heal();
+      const lock = await waiting; // without waiting for release(), nor for the session to end
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      expect(holder.client.session.isLost).toBe(false);
+      expect(idOf(holder)).toBe(sessionId);
+      expect(await fx.nodes('r3')).toEqual([nodeOf(lock)]);
+      await lock.release();
+      await held.release();
+    });
+  });
+});

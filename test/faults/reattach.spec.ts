@@ -2,7 +2,7 @@ import { once } from 'node:events';
 
 import { LockLostError, type ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkPort } from '../support/zk-test-env';
 import { liveSessions, sessionIdOf } from '../support/zookeeper/live-sessions';
@@ -71,40 +71,51 @@ describe('a session declared lost by the client is asked back, and what it left 
 
     const viaProxy = () => fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
 
-    it('past its deadline, back before the server expired it: the same session, its lost lock free at once', async () => {
+    /** A holder through the proxy, and another client queued behind it on `name`. */
+    const holderAndWaiter = async (name: string) => {
       const holder = await viaProxy();
       const [other] = await fx.many(1);
       const sessionId = idOf(holder);
-      const held = await holder.acquire('r2');
-      const waiting = other.acquire('r2', { timeoutMs: 20_000 });
-      await fx.queued('r2', 2);
+      const held = await holder.acquire(name);
+      const waiting = other.acquire(name, { timeoutMs: 20_000 });
+      await fx.queued(name, 2);
+      return { holder, sessionId, held, waiting };
+    };
+
+    it('past its deadline, back before the server expired it: the same session, its lost lock free at once', async () => {
+      const { holder, sessionId, held, waiting } = await holderAndWaiter('r2');
 
       proxy.blackhole();
       // Back as soon as the client declares the session lost: the server keeps it for up to
-      // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive.
-      const lost = sessionLost(holder).then(() => proxy.heal());
+      // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive. An acquire
+      // asked meanwhile waits for the old node's delete.
+      let healedAt = 0;
+      const again = sessionLost(holder).then(() => {
+        healedAt = proxy.requests.length;
+        proxy.heal();
+        return holder.acquire('r2', { timeoutMs: 20_000 });
+      });
       const lock = await waiting;
-      await lost;
       expect(held.signal.reason).toBeInstanceOf(LockLostError);
-      await waitUntil(() => holder.client.session.isConnected, 'the holder is back');
       expect(idOf(holder)).toBe(sessionId);
       expect((await sessionIds(zkPort())).filter((id) => id === sessionId)).toEqual([sessionId]);
-      expect(await fx.nodes('r2')).toEqual([nodeOf(lock)]);
-      // and the client works on it
+      const nodes = await fx.nodes('r2');
+      expect(nodes?.[0]).toBe(nodeOf(lock));
+      expect(nodes).not.toContain(nodeOf(held));
+      const sent = proxy.requests.slice(healedAt);
+      const oldDeleted = sent.findIndex((r) => r.op === ZK_OP.delete && r.path === held.path);
+      const firstCreate = sent.findIndex((r) => r.op === ZK_OP.create);
+      expect(oldDeleted).toBeGreaterThanOrEqual(0);
+      expect(firstCreate).toBeGreaterThan(oldDeleted);
       await lock.release();
-      const again = await holder.acquire('r2');
-      expect(again.fencingToken).toBeGreaterThan(lock.fencingToken);
-      await again.release();
+      const mine = await again;
+      expect(mine.fencingToken).toBeGreaterThan(lock.fencingToken);
+      await mine.release();
       await held.release();
     });
 
     it("past the point its locks are lost but within its deadline: the same session, the lost lock's node deleted at once", async () => {
-      const holder = await viaProxy();
-      const [other] = await fx.many(1);
-      const sessionId = idOf(holder);
-      const held = await holder.acquire('r3');
-      const waiting = other.acquire('r3', { timeoutMs: 20_000 });
-      await fx.queued('r3', 2);
+      const { holder, sessionId, held, waiting } = await holderAndWaiter('r3');
 
       proxy.blackhole();
       await once(held.signal, 'abort');

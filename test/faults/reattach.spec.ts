@@ -85,6 +85,14 @@ describe('a session declared lost by the client is asked back, and what it left 
     it('past its deadline, back before the server expired it: the same session, its lost lock free at once', async () => {
       const { holder, sessionId, held, waiting } = await holderAndWaiter('r2');
 
+      // The client's state as the old node's delete passes: not ready while it cleans up.
+      const statesAtDelete: string[] = [];
+      const log = proxy.requests.push.bind(proxy.requests);
+      proxy.requests.push = (...requests) => {
+        for (const { op, path } of requests)
+          if (op === ZK_OP.delete && path === held.path) statesAtDelete.push(holder.status().state);
+        return log(...requests);
+      };
       proxy.blackhole();
       // Back as soon as the client declares the session lost: the server keeps it for up to
       // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive. An acquire
@@ -100,13 +108,14 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(idOf(holder)).toBe(sessionId);
       expect((await sessionIds(zkPort())).filter((id) => id === sessionId)).toEqual([sessionId]);
       const nodes = await fx.nodes('r2');
-      expect(nodes?.[0]).toBe(nodeOf(lock));
+      expect(nodes).toContain(nodeOf(lock));
       expect(nodes).not.toContain(nodeOf(held));
       const sent = proxy.requests.slice(healedAt);
       const oldDeleted = sent.findIndex((r) => r.op === ZK_OP.delete && r.path === held.path);
       const firstCreate = sent.findIndex((r) => r.op === ZK_OP.create);
       expect(oldDeleted).toBeGreaterThanOrEqual(0);
       expect(firstCreate).toBeGreaterThan(oldDeleted);
+      expect(statesAtDelete).toEqual(['disconnected']);
       await lock.release();
       const mine = await again;
       expect(mine.fencingToken).toBeGreaterThan(lock.fencingToken);

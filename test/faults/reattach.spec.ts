@@ -123,19 +123,24 @@ describe('a session declared lost by the client is asked back, and what it left 
       await held.release();
     });
 
-    it("past the point its locks are lost but within its deadline: the same session, the lost lock's node deleted at once", async () => {
+    it("past the point its locks are lost but within its deadline: the same session, the lost lock's and lease's nodes deleted at once", async () => {
       const { holder, sessionId, held, waiting } = await holderAndWaiter('r3');
+      const [other] = await fx.many(1);
+      const lease = await holder.acquireLease('q3', { maxLeases: 1 });
+      const leaseWaiting = other.acquireLease('q3', { maxLeases: 1, timeoutMs: 20_000 });
+      await fx.queued('q3', 2);
 
       proxy.blackhole();
       await once(held.signal, 'abort');
       proxy.heal();
-      const lock = await waiting; // without waiting for release(), nor for the session to end
-      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      // Both granted without release(), and without the session ending.
+      const [lock, leased] = await Promise.all([waiting, leaseWaiting]);
+      expect([held.signal.reason, lease.signal.reason]).toEqual([expect.any(LockLostError), expect.any(LockLostError)]);
       expect(holder.client.session.isLost).toBe(false);
       expect(idOf(holder)).toBe(sessionId);
       expect(await fx.nodes('r3')).toEqual([nodeOf(lock)]);
-      await lock.release();
-      await held.release();
+      expect(await fx.nodes('q3')).toEqual([leased.path.slice(leased.path.lastIndexOf('/') + 1)]);
+      await Promise.all([lock.release(), leased.release(), held.release(), lease.release()]);
     });
   });
 });

@@ -18,10 +18,12 @@ import { chrootOf } from './chroot.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
- * (expired, or out of contact for its whole timeout) builds a fresh one, since
- * node-zookeeper-client never does. Events: `session` (new ZkSession), `session-lost`
- * (ZkSessionLostError), `disconnected`, `connected`, `at-risk` (the session and how long
- * it has gone unproven: held locks are lost), `recovered` (trusted again for new grants),
+ * (expired, or out of contact for its whole timeout) builds the next one, since
+ * node-zookeeper-client never does: the same server session if the server still has it
+ * (see `onSessionLost`). Events: `session` (new ZkSession), `session-lost`
+ * (ZkSessionLostError, and whether the next session asks the server for it back),
+ * `disconnected`, `connected`, `at-risk` (the session and how long it has gone unproven:
+ * held locks are lost), `recovered` (trusted again for new grants),
  * `server-refused` (the session and a ZkServerRefusedError: a server left), `server-checked`
  * (the session, the server, and what it said of itself, `undefined` if nothing), `closed`.
  * Each session event passes the session it is about.
@@ -172,8 +174,9 @@ export class ZkClient extends EventEmitter {
     this.retiring.add(retired);
     if (this.isClosed || session !== this.current) return;
     publishSession(this, () => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
-    this.current = this.openSession(session.reattachment());
-    this.emit('session-lost', error);
+    const reattach = session.reattachment();
+    this.current = this.openSession(reattach);
+    this.emit('session-lost', error, reattach !== undefined);
     this.emit('session', this.current);
   }
 }

@@ -43,10 +43,14 @@ describe('a session declared lost by the client is asked back, and what it left 
       await Promise.all(lost); // each client has told its holders and waiters
       expect(held.signal.reason).toBeInstanceOf(LockLostError);
       await server.start();
+      const servingAt = performance.now();
 
       // b's new attempt is granted while the revived sessions still live: the old holder's and
       // the old waiter's nodes were deleted by their clients, not by the server's expiry.
       const lock = await waiting;
+      console.log(
+        `restart: the lock granted ${Math.round(performance.now() - servingAt)} ms after the server served again`,
+      );
       expect(await sessionIds(server.clientPort)).toEqual(before);
       expect([idOf(a), idOf(b)].sort()).toEqual(before);
       expect((await b.contenders('r1')).map((c) => c.node)).toEqual([nodeOf(lock)]);

@@ -277,7 +277,8 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     // Re-attaching a live session is a short exchange with the leader, and the session's
     // proof ages meanwhile: give up on a server as fast as on a write. The first connect
     // may have to wait for a busy ensemble to create the session: allow it longer.
-    const bound = this.sessionIdHex ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
+    const reattaching = this.sessionIdHex !== '' || this.config.reattach !== undefined;
+    const bound = reattaching ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
     this.attempt.begin(bound, () => {
       if (!this.connected && !this.isLost) dropConnection(this.client);
     });

@@ -136,6 +136,15 @@ export class ZkSession extends ZkSessionReads {
     return sendingTogether(this.client, send);
   }
 
+  /**
+   * A lookup sent behind a barrier found no node of the ephemeral sequential create of
+   * `requested` (whose reply was lost): it did not happen, or its node is gone. The session
+   * stops listing it (see `OwnNodes`).
+   */
+  noneCreated(requested: string): void {
+    this.ownNodes.answered(requested, undefined);
+  }
+
   async remove(path: string): Promise<void> {
     try {
       await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));

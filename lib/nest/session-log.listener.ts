@@ -45,9 +45,9 @@ export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
           `ZooKeeper server ${server} did not say ${facts?.mode === undefined ? 'its mode (srvr)' : 'its tickTime (conf)'}: not checked for observers and a timeout of 2 × tickTime (session ${id(session)}).`,
         );
     },
-    'session-lost': (error: ZkSessionLostError) =>
+    'session-lost': (error: ZkSessionLostError, askedBack: boolean) =>
       this.logger.error(
-        `ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; opening a new session.`,
+        `ZooKeeper session 0x${error.sessionId} lost (${error.why}): its locks are gone; ${askedBack ? 'asking the servers for it back, to delete its nodes at once (a new session if it expired).' : 'opening a new session.'}`,
       ),
   };
 

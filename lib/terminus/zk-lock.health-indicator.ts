@@ -8,7 +8,9 @@ import { ZK_LOCK_BACKEND } from '../nest/zk-lock.constants.js';
 /**
  * `@nestjs/terminus` health indicator for the lock client's ZooKeeper session: `up` while
  * the session is connected and trusted (a lock granted now is safe), `down` otherwise
- * (disconnected, at risk, lost, closed). Details: `state`, `sessionId`, `server`,
+ * (disconnected, at risk, lost, closed; and while a session given back after a loss still
+ * deletes the nodes it left): a readiness probe, not a liveness one (docs/operations.md).
+ * Details: `state`, `sessionId`, `server`,
  * `provenAgoMs` (since the leader last proved it heard from the session), `timeoutMs`.
  *
  * ```ts

@@ -26,6 +26,18 @@ describe('acquireAll through a lost session', () => {
       'the client to wait for b',
     );
 
+  /**
+   * A holder of `name` that is no client of this library, so that nothing can report it
+   * lost: the expiry blocks this process's event loop (see expireSession), which may put
+   * an in-process holder's session at risk, and its node is then deleted at once.
+   */
+  const holdElsewhere = async (name: string): Promise<{ node: string; release(): Promise<void> }> => {
+    const node = `${'0'.repeat(32)}__lock__0000000000`;
+    const path = `${other.pathOf(name)}/${node}`;
+    await fx.inspector.create(path);
+    return { node, release: () => fx.inspector.removeTree(path) };
+  };
+
   beforeAll(async () => {
     fx = await LockFixture.create('multi-session');
     other = await fx.backend();
@@ -36,7 +48,7 @@ describe('acquireAll through a lost session', () => {
     const names = three();
     const [a, b, c] = names;
     const client = await fx.expirable();
-    const blocker = await other.acquire(b);
+    const blocker = await holdElsewhere(b);
     const pending = client.acquireAll([c, b, a], { timeoutMs: 20_000 });
     await waitsForB(client, names);
     const deadSession = client.client.session.id;
@@ -62,7 +74,7 @@ describe('acquireAll through a lost session', () => {
     const names = three();
     const [, b] = names;
     const client = await fx.expirable();
-    const blocker = await other.acquire(b);
+    const blocker = await holdElsewhere(b);
     const pending = client.acquireAll(names, { timeoutMs: 2_500 }).catch((e: unknown) => e);
     await waitsForB(client, names);
     const deadSession = client.client.session.id;
@@ -75,7 +87,7 @@ describe('acquireAll through a lost session', () => {
     expect(error).toBeInstanceOf(LockTimeoutError);
     expect(error).toMatchObject({ lockName: b, timeoutMs: 2_500 });
     expect(await counts(names)).toEqual([0, 1, 0]); // right after the rejection
-    expect(await fx.nodes(b, other)).toEqual([nodeOf(blocker)]);
+    expect(await fx.nodes(b, other)).toEqual([blocker.node]);
     expect(client.client.session.watcherCount()).toBe(0);
     await blocker.release();
   });

@@ -31,6 +31,8 @@ export class ZkLeaseHandle implements LeaseHandle {
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
+  /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
+  private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
 
   constructor(private readonly init: ZkLeaseHandleInit) {
@@ -102,7 +104,7 @@ export class ZkLeaseHandle implements LeaseHandle {
       heldMs: elapsedMs(this.grantedAt),
     }));
     try {
-      if (!session.isLost) await reaper.remove(session, dir, { node, prefix: node });
+      await (this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node })));
     } finally {
       onReleased(this);
     }
@@ -111,5 +113,9 @@ export class ZkLeaseHandle implements LeaseHandle {
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
     this.revoke(new LockLostError(this.name, `${leaseMessages.lost} (${why})`, reason));
+    // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
+    // then proven again). A lost session object's nodes go when the next one re-attaches.
+    const { session, dir, node, reaper } = this.init;
+    if (!this.releasing && !session.isLost) this.dropped = reaper.remove(session, dir, { node, prefix: node });
   };
 }

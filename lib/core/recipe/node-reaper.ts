@@ -87,7 +87,9 @@ export class NodeReaper {
     { prefix, find = nodesWithPrefix }: ReapTarget,
   ): Promise<string[]> {
     await session.barrier();
-    return find((await listChildren(session, dir))?.children ?? [], prefix);
+    const nodes = find((await listChildren(session, dir))?.children ?? [], prefix);
+    if (nodes.length === 0) session.noneCreated(`${dir}/${prefix}`);
+    return nodes;
   }
 
   private async endSession(session: ZkSession, dir: string, error: unknown): Promise<void> {

@@ -31,6 +31,8 @@ export class ZkLockHandle implements LockHandle {
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
   private releasing: Promise<void> | undefined;
+  /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
+  private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
   private neverRevoked: AbortController | undefined;
 
@@ -99,7 +101,7 @@ export class ZkLockHandle implements LockHandle {
     const { session, dir, node, reaper, onReleased } = this.init;
     // The delete leaves first: the next holder is waiting for it. The rest runs in the
     // same tick, before any reply (or the delete's own notification) can arrive.
-    const removed = session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node });
+    const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
     this.unsubscribe();
     publishRelease(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt) }));
     this.init.revocation?.stop();
@@ -130,5 +132,9 @@ export class ZkLockHandle implements LockHandle {
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
     this.revoke(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason));
+    // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
+    // then proven again). A lost session object's nodes go when the next one re-attaches.
+    const { session, dir, node, reaper } = this.init;
+    if (!this.releasing && !session.isLost) this.dropped = reaper.remove(session, dir, { node, prefix: node });
   };
 }

@@ -2,7 +2,8 @@ import type { ZkClient } from './zk-client.js';
 
 /**
  * Where a client's ZooKeeper session stands: `connected` (and trusted: locks granted now
- * are safe), `disconnected` (reconnecting; held locks still valid), `at-risk` (no recent
+ * are safe), `disconnected` (reconnecting, held locks still valid; or the session was
+ * given back after it was declared lost and the nodes it left are being deleted), `at-risk` (no recent
  * proof that the leader hears it: held locks are reported lost), `lost` (a new session is
  * being opened), `closed`, or `not-started` (connects on first use).
  */

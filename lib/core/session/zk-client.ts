@@ -14,14 +14,17 @@ import { ZkRequestCounter } from './zk-request.counter.js';
 import type { ServerFacts } from './server-check.js';
 import { ClientOutage } from './client-outage.js';
 import { ZkSession } from './zk-session.js';
+import type { ZkReattach } from './zk-session.types.js';
 import { chrootOf } from './chroot.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
- * (expired, or out of contact for its whole timeout) builds a fresh one, since
- * node-zookeeper-client never does. Events: `session` (new ZkSession), `session-lost`
- * (ZkSessionLostError), `disconnected`, `connected`, `at-risk` (the session and how long
- * it has gone unproven: held locks are lost), `recovered` (trusted again for new grants),
+ * (expired, or out of contact for its whole timeout) builds the next one, since
+ * node-zookeeper-client never does: the same server session if the server still has it
+ * (see `onSessionLost`). Events: `session` (new ZkSession), `session-lost`
+ * (ZkSessionLostError, and whether the next session asks the server for it back),
+ * `disconnected`, `connected`, `at-risk` (the session and how long it has gone unproven:
+ * held locks are lost), `recovered` (trusted again for new grants),
  * `server-refused` (the session and a ZkServerRefusedError: a server left), `server-checked`
  * (the session, the server, and what it said of itself, `undefined` if nothing), `closed`.
  * Each session event passes the session it is about.
@@ -133,13 +136,15 @@ export class ZkClient extends EventEmitter {
     publishSession(this, () => ({ state: 'closed' }));
   }
 
-  private openSession(): ZkSession {
+  /** `reattach`: the server session to ask back, see `onSessionLost`. */
+  private openSession(reattach?: ZkReattach): ZkSession {
     const session = new ZkSession({
       connectionString: this.options.connectionString,
       sessionTimeoutMs: this.options.sessionTimeoutMs,
       spinDelayMs: SPIN_DELAY_MS,
       counter: this.counter,
       credentials: this.options.credentials,
+      reattach,
     });
     const state = (name: SessionMessage['state']) => () =>
       publishSession(this, () => ({ state: name, sessionId: `0x${session.id}`, server: session.server }));
@@ -157,14 +162,24 @@ export class ZkClient extends EventEmitter {
     return session;
   }
 
+  /**
+   * A session lost by the client's own reckoning (no proof for its whole timeout) may live
+   * on at the server: a server restarted on its data revives every session it had, and a
+   * client cut off past its deadline may come back before the server expired it. The next
+   * session object asks for it back, so the client never has two, and deletes the nodes the
+   * lost one left before anything else is sent (see `ZkSessionLifecycle.settle`); a fresh
+   * session only if the server says it expired. One the server expired, closed or refused
+   * is not asked back.
+   */
   private onSessionLost(session: ZkSession, error: ZkSessionLostError): void {
     session.removeAllListeners();
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);
     if (this.isClosed || session !== this.current) return;
     publishSession(this, () => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
-    this.current = this.openSession();
-    this.emit('session-lost', error);
+    const reattach = session.reattachment();
+    this.current = this.openSession(reattach);
+    this.emit('session-lost', error, reattach !== undefined);
     this.emit('session', this.current);
   }
 }

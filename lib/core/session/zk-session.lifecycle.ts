@@ -19,6 +19,7 @@ import {
 import { ConnectAttemptDeadline } from './connect-attempt.deadline.js';
 import { whenConnected, whenSo, whileConnected } from './connection.waits.js';
 import { InflightRequests } from './inflight.requests.js';
+import { OwnNodes } from './own-nodes.js';
 import { MultiReadSupport } from './multi-read.support.js';
 import { sessionCall, type CallContext, type Invoke } from './session.call.js';
 import { SERVER_CHECK_TIMEOUT_MS, ServerFactsCache, askServer, unfitness } from './server-check.js';
@@ -26,7 +27,7 @@ import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust.gate.js';
 import { installJuteCodec } from './wire/jute-codec.install.js';
 import { ZkWatchRegistry } from './zk-watch.registry.js';
-import type { ZkSessionConfig } from './zk-session.types.js';
+import type { ZkReattach, ZkSessionConfig } from './zk-session.types.js';
 
 /** Without credentials nodes are open to all, as with any ZooKeeper client's default. */
 const OPEN_ACL = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
@@ -70,6 +71,18 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
   private readonly callContext: CallContext;
+  /** The ephemeral nodes made (or maybe made) in this session and not deleted. */
+  protected readonly ownNodes: OwnNodes;
+  /** Declared lost by the client alone (no proof for the whole timeout): the server may still keep it. */
+  private presumedLost = false;
+  /**
+   * Set while a re-attached session deletes what the lost session object left (see
+   * `settle`): every request but the session's own waits for it.
+   */
+  private settling: Promise<void> | undefined;
+  /** True while the session sends a request of its own, which `settling` does not hold back. */
+  private ownRequest = false;
+  private settleRunning = false;
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -78,11 +91,17 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     this.setMaxListeners(0);
     setMaxListeners(0, this.lostController.signal);
     installJuteCodec();
+    const { reattach } = config;
     this.client = zookeeper.createClient(config.connectionString, {
       sessionTimeout: config.sessionTimeoutMs,
       spinDelay: config.spinDelayMs,
       retries: 0, // a blind retry of a sequential create would leave an orphan node
+      // The server keeps a session it has heard from within its timeout, and revives the
+      // ones it had after a restart: the first connect asks for that one back.
+      ...(reattach && { sessionId: reattach.sessionId, sessionPassword: reattach.sessionPassword }),
     });
+    this.ownNodes = new OwnNodes(reattach?.nodes);
+    if (reattach) this.settling = new Promise((resolve) => this.once('settled', resolve));
     if (config.credentials) this.client.addAuthInfo('digest', config.credentials.authPayload());
     this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
@@ -149,8 +168,9 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     return this.connected ? connectedServer(this.client) : undefined;
   }
 
+  /** Connected, and (re-attached) done deleting what the lost session object left. */
   get isConnected(): boolean {
-    return this.connected;
+    return this.connected && !this.settling;
   }
 
   get isLost(): boolean {
@@ -178,6 +198,16 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
   /** Id and password, so a test can open a second client on this session and expire it. */
   credentials(): { sessionId: Buffer; sessionPassword: Buffer } {
     return { sessionId: this.client.getSessionId(), sessionPassword: this.client.getSessionPassword() };
+  }
+
+  /**
+   * Once lost by the client's own reckoning (not expired, closed or refused by the server),
+   * what the next session object needs to ask the server for this session back and delete
+   * the nodes this one left; otherwise `undefined`.
+   */
+  reattachment(): ZkReattach | undefined {
+    if (!this.presumedLost || !this.sessionIdHex) return undefined;
+    return { ...this.credentials(), nodes: this.ownNodes };
   }
 
   /**
@@ -260,7 +290,8 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     // Re-attaching a live session is a short exchange with the leader, and the session's
     // proof ages meanwhile: give up on a server as fast as on a write. The first connect
     // may have to wait for a busy ensemble to create the session: allow it longer.
-    const bound = this.sessionIdHex ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
+    const reattaching = this.sessionIdHex !== '' || this.config.reattach !== undefined;
+    const bound = reattaching ? 2 * this.liveness.writeTimeoutMs : this.liveness.readTimeoutMs;
     this.attempt.begin(bound, () => {
       if (!this.connected && !this.isLost) dropConnection(this.client);
     });
@@ -268,15 +299,73 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
 
   private onConnected(): void {
     this.attempt.end();
-    const newSession = this.sessionIdHex === '';
+    // A re-attaching object's first connect starts its clock as a new session's does: it
+    // grants nothing, and sends nothing but its own requests, until `settle` has had a write
+    // on the connection answered, which is the re-attach's proof (see `QuorumEvidence`).
+    const firstConnect = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
     this.serverChecked = false;
     this.liveness.holdPairs(true);
-    this.liveness.onConnected(this.attempt.startedAt, newSession);
-    this.emit('connected');
+    this.liveness.onConnected(this.attempt.startedAt, firstConnect);
+    if (this.settling) this.settle();
+    else this.emit('connected');
     this.checkServer(++this.connection);
   }
+
+  /**
+   * Deletes, first thing on the re-attached session, every node the lost session object
+   * left: its holders were told their locks are lost, its waiters queued again with new
+   * nodes, so those nodes only block everyone. Again on the next connection after a
+   * connection loss; a delete the server refuses otherwise (an ACL changed under us) ends
+   * the session, which frees them. Requests held back meanwhile go once it is done, or
+   * fail with the loss when the session is lost first.
+   */
+  private settle(): void {
+    if (this.settleRunning) return;
+    this.settleRunning = true;
+    const own = <T>(send: () => Promise<T>): Promise<T> => this.sendOwn(send);
+    this.ownNodes
+      .settle({
+        barrier: () => own(() => this.barrier()),
+        getChildren: (path) => own(() => this.getChildren(path)),
+        remove: (path) => own(() => this.remove(path)),
+      })
+      .then(
+        () => this.settled(),
+        (error: unknown) => {
+          this.settleRunning = false;
+          if (this.isLost) return;
+          if (!(error instanceof ZkOperationError) || error.zkCode !== 'CONNECTION_LOSS') {
+            const code = error instanceof ZkOperationError ? error.zkCode : String(error);
+            void this.close(
+              `a node of the session could not be deleted (${code}), so the session was ended to free it`,
+            );
+          } else if (this.connected) this.settle(); // reconnected before the loss was told: else on the next connect
+        },
+      );
+  }
+
+  /** Requests held back by `settling` go (or fail, if the session was lost). */
+  private settled(): void {
+    if (!this.settling) return;
+    this.settling = undefined;
+    this.emit('settled');
+    if (this.connected && !this.isLost) this.emit('connected');
+  }
+
+  /** Sends the requests `send` makes synchronously past `settling`: the session's own. */
+  private sendOwn<T>(send: () => Promise<T>): Promise<T> {
+    this.ownRequest = true;
+    try {
+      return send();
+    } finally {
+      this.ownRequest = false;
+    }
+  }
+
+  abstract getChildren(path: string): Promise<{ children: string[] }>;
+  abstract remove(path: string): Promise<void>;
 
   /**
    * Asks the server connected now about itself (`srvr`, `conf`; once per server, in the
@@ -313,7 +402,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
 
   private readonly livenessHooks: LivenessHooks = {
     heartbeat: () => {
-      if (this.connected) this.barrier().catch(() => undefined);
+      if (this.connected) this.sendOwn(() => this.barrier()).catch(() => undefined);
     },
     anchor: () => {
       if (!this.connected) return;
@@ -346,11 +435,14 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     gone: (unprovenForMs) =>
       this.lose(
         `no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`,
+        false,
+        true,
       ),
   };
 
-  private lose(why: string, closing = false): void {
+  private lose(why: string, closing = false, presumed = false): void {
     if (this.isLost) return;
+    this.presumedLost = presumed;
     this.liveness.stop();
     this.readsTogether.close();
     this.serverFacts.close();
@@ -362,6 +454,7 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
     this.inflight.failAll(error);
     // Wake every waiter: its next request fails with the loss, and it starts again.
     this.watchers.fireAll('SESSION_LOST');
+    this.settled();
     // close() has asked the server to end the session; otherwise drop the client.
     if (!closing && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
@@ -369,6 +462,8 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
 
   /** Sends one request, tracked while in flight (see `sessionCall`). */
   protected call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
+    if (this.settling && !this.ownRequest)
+      return this.settling.then(() => sessionCall<T>(this.callContext, op, path, invoke, write));
     return sessionCall<T>(this.callContext, op, path, invoke, write);
   }
 }

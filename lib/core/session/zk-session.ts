@@ -37,10 +37,18 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
  */
 export class ZkSession extends ZkSessionReads {
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
-    const [created] = await this.call<[string]>('create', path, (cb) =>
-      this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
-    );
-    return created;
+    const ephemeral = mode === 'ephemeral-sequential';
+    if (ephemeral) this.ownNodes.creating(path);
+    try {
+      const [created] = await this.call<[string]>('create', path, (cb) =>
+        this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
+      );
+      if (ephemeral) this.ownNodes.answered(path, created);
+      return created;
+    } catch (error) {
+      if (ephemeral && refused(error)) this.ownNodes.answered(path, undefined);
+      throw error;
+    }
   }
 
   /**
@@ -128,8 +136,23 @@ export class ZkSession extends ZkSessionReads {
     return sendingTogether(this.client, send);
   }
 
+  /**
+   * A lookup sent behind a barrier found no node of the ephemeral sequential create of
+   * `requested` (whose reply was lost): it did not happen, or its node is gone. The session
+   * stops listing it (see `OwnNodes`).
+   */
+  noneCreated(requested: string): void {
+    this.ownNodes.answered(requested, undefined);
+  }
+
   async remove(path: string): Promise<void> {
-    await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
+    try {
+      await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') this.ownNodes.removed(path);
+      throw error;
+    }
+    this.ownNodes.removed(path);
   }
 
   /**
@@ -146,6 +169,8 @@ export class ZkSession extends ZkSessionReads {
       else removeAtVersion(transaction, op.path, op.version ?? -1);
     }
     let failed = 0; // the index of the op that failed the transaction
+    const ephemeral = ops.filter((op) => op.op === 'create' && op.mode === 'ephemeral-sequential');
+    for (const { path } of ephemeral) this.ownNodes.creating(path);
     try {
       const [results] = await this.call<[Array<{ path?: string }>]>('multi', ops[0].path, (cb) =>
         transaction.commit((error, results?: Array<{ err?: number }>) => {
@@ -153,12 +178,23 @@ export class ZkSession extends ZkSessionReads {
           cb(error as Error | null, results);
         }),
       );
+      ops.forEach((op, i) => {
+        if (op.op === 'remove') this.ownNodes.removed(op.path);
+        else if (op.mode === 'ephemeral-sequential') this.ownNodes.answered(op.path, results[i].path);
+      });
       return results.map((result) => result.path);
     } catch (error) {
+      // Refused whole: nothing of it happened.
+      if (refused(error)) for (const { path } of ephemeral) this.ownNodes.answered(path, undefined);
       if (!(error instanceof ZkOperationError) || failed === 0) throw error;
       throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
     }
   }
+}
+
+/** A ZooKeeper error answered a write: it did not happen (a lost connection leaves that unknown). */
+function refused(error: unknown): boolean {
+  return error instanceof ZkOperationError && error.zkCode !== 'CONNECTION_LOSS';
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { OwnNodes } from './own-nodes.js';
 import type { ZkCredentials } from './zk-credentials.js';
 import type { ZkRequestCounter } from './zk-request.counter.js';
 
@@ -8,6 +9,15 @@ export interface ZkSessionConfig {
   readonly counter: ZkRequestCounter;
   /** Digest credentials: sent on every connect, and the ACL of every node created. */
   readonly credentials?: ZkCredentials;
+  /** Ask the server for this session back (it was declared lost by the client alone), and delete `nodes` first. */
+  readonly reattach?: ZkReattach;
+}
+
+/** A server session to ask back: its id and password, and the nodes its last session object left. */
+export interface ZkReattach {
+  readonly sessionId: Buffer;
+  readonly sessionPassword: Buffer;
+  readonly nodes: OwnNodes;
 }
 
 export interface ZkStat {

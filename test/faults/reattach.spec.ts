@@ -1,0 +1,161 @@
+import { once } from 'node:events';
+
+import { LockLostError, type ZkLockBackend } from '../../lib/index';
+import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+import { liveSessions, sessionIdOf } from '../support/zookeeper/live-sessions';
+import { ZkServer } from '../support/zookeeper/zk-server';
+
+// tickTime 200 ms: sessions of 4 s at most, on the suite's server and on the one restarted here.
+const SESSION_MS = 4000;
+
+/** Resolves when `backend`'s client declares its session lost. */
+const sessionLost = (backend: ZkLockBackend): Promise<unknown> => once(backend.client, 'session-lost');
+
+/** The ids of the sessions the server keeps, as the library prints them. */
+const sessionIds = async (port: number): Promise<string[]> =>
+  [...(await liveSessions(port))].map((id) => id.toString(16)).sort();
+
+const equal = (a: readonly string[], b: readonly string[]): boolean => a.join() === b.join();
+
+const idOf = (backend: ZkLockBackend): string => sessionIdOf(backend.client.session.id).toString(16);
+
+describe('a session declared lost by the client is asked back, and what it left is deleted at once', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('reattach')));
+  afterAll(() => fx.cleanup());
+
+  it('the only server killed past the deadline and restarted on its data: the lock is free while the revived sessions live, one session per client', async () => {
+    // Its own server, so stopping it disturbs no other suite.
+    const server = new ZkServer({ tickTime: 200 });
+    await server.start();
+    try {
+      const [a, b] = await Promise.all(
+        [1, 2].map(() => fx.backend({ connectionString: server.connectionString, sessionTimeoutMs: SESSION_MS })),
+      );
+      const before = [idOf(a), idOf(b)].sort();
+      const held = await a.acquire('r1');
+      const waiting = b.acquire('r1', { timeoutMs: 20_000 });
+      await waitUntil(async () => (await a.contenders('r1')).length === 2, 'b queues');
+      const lost = [sessionLost(a), sessionLost(b)];
+
+      await server.stop('SIGKILL');
+      await Promise.all(lost); // each client has told its holders and waiters
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      await server.start();
+      const servingAt = performance.now();
+
+      // b's new attempt is granted while the revived sessions still live: the old holder's and
+      // the old waiter's nodes were deleted by their clients, not by the server's expiry.
+      const lock = await waiting;
+      console.log(
+        `restart: the lock granted ${Math.round(performance.now() - servingAt)} ms after the server served again`,
+      );
+      // The same sessions, given back (an expired one would have come back under a new id),
+      // and no other: the server's session table (`dump`) settles on exactly those.
+      expect([idOf(a), idOf(b)].sort()).toEqual(before);
+      await waitUntil(
+        async () => equal(await sessionIds(server.clientPort), before),
+        'the server keeps the two sessions only',
+      );
+      expect((await b.contenders('r1')).map((c) => c.node)).toEqual([nodeOf(lock)]);
+      expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
+      await lock.release();
+      await held.release(); // told lost, its node gone: nothing to do
+      await Promise.all([a.close(), b.close()]);
+      // Closed with the server's agreement: gone at once, not at their expiry (4 s on).
+      await waitUntil(
+        async () => (await sessionIds(server.clientPort)).length === 0,
+        'no session left',
+        SESSION_MS / 2,
+      );
+    } finally {
+      await server.destroy();
+    }
+  });
+
+  describe('a client cut off', () => {
+    let proxy: TcpProxy;
+    beforeEach(async () => {
+      proxy = new TcpProxy(zkPort());
+      await proxy.start();
+    });
+    afterEach(() => proxy.stop());
+
+    const viaProxy = () => fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+
+    /** A holder through the proxy, and another client queued behind it on `name`. */
+    const holderAndWaiter = async (name: string) => {
+      const holder = await viaProxy();
+      const [other] = await fx.many(1);
+      const sessionId = idOf(holder);
+      const held = await holder.acquire(name);
+      const waiting = other.acquire(name, { timeoutMs: 20_000 });
+      await fx.queued(name, 2);
+      return { holder, sessionId, held, waiting };
+    };
+
+    it('past its deadline, back before the server expired it: the same session, its lost lock free at once', async () => {
+      const { holder, sessionId, held, waiting } = await holderAndWaiter('r2');
+
+      // The client's state as the old node's delete passes: not ready while it cleans up.
+      const statesAtDelete: string[] = [];
+      const log = proxy.requests.push.bind(proxy.requests);
+      proxy.requests.push = (...requests) => {
+        for (const { op, path } of requests)
+          if (op === ZK_OP.delete && path === held.path) statesAtDelete.push(holder.status().state);
+        return log(...requests);
+      };
+      proxy.blackhole();
+      // Back as soon as the client declares the session lost: the server keeps it for up to
+      // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive. An acquire
+      // asked meanwhile waits for the old node's delete.
+      let healedAt = 0;
+      const again = sessionLost(holder).then(() => {
+        healedAt = proxy.requests.length;
+        proxy.heal();
+        return holder.acquire('r2', { timeoutMs: 20_000 });
+      });
+      const lock = await waiting;
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      expect(idOf(holder)).toBe(sessionId);
+      expect((await sessionIds(zkPort())).filter((id) => id === sessionId)).toEqual([sessionId]);
+      const nodes = await fx.nodes('r2');
+      expect(nodes).toContain(nodeOf(lock));
+      expect(nodes).not.toContain(nodeOf(held));
+      const sent = proxy.requests.slice(healedAt);
+      const oldDeleted = sent.findIndex((r) => r.op === ZK_OP.delete && r.path === held.path);
+      const firstCreate = sent.findIndex((r) => r.op === ZK_OP.create);
+      expect(oldDeleted).toBeGreaterThanOrEqual(0);
+      expect(firstCreate).toBeGreaterThan(oldDeleted);
+      expect(statesAtDelete).toEqual(['disconnected']);
+      await lock.release();
+      const mine = await again;
+      expect(mine.fencingToken).toBeGreaterThan(lock.fencingToken);
+      await mine.release();
+      await held.release();
+    });
+
+    it("past the point its locks are lost but within its deadline: the same session, the lost lock's and lease's nodes deleted at once", async () => {
+      const { holder, sessionId, held, waiting } = await holderAndWaiter('r3');
+      const [other] = await fx.many(1);
+      const lease = await holder.acquireLease('q3', { maxLeases: 1 });
+      const leaseWaiting = other.acquireLease('q3', { maxLeases: 1, timeoutMs: 20_000 });
+      await fx.queued('q3', 2);
+
+      proxy.blackhole();
+      await once(held.signal, 'abort');
+      proxy.heal();
+      // Both granted without release(), and without the session ending.
+      const [lock, leased] = await Promise.all([waiting, leaseWaiting]);
+      expect([held.signal.reason, lease.signal.reason]).toEqual([expect.any(LockLostError), expect.any(LockLostError)]);
+      expect(holder.client.session.isLost).toBe(false);
+      expect(idOf(holder)).toBe(sessionId);
+      expect(await fx.nodes('r3')).toEqual([nodeOf(lock)]);
+      expect(await fx.nodes('q3')).toEqual([leased.path.slice(leased.path.lastIndexOf('/') + 1)]);
+      await Promise.all([lock.release(), leased.release(), held.release(), lease.release()]);
+    });
+  });
+});

@@ -27,6 +27,7 @@ describe('an ensemble down past the clients deadline, every server restarted on 
     const ids = () => [a, b].map((backend) => sessionIdOf(backend.client.session.id)).sort();
     const before = ids();
     const held = await a.acquire('e1');
+    const bHeld = await b.acquire('e1-b'); // holding, b's session is declared lost too (see reattach.spec.ts)
     const waiting = b.acquire('e1', { timeoutMs: 30_000 });
     await waitUntil(async () => (await a.contenders('e1')).length === 2, 'b queues');
     const lost = [once(a.client, 'session-lost'), once(b.client, 'session-lost')];
@@ -45,5 +46,8 @@ describe('an ensemble down past the clients deadline, every server restarted on 
     expect((await b.contenders('e1')).map((c) => c.node)).toEqual([nodeOf(lock)]);
     await lock.release();
     await held.release();
+    expect(bHeld.signal.aborted).toBe(true); // told lost, and its node deleted as b's session was given back
+    expect(await b.contenders('e1-b')).toEqual([]);
+    await bHeld.release();
   });
 });

@@ -37,6 +37,9 @@ describe('a session declared lost by the client is asked back, and what it left 
       );
       const before = [idOf(a), idOf(b)].sort();
       const held = await a.acquire('r1');
+      // b holds a lock too: a session holding nothing watches no clock and is never declared
+      // lost by its client (it reconnects as itself); one holding something is, at its deadline.
+      const bHeld = await b.acquire('r1-b');
       const waiting = b.acquire('r1', { timeoutMs: 20_000 });
       await waitUntil(async () => (await a.contenders('r1')).length === 2, 'b queues');
       const lost = [sessionLost(a), sessionLost(b)];
@@ -64,6 +67,9 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
       await lock.release();
       await held.release(); // told lost, its node gone: nothing to do
+      expect(bHeld.signal.aborted).toBe(true); // told lost, and its node deleted as b's session was given back
+      expect(await b.contenders('r1-b')).toEqual([]);
+      await bHeld.release();
       await Promise.all([a.close(), b.close()]);
       // Closed with the server's agreement: gone at once, not at their expiry (4 s on).
       await waitUntil(

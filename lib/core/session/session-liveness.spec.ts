@@ -494,6 +494,18 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     expect(only(calls, 'gone')).toEqual([`gone@${3 * T} unproven ${3 * T}`]);
   });
 
+  it('work that starts on a fresh proof keeps its deadlines: given up at P + T when nothing proves the session again', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(T);
+    write(liveness); // 6000: pairs with the read sent at 4000
+    expect(liveness.provenAt).toBe(4000);
+    hooks.idle = false; // granted: held from now on, and nothing answers any more
+    hooks.anchor = () => undefined;
+    expect(liveness.check()).toBe(true);
+    jest.advanceTimersByTime(4000 + T - 6000); // 10000: P + T
+    expect(only(calls, 'gone')).toEqual([`gone@${4000 + T} unproven ${T}`]);
+  });
+
   it('work that starts on a session idle past its timeout recovers with its first heartbeat pair, in the same session', () => {
     const { liveness, calls, hooks } = idle();
     jest.advanceTimersByTime(2 * T);

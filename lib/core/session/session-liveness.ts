@@ -236,13 +236,16 @@ export class SessionLiveness {
       this.idle = true;
       return;
     }
-    if (this.idle) this.engagedAt = this.now(); // the proof matters again from now on
+    // The proof matters again from now on: if it aged past the risk while idle, its heartbeats
+    // get a whole timeout from now (`givenUpAt`); a fresh one keeps its own deadlines.
+    if (this.idle) this.engagedAt = this.now() >= this.atRiskAt ? this.now() : undefined;
     this.idle = false;
     this.evaluate();
     if (!this.deadlineArmed && this.phase !== 'gone') this.armDeadline();
   }
 
   private proofMoved(): void {
+    this.engagedAt = undefined; // proven again: the usual deadlines from this proof on
     this.provenUnderMs = this.timeoutMs();
     this.unprovenAttachAt = Infinity; // proven on this connection: its timeout applies from the proof on
     // Only a proof sent before the risk began brings trust back for new grants.

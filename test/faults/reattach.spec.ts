@@ -32,17 +32,24 @@ describe('a session declared lost by the client is asked back, and what it left 
     const server = new ZkServer({ tickTime: 200 });
     await server.start();
     try {
-      const [a, b] = await Promise.all(
-        [1, 2].map(() => fx.backend({ connectionString: server.connectionString, sessionTimeoutMs: SESSION_MS })),
+      const [a, b, c] = await Promise.all(
+        [1, 2, 3].map(() => fx.backend({ connectionString: server.connectionString, sessionTimeoutMs: SESSION_MS })),
       );
-      const before = [idOf(a), idOf(b)].sort();
+      const before = [idOf(a), idOf(b), idOf(c)].sort();
       const held = await a.acquire('r1');
+      const heldForC = await a.acquire('r1-c');
       // b holds a lock too: a session holding nothing watches no clock and is never declared
       // lost by its client (it reconnects as itself); one holding something is, at its deadline.
       const bHeld = await b.acquire('r1-b');
       const waiting = b.acquire('r1', { timeoutMs: 20_000 });
+      // c only waits: it holds nothing, so it keeps its session, and its place in the queue.
+      const cWaiting = c.acquire('r1-c', { timeoutMs: 20_000 });
       await waitUntil(async () => (await a.contenders('r1')).length === 2, 'b queues');
+      await waitUntil(async () => (await a.contenders('r1-c')).length === 2, 'c queues');
+      const cNode = (await a.contenders('r1-c'))[1].node;
       const lost = [sessionLost(a), sessionLost(b)];
+      let cLost = false;
+      c.client.once('session-lost', () => (cLost = true));
 
       await server.stop('SIGKILL');
       await Promise.all(lost); // each client has told its holders and waiters
@@ -58,11 +65,18 @@ describe('a session declared lost by the client is asked back, and what it left 
       );
       // The same sessions, given back (an expired one would have come back under a new id),
       // and no other: the server's session table (`dump`) settles on exactly those.
-      expect([idOf(a), idOf(b)].sort()).toEqual(before);
+      expect([idOf(a), idOf(b), idOf(c)].sort()).toEqual(before);
       await waitUntil(
         async () => equal(await sessionIds(server.clientPort), before),
-        'the server keeps the two sessions only',
+        'the server keeps the three sessions only',
       );
+      // c was never declared lost: its wait went on in its session, on the node it had queued.
+      const cLock = await cWaiting;
+      expect(cLost).toBe(false);
+      expect(nodeOf(cLock)).toBe(cNode);
+      expect(heldForC.signal.aborted).toBe(true);
+      await cLock.release();
+      await heldForC.release();
       expect((await b.contenders('r1')).map((c) => c.node)).toEqual([nodeOf(lock)]);
       expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
       await lock.release();
@@ -70,7 +84,7 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(bHeld.signal.aborted).toBe(true); // told lost, and its node deleted as b's session was given back
       expect(await b.contenders('r1-b')).toEqual([]);
       await bHeld.release();
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([a.close(), b.close(), c.close()]);
       // Closed with the server's agreement: gone at once, not at their expiry (4 s on).
       await waitUntil(
         async () => (await sessionIds(server.clientPort)).length === 0,

@@ -385,11 +385,20 @@ export abstract class ZkSessionLifecycle extends EventEmitter {
         this.emit('server-checked', server, facts);
         return;
       }
-      this.livenessHooks.dropConnection(performance.now());
-      if (this.refused.has(server)) return; // said once per server and session, not at every pass
-      this.refused.add(server);
-      this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
-      this.emit('server-refused', this.lastRefusal);
+      const leave = (): void => {
+        if (connection !== this.connection || !this.connected || this.isLost) return;
+        this.livenessHooks.dropConnection(performance.now());
+        if (this.refused.has(server)) return; // said once per server and session, not at every pass
+        this.refused.add(server);
+        this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
+        this.emit('server-refused', this.lastRefusal);
+      };
+      // A session given back deletes what its lost object left through whichever server
+      // took it back, even one it then leaves: leaving first would fail the deletes, and
+      // each re-attach there would touch the session again, its old nodes blocking everyone
+      // for as long as the client kept trying (an observer as the only other server).
+      if (this.settling) this.once('settled', leave);
+      else leave();
     });
   }
 

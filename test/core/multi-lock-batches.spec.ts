@@ -28,6 +28,8 @@ describe('acquireAll on ZooKeeper: large groups', () => {
     const sessionId = client.client.session.id;
     let disconnects = 0;
     client.client.on('disconnected', () => disconnects++);
+    let atRisk = 0;
+    client.client.on('at-risk', () => atRisk++);
     const before = client.client.counter.snapshot();
     const group = await client.acquireAll(names, { timeoutMs: 30_000 });
     expect(group.handles.every((handle) => handle.isHeld())).toBe(true);
@@ -42,8 +44,12 @@ describe('acquireAll on ZooKeeper: large groups', () => {
     // Over 1 MB of creates and as much of deletes, over 2 MB of the group's children reads
     // (two per directory): each in requests of at most 512 KiB, 3 + 3 multis and 5
     // multiReads; then locks(): 3 multiReads of children and 3 of the nodes' data.
+    // (The client was idle before: its proof is as old as its last write. On a busy machine
+    // the 1 MB of requests can take long enough that the group's first grant is not trusted;
+    // its nodes then go in 3 more multis, and each lock is taken again on its own.)
     const { multi, multiRead } = countsSince(client, before);
-    expect({ multi, multiRead }).toEqual({ multi: 6, multiRead: 5 + 3 + 3 });
+    expect(multiRead).toBe(5 + 3 + 3);
+    expect(atRisk > 0 ? [6, 9] : [6]).toContain(multi);
   }, 60_000);
 
   // Jest gives each test file a copy of `process` that Node's own warnings never reach: a process of its own hears them.

@@ -1,29 +1,29 @@
 // The public API. Everything else under lib/ is internal and may change without notice.
 
 // Core: framework-free ZooKeeper locks.
-export { ZkLockBackend } from './core/recipe/zk-lock.backend.js';
-export type { ZkLockHandle } from './core/recipe/zk-lock.handle.js';
-export type { ZkLockOptions } from './core/recipe/zk-lock.options.js';
-export type { ZkClientOptions } from './core/session/zk-client.options.js';
+export { ZkLockBackend } from './core/zookeeper/zk-lock-backend.js';
+export type { ZkLockHandle } from './core/zookeeper/queue/zk-lock-handle.js';
+export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
+export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
 export type {
   AcquireOptions,
   LockBackend,
   LockContender,
   LockHandle,
   ReadOptions,
-} from './core/recipe/lock-backend.interface.js';
+} from './core/port/lock-backend.js';
 export type {
   ListedContender,
   ListedLease,
   ListedLock,
   LeaseListing,
   LockListing,
-} from './core/listing/lock-listing.interface.js';
-export { LockRevocationRequestedError } from './core/revocation/lock-revocation-requested.error.js';
-export type { LockMode } from './core/recipe/lock-mode.js';
-export type { NodeFormat } from './core/naming/node-format.js';
-export type { ZkSessionState, ZkSessionStatus } from './core/session/session-status.js';
-export { LOCK_CHANNELS } from './core/diagnostics/lock.channels.js';
+} from './core/port/listing.js';
+export { LockRevocationRequestedError } from './core/errors/lock-revocation-requested.error.js';
+export type { LockMode } from './core/port/lock-mode.js';
+export type { NodeFormat } from './core/port/node-format.js';
+export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/session-status.js';
+export { LOCK_CHANNELS } from './core/diagnostics/diagnostics.js';
 export type {
   AcquireMessage,
   AcquireOutcome,
@@ -31,8 +31,8 @@ export type {
   LostMessage,
   ReleaseMessage,
   SessionMessage,
-} from './core/diagnostics/lock.channels.js';
-export { encodeLockName, decodeLockName } from './core/naming/lock-name.codec.js';
+} from './core/diagnostics/diagnostics.js';
+export { encodeLockName, decodeLockName } from './core/naming/lock-name-codec.js';
 
 // Errors: one base class, one class per failure.
 export { ZkLockError } from './core/errors/zk-lock.error.js';
@@ -47,51 +47,51 @@ export { InvalidOptionError } from './core/errors/invalid-option.error.js';
 export { ZkConnectionError } from './core/errors/zk-connection.error.js';
 export { ZkSessionLostError } from './core/errors/zk-session-lost.error.js';
 export { ZkServerRefusedError } from './core/errors/zk-server-refused.error.js';
-export type { ServerUnfitness } from './core/session/server-check.js';
+export type { ServerUnfitness } from './core/zookeeper/session/server-check.js';
 export { ZkOperationError } from './core/errors/zk-operation.error.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).
-export { ReentrantLocker } from './core/context/reentrant-locker.js';
+export { ReentrantLocker } from './core/reentrancy/reentrant-locker.js';
 export type {
   IfLocked,
   OnLockLost,
   WithLockCallOptions,
   WithLocksCallOptions,
   RunAlwaysOptions,
-} from './core/context/with-lock.options.js';
-export type { LeaseCallOptions } from './core/context/lease-runner.js';
-export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/context/locker.events.js';
+} from './core/reentrancy/with-lock-options.js';
+export type { LeaseCallOptions } from './core/reentrancy/lease-calls.js';
+export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/reentrancy/locker-events.js';
 export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
 export { LockReentryError } from './core/errors/lock-reentry.error.js';
-export type { ReentrancyOption } from './core/context/reentrancy.option.js';
+export type { ReentrancyOption } from './core/reentrancy/reentrancy-option.js';
 
 // Several locks at once, all or nothing, deadlock-free (backends' and ReentrantLocker's acquireAll).
 export { acquireAll } from './core/multi/acquire-all.js';
-export type { MultiLockHandle } from './core/multi/multi-lock.handle.js';
-export type { LockList, LockListEntry, MultiAcquireOptions } from './core/multi/multi-lock.options.js';
-export { InvalidLockListError } from './core/multi/invalid-lock-list.error.js';
+export type { MultiLockHandle } from './core/port/multi-lock-handle.js';
+export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/multi-options.js';
+export { InvalidLockListError } from './core/errors/invalid-lock-list.error.js';
 export { LockOrderError } from './core/errors/lock-order.error.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
-export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/lease/lease-handle.interface.js';
-export type { ZkLeaseHandle } from './core/lease/zk-lease.handle.js';
-export type { InMemoryLeaseHandle } from './core/lease/in-memory-lease.handle.js';
-export { MAX_LEASES } from './core/lease/lease-options.validator.js';
-export { LeaseLimitMismatchError } from './core/lease/lease-limit-mismatch.error.js';
-export { LockKindMismatchError, type FoundKind, type LockKind } from './core/lease/lock-kind-mismatch.error.js';
+export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/port/lease.js';
+export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
+export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
+export { MAX_LEASES } from './core/port/lease-options.js';
+export { LeaseLimitMismatchError } from './core/errors/lease-limit-mismatch.error.js';
+export { LockKindMismatchError, type FoundKind, type LockKind } from './core/errors/lock-kind-mismatch.error.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
 export type { LeaderTerm } from './core/leader/leadership-term.js';
 export type { LeaderWorkOptions } from './core/leader/leader-work.js';
-export { InvalidLeaderGroupError } from './core/leader/invalid-leader-group.error.js';
+export { InvalidLeaderGroupError } from './core/errors/invalid-leader-group.error.js';
 
 // Testing without ZooKeeper (one process only).
-export { InMemoryLockBackend } from './core/memory/in-memory-lock.backend.js';
-export { InMemoryLockStore } from './core/memory/in-memory-lock.store.js';
-export type { InMemoryLockHandle } from './core/memory/in-memory-lock.handle.js';
-export type { InMemoryLockBackendOptions } from './core/memory/in-memory-lock.options.js';
+export { InMemoryLockBackend } from './core/memory/in-memory-lock-backend.js';
+export { InMemoryLockStore } from './core/memory/in-memory-lock-store.js';
+export type { InMemoryLockHandle } from './core/memory/in-memory-lock-handle.js';
+export type { InMemoryLockBackendOptions } from './core/memory/in-memory-lock-options.js';
 
 // Nest glue.
 export { ZkLockModule } from './nest/zk-lock.module.js';

@@ -10,8 +10,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { LockHandle } from '../../lib/core/recipe/lock-backend.interface.js';
-import { ZkLockBackend } from '../../lib/core/recipe/zk-lock.backend.js';
+import type { LockHandle } from '../../lib/core/port/lock-backend.js';
+import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import { counts } from './ours.sessions.js';
 
 const ROOT = join(__dirname, '..', '..');

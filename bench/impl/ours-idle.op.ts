@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { fourLetter } from '../../lib/core/session/four-letter.js';
-import type { ZkLockBackend } from '../../lib/core/recipe/zk-lock.backend.js';
+import { fourLetter } from '../../lib/core/zookeeper/session/four-letter.js';
+import type { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import type { IdleParams, IdleResult } from '../workers/impl.protocol.js';
 import { now, range } from './bench-impl.js';
 

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ReentrantLocker } from '../../lib/core/context/reentrant-locker.js';
+import { ReentrantLocker } from '../../lib/core/reentrancy/reentrant-locker.js';
 import { LockTimeoutError } from '../../lib/core/errors/lock-timeout.error.js';
-import type { LockHandle } from '../../lib/core/recipe/lock-backend.interface.js';
-import { ZkLockBackend } from '../../lib/core/recipe/zk-lock.backend.js';
+import type { LockHandle } from '../../lib/core/port/lock-backend.js';
+import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import { addCounts, countsDelta } from '../support/request.counts.js';
 import type {
   Counts,

@@ -1,4 +1,4 @@
-import type { ZkLockBackend } from '../../lib/core/recipe/zk-lock.backend.js';
+import type { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import type { Counts } from '../workers/impl.protocol.js';
 
 /** How an op of ours opens and closes its sessions: each tracked, so the worker's close ends any left open. */

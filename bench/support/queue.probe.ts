@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { fourLetter } from '../../lib/core/session/four-letter.js';
+import { fourLetter } from '../../lib/core/zookeeper/session/four-letter.js';
 import { RawZk } from '../raw-client.loop.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 
-import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { CliRequest } from './cli.args.js';
 import { json, queueText } from './cli.output.js';
 

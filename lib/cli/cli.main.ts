@@ -2,7 +2,7 @@
 // `npx nestjs-zk-lock …`: see USAGE in cli.args.ts.
 import { ZkConnectionError } from '../core/errors/zk-connection.error.js';
 import { ZkLockError } from '../core/errors/zk-lock.error.js';
-import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './cli.args.js';
 import { askOnTerminal, runCommand } from './cli.commands.js';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 
 import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
-import type { LockBackend } from '../core/recipe/lock-backend.interface.js';
+import type { LockBackend } from '../core/port/lock-backend.js';
 import { leadershipRegistry, type LeaderRunner } from './leadership.registry.js';
 import { LockService } from './lock.service.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';

@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { WithLockCallOptions, WithLocksCallOptions } from '../core/context/with-lock.options.js';
-import type { LeaseCallOptions } from '../core/context/lease-runner.js';
-import type { LeaseHandle } from '../core/lease/lease-handle.interface.js';
-import type { MultiLockHandle } from '../core/multi/multi-lock.handle.js';
-import type { LockList } from '../core/multi/multi-lock.options.js';
-import type { LockHandle } from '../core/recipe/lock-backend.interface.js';
+import type { WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/with-lock-options.js';
+import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
+import type { LeaseHandle } from '../core/port/lease.js';
+import type { MultiLockHandle } from '../core/port/multi-lock-handle.js';
+import type { LockList } from '../core/port/multi-options.js';
+import type { LockHandle } from '../core/port/lock-backend.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 
 import type { ZkServerRefusedError } from '../core/errors/zk-server-refused.error.js';
 import type { ZkSessionLostError } from '../core/errors/zk-session-lost.error.js';
-import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
-import type { ServerFacts } from '../core/session/server-check.js';
-import type { ZkSession } from '../core/session/zk-session.js';
+import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
+import type { ServerFacts } from '../core/zookeeper/session/server-check.js';
+import type { ZkSession } from '../core/zookeeper/session/zk-session.js';
 import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
 
 const id = (session: ZkSession): string => `0x${session.id || '?'}`;

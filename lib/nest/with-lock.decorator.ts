@@ -2,8 +2,8 @@ import {
   resolveWithLockOptions,
   type WithLockCallOptions,
   type WithLocksCallOptions,
-} from '../core/context/with-lock.options.js';
-import type { LockList } from '../core/multi/multi-lock.options.js';
+} from '../core/reentrancy/with-lock-options.js';
+import type { LockList } from '../core/port/multi-options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';
 import { lockMethod } from './locked-method.js';

@@ -3,8 +3,8 @@ import {
   resolveZkLockOptions,
   type ResolvedZkLockOptions,
   type ZkLockOptions,
-} from '../core/recipe/zk-lock.options.js';
-import { wholeMilliseconds } from '../core/util/duration-option.js';
+} from '../core/zookeeper/zk-lock-options.js';
+import { wholeMilliseconds } from '../core/port/duration-option.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**

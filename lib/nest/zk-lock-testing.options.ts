@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
-import { InMemoryLockBackend } from '../core/memory/in-memory-lock.backend.js';
-import type { InMemoryLockStore } from '../core/memory/in-memory-lock.store.js';
+import { InMemoryLockBackend } from '../core/memory/in-memory-lock-backend.js';
+import type { InMemoryLockStore } from '../core/memory/in-memory-lock-store.js';
 import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
 
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */

@@ -1,7 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 
-import { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
+import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { LeadershipExplorer } from './leadership.explorer.js';
 import { LeadershipService } from './leadership.service.js';
 import { LockContextInterceptor } from './lock-context.interceptor.js';

@@ -6,8 +6,8 @@ import {
   type AcquireMessage,
   type LostMessage,
   type ReleaseMessage,
-} from '../core/diagnostics/lock.channels.js';
-import { heldNow, sessionsUp } from '../core/diagnostics/lock.activity.js';
+} from '../core/diagnostics/diagnostics.js';
+import { heldNow, sessionsUp } from '../core/diagnostics/activity.js';
 
 /** The instruments, by name; attributes `zk_lock.kind`, `zk_lock.mode`, and `zk_lock.outcome` on acquires. */
 export const ZK_LOCK_METRICS = {

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 
-import type { ZkLockBackend } from '../core/recipe/zk-lock.backend.js';
-import type { ZkSessionStatus } from '../core/session/session-status.js';
+import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
+import type { ZkSessionStatus } from '../core/zookeeper/session/session-status.js';
 import { ZK_LOCK_BACKEND } from '../nest/zk-lock.constants.js';
 
 /**

@@ -3,8 +3,8 @@ import type { EventEmitter } from 'node:events';
 import type { Client } from 'node-zookeeper-client';
 
 import { ReentrantLocker, ZkLockBackend } from '../../lib/index.js';
-import { dropConnection } from '../../lib/core/session/zk-client.internals.js';
-import type { ZkSession } from '../../lib/core/session/zk-session.js';
+import { dropConnection } from '../../lib/core/zookeeper/session/zk-client-internals.js';
+import type { ZkSession } from '../../lib/core/zookeeper/session/zk-session.js';
 
 /** One lock client under test: its backend, the reentrant locker over it, and what happened to its session. */
 export interface SoakClient {

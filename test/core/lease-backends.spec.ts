@@ -9,9 +9,9 @@ import {
   LockTimeoutError,
   type LockBackend,
 } from '../../lib/index';
-import type { LeaseHandle } from '../../lib/core/lease/lease-handle.interface';
-import { LeaseLimitMismatchError } from '../../lib/core/lease/lease-limit-mismatch.error';
-import { LockKindMismatchError } from '../../lib/core/lease/lock-kind-mismatch.error';
+import type { LeaseHandle } from '../../lib/core/port/lease';
+import { LeaseLimitMismatchError } from '../../lib/core/errors/lease-limit-mismatch.error';
+import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 

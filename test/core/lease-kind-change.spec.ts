@@ -1,7 +1,7 @@
 import type { ZkLockBackend, ZkLockOptions } from '../../lib/index';
-import { LeaseLimitMismatchError } from '../../lib/core/lease/lease-limit-mismatch.error';
-import { LockKindMismatchError } from '../../lib/core/lease/lock-kind-mismatch.error';
-import { changeIdleDirectory, readDirectory } from '../../lib/core/lease/lease-directory.change';
+import { LeaseLimitMismatchError } from '../../lib/core/errors/lease-limit-mismatch.error';
+import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
+import { changeIdleDirectory, readDirectory } from '../../lib/core/zookeeper/queue/directory-kind-change';
 import { Stop } from '../../lib/core/util/stop';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';

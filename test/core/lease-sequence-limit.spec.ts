@@ -1,4 +1,4 @@
-import { RETIRE_SEQUENCE } from '../../lib/core/naming/lock-node.naming';
+import { RETIRE_SEQUENCE } from '../../lib/core/port/lock-node';
 import { LockTimeoutError, ZkLockBackend } from '../../lib/index';
 import { setChildCounter } from '../support/zookeeper/set-child-counter';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';

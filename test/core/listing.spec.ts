@@ -9,7 +9,7 @@ import {
   type ZkLockHandle,
   type ZkLockOptions,
 } from '../../lib/index';
-import { leaseDirectoryData } from '../../lib/core/lease/lease-directory.marker';
+import { leaseDirectoryData } from '../../lib/core/zookeeper/queue/directory-marker';
 import { closeRawClient, createNode, openRawClient, statOf, type RawClient } from '../harness/raw-client';
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';

@@ -1,5 +1,5 @@
-import { ZkLockGroupRequests, type ZkLockGroupContext } from '../../lib/core/multi/zk-lock-group.requests';
-import { planLocks } from '../../lib/core/multi/multi-lock.plan';
+import { ZkLockGroupRequests, type ZkLockGroupContext } from '../../lib/core/zookeeper/multi';
+import { planLocks } from '../../lib/core/multi/multi-lock-plan';
 import type { LockHandle } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 

@@ -1,6 +1,6 @@
 import { ZkLockBackend, ZkServerRefusedError } from '../../lib/index';
-import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
-import type { ServerFacts } from '../../lib/core/session/server-check';
+import { resolveZkLockOptions } from '../../lib/core/zookeeper/zk-lock-options';
+import type { ServerFacts } from '../../lib/core/zookeeper/session/server-check';
 import { uniqueRoot } from '../support/zk-test-env';
 import { fourLetter } from '../support/zookeeper/four-letter';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { resolveZkLockOptions } from '../../lib/core/recipe/zk-lock.options';
+import { resolveZkLockOptions } from '../../lib/core/zookeeper/zk-lock-options';
 import { LockClientClosedError, LockLostError, ZkConnectionError, ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';

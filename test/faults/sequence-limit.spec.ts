@@ -1,4 +1,4 @@
-import { RETIRE_SEQUENCE } from '../../lib/core/naming/lock-node.naming';
+import { RETIRE_SEQUENCE } from '../../lib/core/port/lock-node';
 import { ZkLockBackend, ZkLockError, type ZkLockHandle } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { setChildCounter } from '../support/zookeeper/set-child-counter';

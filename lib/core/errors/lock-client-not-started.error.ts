@@ -1,4 +1,4 @@
-import { lockMessages } from './lock.messages.js';
+import { lockMessages } from './messages.js';
 import { ZkLockError } from './zk-lock.error.js';
 
 /** The lock client was used before it connected. */

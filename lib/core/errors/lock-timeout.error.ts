@@ -1,4 +1,4 @@
-import { lockMessages } from './lock.messages.js';
+import { lockMessages } from './messages.js';
 import { ZkLockError } from './zk-lock.error.js';
 
 /** The lock was not granted within `timeoutMs` (or at once, for `timeoutMs: 0`). */

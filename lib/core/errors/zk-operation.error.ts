@@ -1,4 +1,4 @@
-import { lockMessages } from './lock.messages.js';
+import { lockMessages } from './messages.js';
 import { ZkLockError } from './zk-lock.error.js';
 
 /** A ZooKeeper request failed; `zkCode` is ZooKeeper's own name for the failure (e.g. `NO_NODE`). */

@@ -1,5 +1,5 @@
-import type { ServerUnfitness } from '../session/server-check.js';
-import { lockMessages } from './lock.messages.js';
+import type { ServerUnfitness } from '../zookeeper/session/server-check.js';
+import { lockMessages } from './messages.js';
 import { ZkConnectionError } from './zk-connection.error.js';
 
 /**

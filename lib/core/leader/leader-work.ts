@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import { watchLoss } from '../context/loss.watch.js';
-import { checkOnLockLost, type OnLockLost } from '../context/with-lock.options.js';
+import { watchLoss } from '../reentrancy/loss-watch.js';
+import { checkOnLockLost, type OnLockLost } from '../reentrancy/with-lock-options.js';
 import type { LockLostError } from '../errors/lock-lost.error.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { InvalidOptionError } from '../errors/invalid-option.error.js';

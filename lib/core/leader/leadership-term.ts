@@ -1,4 +1,4 @@
-import type { LockHandle } from '../recipe/lock-backend.interface.js';
+import type { LockHandle } from '../port/lock-backend.js';
 
 /**
  * What a leader reads of one term of its leadership, to pass to its I/O: one object per

@@ -1,11 +1,11 @@
-import type { LockBackend } from '../recipe/lock-backend.interface.js';
-import { LockGroupHandle } from './lock-group.handle.js';
-import type { LockGroupRequests } from './lock-group.requests.js';
-import { MultiLockAcquisition } from './multi-lock.acquisition.js';
-import type { MultiLockHandle } from './multi-lock.handle.js';
-import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from './multi-lock.options.js';
-import { planLocks } from './multi-lock.plan.js';
-import { nodeFormatFor } from '../naming/node-format.js';
+import type { LockBackend } from '../port/lock-backend.js';
+import { LockGroupHandle } from './lock-group-handle.js';
+import type { LockGroupRequests } from './lock-group-requests.js';
+import { MultiLockAcquisition } from './multi-lock-acquisition.js';
+import type { MultiLockHandle } from '../port/multi-lock-handle.js';
+import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from '../port/multi-options.js';
+import { planLocks } from './multi-lock-plan.js';
+import { nodeFormatFor } from '../port/node-format.js';
 
 /**
  * Takes every lock of `locks` through `backend`, all or nothing, and never deadlocks

@@ -1,4 +1,4 @@
-import { lockMessages } from '../../../lib/core/errors/lock.messages';
+import { lockMessages } from '../../../lib/core/errors/messages';
 import { LockClientClosedError, LockLostError } from '../../../lib/index';
 import { queued, queueShape, rejectionOf } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';

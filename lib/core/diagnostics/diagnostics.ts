@@ -1,0 +1,109 @@
+import { channel, tracingChannel } from 'node:diagnostics_channel';
+
+import { countRelease, noteSessionState } from './activity.js';
+import { LockAbortedError } from '../errors/lock-aborted.error.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+
+/**
+ * What the ZooKeeper backend publishes on `node:diagnostics_channel`, for metrics and traces
+ * without a dependency (OpenTelemetry: `nestjs-zk-lock/otel`). Nothing is built or sent when
+ * no one subscribes. Channel names carry the package's name.
+ */
+export const LOCK_CHANNELS = {
+  /** A tracing channel (`start`, `end`, `asyncStart`, `asyncEnd`, `error`) around each acquire: `AcquireMessage`. */
+  acquire: 'nestjs-zk-lock:acquire',
+  /** A lock or lease released by its holder: `ReleaseMessage`. */
+  release: 'nestjs-zk-lock:release',
+  /** A held lock or lease lost (its signal aborted): `LostMessage`. */
+  lost: 'nestjs-zk-lock:lost',
+  /** The session's state changed: `SessionMessage`. */
+  session: 'nestjs-zk-lock:session',
+} as const;
+
+export type EventLockKind = 'lock' | 'lease' | 'group';
+/** `taken`: a try (`tryAcquire`, `timeoutMs: 0`) found it held; `timeout`, `aborted`, or another `error`. */
+export type AcquireOutcome = 'granted' | 'taken' | 'timeout' | 'aborted' | 'error';
+
+export interface AcquireMessage {
+  readonly kind: EventLockKind;
+  /** The lock's name (a group's names joined with `, `). */
+  readonly name: string;
+  /** A group's is `mixed` when its locks' modes differ. */
+  readonly mode: 'read' | 'write' | 'lease' | 'mixed';
+  /** Set when the acquire settles. */
+  outcome?: AcquireOutcome;
+  waitedMs?: number;
+  /** Set by the tracing channel: the handle, or the error. */
+  result?: unknown;
+  error?: unknown;
+}
+
+export interface ReleaseMessage {
+  readonly kind: EventLockKind;
+  readonly name: string;
+  readonly mode: 'read' | 'write' | 'lease';
+  readonly heldMs: number;
+}
+
+export interface LostMessage extends ReleaseMessage {
+  readonly reason: string;
+}
+
+export interface SessionMessage {
+  readonly state: 'connected' | 'disconnected' | 'at-risk' | 'recovered' | 'lost' | 'closed';
+  readonly sessionId?: string;
+  readonly server?: string;
+}
+
+const acquireChannel = tracingChannel<unknown, AcquireMessage>(LOCK_CHANNELS.acquire);
+const releaseChannel = channel(LOCK_CHANNELS.release);
+const lostChannel = channel(LOCK_CHANNELS.lost);
+const sessionChannel = channel(LOCK_CHANNELS.session);
+
+/** Runs `acquire` inside the acquire tracing channel when someone listens; as is otherwise. */
+export function tracedAcquire<T>(message: () => AcquireMessage, acquire: () => Promise<T>): Promise<T> {
+  if (!acquireChannel.hasSubscribers) return acquire();
+  const context = message();
+  const startedAt = performance.now();
+  const traced = async (): Promise<T> => {
+    try {
+      const result = await acquire();
+      context.outcome = result === null ? 'taken' : 'granted';
+      return result;
+    } catch (error) {
+      context.outcome =
+        error instanceof LockTimeoutError
+          ? error.timeoutMs === 0
+            ? 'taken'
+            : 'timeout'
+          : error instanceof LockAbortedError
+            ? 'aborted'
+            : 'error';
+      throw error;
+    } finally {
+      context.waitedMs = elapsedMs(startedAt);
+    }
+  };
+  return acquireChannel.tracePromise(traced, context);
+}
+
+/** Milliseconds since `from` (a `performance.now()` time), to the microsecond. */
+export function elapsedMs(from: number): number {
+  return Math.round((performance.now() - from) * 1000) / 1000;
+}
+
+/** Also counts the release (see `heldNow`): call it once per granted handle. */
+export function publishRelease(message: () => ReleaseMessage): void {
+  countRelease();
+  if (releaseChannel.hasSubscribers) releaseChannel.publish(message());
+}
+
+export function publishLost(message: () => LostMessage): void {
+  if (lostChannel.hasSubscribers) lostChannel.publish(message());
+}
+
+/** Also notes `client`'s state (see `sessionsUp`), whoever listens. */
+export function publishSession(client: object, message: () => SessionMessage): void {
+  noteSessionState(client, message().state);
+  if (sessionChannel.hasSubscribers) sessionChannel.publish(message());
+}

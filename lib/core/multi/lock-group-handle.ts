@@ -1,0 +1,81 @@
+import type { LockHandle } from '../port/lock-backend.js';
+import type { LockGroupRequests } from './lock-group-requests.js';
+import type { MultiLockHandle } from '../port/multi-lock-handle.js';
+
+/** The `MultiLockHandle` of any backend: a frozen list of handles, held and released together. */
+export class LockGroupHandle implements MultiLockHandle {
+  readonly handles: readonly LockHandle[];
+  readonly names: readonly string[];
+  /** Made on first use of `signal`, as single handles do: most holders never look at it. */
+  private lost: AbortController | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private releasing: Promise<void> | undefined;
+
+  /** `together`: the backend's way to release the handles in one go (see `LockGroupRequests`). */
+  constructor(
+    handles: readonly LockHandle[],
+    private readonly together?: LockGroupRequests,
+  ) {
+    this.handles = Object.freeze([...handles]);
+    this.names = Object.freeze(handles.map((handle) => handle.name));
+  }
+
+  /**
+   * Aborts with the first lost lock's `LockLostError`. Each read reads every lock's own
+   * signal, so a ZooKeeper lock whose session deadline passed while the event loop was
+   * blocked shows as lost at once, as on a single handle.
+   */
+  get signal(): AbortSignal {
+    const signals = this.handles.map((handle) => handle.signal);
+    if (!this.lost) {
+      this.lost = new AbortController();
+      const aborted = signals.find((signal) => signal.aborted);
+      if (aborted) this.lost.abort(aborted.reason);
+      else if (!this.releasing) this.unsubscribe = this.follow(signals, this.lost);
+    }
+    return this.lost.signal;
+  }
+
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  isHeld(): boolean {
+    return !this.released && this.handles.every((handle) => handle.isHeld());
+  }
+
+  assertHeld(): void {
+    for (const handle of this.handles) handle.assertHeld();
+  }
+
+  /** Calling it again returns the first call's promise. */
+  release(): Promise<void> {
+    return (this.releasing ??= this.releaseAll());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  private async releaseAll(): Promise<void> {
+    this.unsubscribe?.();
+    // Every release starts before the first is awaited: the deletes travel together.
+    const results = await (this.together?.releaseAll(this.handles) ??
+      Promise.allSettled(this.handles.map((handle) => handle.release())));
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Aborts `lost` with the reason of the first of `signals` to abort; returns the unsubscribe. */
+  private follow(signals: readonly AbortSignal[], lost: AbortController): () => void {
+    const onAbort = (event: Event): void => {
+      stop();
+      lost.abort((event.target as AbortSignal).reason);
+    };
+    const stop = (): void => {
+      for (const signal of signals) signal.removeEventListener('abort', onAbort);
+    };
+    for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+    return stop;
+  }
+}

@@ -1,0 +1,131 @@
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { ZkLockError } from '../errors/zk-lock.error.js';
+import { resolveAcquireOptions } from './acquire-options.js';
+import type { AcquireOptions } from './lock-backend.js';
+import { thrownBy } from '../../../test/support/thrown-by';
+
+/** Calls the validator with a value the types would refuse, as plain JavaScript callers can. */
+function resolveUntyped(options: unknown, defaultTimeoutMs = 5000) {
+  return resolveAcquireOptions(options as AcquireOptions, defaultTimeoutMs);
+}
+
+describe('resolveAcquireOptions', () => {
+  describe('defaults', () => {
+    it('without options: write, the default timeout, no signal', () => {
+      expect(resolveAcquireOptions(undefined, 5000)).toEqual({ mode: 'write', timeoutMs: 5000, signal: undefined });
+    });
+
+    it('with empty options: the same defaults', () => {
+      expect(resolveAcquireOptions({}, 1234)).toEqual({ mode: 'write', timeoutMs: 1234, signal: undefined });
+    });
+
+    it('passes an Infinity default through', () => {
+      expect(resolveAcquireOptions({ mode: 'read' }, Infinity).timeoutMs).toBe(Infinity);
+    });
+
+    it('treats explicitly undefined fields as absent', () => {
+      expect(resolveAcquireOptions({ mode: undefined, timeoutMs: undefined, signal: undefined }, 700)).toEqual({
+        mode: 'write',
+        timeoutMs: 700,
+        signal: undefined,
+      });
+    });
+  });
+
+  describe('accepted values', () => {
+    it.each(['read', 'write'] as const)('mode %s', (mode) => {
+      expect(resolveAcquireOptions({ mode }, 5000).mode).toBe(mode);
+    });
+
+    it.each([0, 1, 1.5, 30_000, Infinity])('timeoutMs %p', (timeoutMs) => {
+      expect(resolveAcquireOptions({ timeoutMs }, 5000).timeoutMs).toBe(timeoutMs);
+    });
+
+    it('an AbortSignal, returned as the same object', () => {
+      const { signal } = new AbortController();
+      expect(resolveAcquireOptions({ signal }, 5000).signal).toBe(signal);
+    });
+
+    it('an already-aborted AbortSignal (the acquire itself reports the abort)', () => {
+      const signal = AbortSignal.abort('why');
+      expect(resolveAcquireOptions({ signal }, 5000).signal).toBe(signal);
+    });
+
+    it('all options together', () => {
+      const { signal } = new AbortController();
+      expect(resolveAcquireOptions({ mode: 'read', timeoutMs: 0, signal }, 5000)).toEqual({
+        mode: 'read',
+        timeoutMs: 0,
+        signal,
+      });
+    });
+  });
+
+  describe('rejected values', () => {
+    function expectInvalid(options: unknown, option: string, value: unknown): InvalidOptionError {
+      const error = thrownBy(() => resolveUntyped(options));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toBeInstanceOf(ZkLockError);
+      const invalid = error as InvalidOptionError;
+      expect(invalid.code).toBe('INVALID_OPTION');
+      expect(invalid.option).toBe(option);
+      expect(Object.is(invalid.value, value)).toBe(true);
+      expect(invalid.message).toContain(`Invalid option ${option}=`);
+      return invalid;
+    }
+
+    it.each([
+      ['a negative number', -1],
+      ['-Infinity', -Infinity],
+      ['NaN', NaN],
+      ['a numeric string', '100'],
+      ['null', null],
+      ['a bigint', 100n],
+      ['a boolean', true],
+    ])('timeoutMs as %s', (_label, timeoutMs) => {
+      const error = expectInvalid({ timeoutMs }, 'timeoutMs', timeoutMs);
+      expect(error.message).toContain('a number of milliseconds >= 0');
+    });
+
+    it('shows the bad timeout in the message', () => {
+      expect(expectInvalid({ timeoutMs: -5 }, 'timeoutMs', -5).message).toContain('timeoutMs=-5');
+      expect(expectInvalid({ timeoutMs: '100' }, 'timeoutMs', '100').message).toContain('timeoutMs="100"');
+    });
+
+    it.each([
+      ['an unknown mode', 'exclusive'],
+      ['an upper-case mode', 'READ'],
+      ['an empty string', ''],
+      ['a number', 1],
+      ['null', null],
+    ])('mode as %s', (_label, mode) => {
+      const error = expectInvalid({ mode }, 'mode', mode);
+      expect(error.message).toContain('"read" or "write"');
+    });
+
+    it.each([
+      ['a plain object shaped like a signal', { aborted: false, addEventListener: () => undefined }],
+      ['an AbortController', new AbortController()],
+      ['a string', 'signal'],
+      ['null', null],
+    ])('signal as %s', (_label, signal) => {
+      const error = expectInvalid({ signal }, 'signal', signal);
+      expect(error.message).toContain('an AbortSignal');
+    });
+
+    it.each([
+      ['null', null],
+      ['a string', 'read'],
+      ['a number', 5000],
+      ['a boolean', true],
+      ['a function', () => ({ mode: 'read' })],
+    ])('options as %s', (_label, options) => {
+      const error = expectInvalid(options, 'options', options);
+      expect(error.message).toContain('an object');
+    });
+
+    it('reports the mode before the timeout when both are wrong', () => {
+      expectInvalid({ mode: 'x', timeoutMs: -1 }, 'mode', 'x');
+    });
+  });
+});

@@ -1,0 +1,59 @@
+import { parseLockNode, RETIRE_SEQUENCE, type ParsedLockNode } from './lock-node.js';
+
+/**
+ * The pure part of the recipe: given a lock directory's children, who holds, who waits
+ * and whom each waiter must watch. Kept free of I/O so it can be unit-tested exhaustively.
+ */
+
+/**
+ * Lock nodes among `children`, in queue order: by sequence as a number. Equal sequences
+ * (only past the counter's limit) keep the listing's order; they carry no order at all,
+ * which is why `positionOf` never grants a node that shares its number.
+ */
+export function orderQueue(children: readonly string[]): ParsedLockNode[] {
+  const queue: ParsedLockNode[] = [];
+  for (const child of children) {
+    const parsed = parseLockNode(child);
+    if (parsed) queue.push(parsed);
+  }
+  return queue.sort((a, b) => a.sequence - b.sequence);
+}
+
+/**
+ * The node that keeps `index` from holding, or `null` if it holds. A writer is blocked by
+ * its immediate predecessor, of either mode; a reader only by the nearest lower writer
+ * (higher writers never block it).
+ */
+export function blockerAt(queue: readonly ParsedLockNode[], index: number): ParsedLockNode | null {
+  if (queue[index].mode === 'write') return index > 0 ? queue[index - 1] : null;
+  for (let i = index - 1; i >= 0; i--) if (queue[i].mode === 'write') return queue[i];
+  return null;
+}
+
+export type QueuePosition =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'holding' }
+  | { readonly kind: 'waiting'; readonly blocker: ParsedLockNode }
+  /** Numbered where the directory's counter no longer orders nodes: never granted. */
+  | { readonly kind: 'retire' };
+
+/** Where `node` stands in `children`: absent, holding, waiting behind one node, or past the counter's safe range. */
+export function positionOf(children: readonly string[], node: string): QueuePosition {
+  const queue = orderQueue(children);
+  const index = queue.findIndex((entry) => entry.node === node);
+  if (index < 0) return { kind: 'missing' };
+  if (!inSafeRange(queue, index)) return { kind: 'retire' };
+  const blocker = blockerAt(queue, index);
+  return blocker ? { kind: 'waiting', blocker } : { kind: 'holding' };
+}
+
+/** Lock nodes whose name starts with `prefix` (guid + marker), lowest sequence first. */
+export function nodesWithPrefix(children: readonly string[], prefix: string): string[] {
+  return orderQueue(children.filter((child) => child.startsWith(prefix))).map((entry) => entry.node);
+}
+
+function inSafeRange(queue: readonly ParsedLockNode[], index: number): boolean {
+  const { sequence } = queue[index];
+  if (sequence < 0 || sequence >= RETIRE_SEQUENCE) return false;
+  return queue[index - 1]?.sequence !== sequence && queue[index + 1]?.sequence !== sequence;
+}

@@ -1,0 +1,83 @@
+import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import type { LockLostError } from '../errors/lock-lost.error.js';
+import { lockMessages } from '../errors/messages.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockUnavailableError } from '../errors/lock-unavailable.error.js';
+import type { LockMode } from '../port/lock-mode.js';
+import type { LockerEvents, SkipReason } from './locker-events.js';
+import type { ResolvedWithLockOptions } from './with-lock-options.js';
+
+/**
+ * What a `ReentrantLocker` call does around the backend's answer: `ifLocked: 'skip'`
+ * turns a taken lock (or shutdown, or no session to ask) into `undefined`, a wait cut short by shutdown says so,
+ * and skips and losses are reported to the locker's listeners (which must not throw: a
+ * listener's failure never changes a call's outcome).
+ */
+export class LockCallPolicy {
+  private shuttingDown = false;
+
+  constructor(private readonly events: LockerEvents) {}
+
+  get closing(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Shutdown began: waits that fail from now on say so, and skip calls skip. */
+  close(): void {
+    this.shuttingDown = true;
+  }
+
+  get reportsLoss(): boolean {
+    return this.events.lost !== undefined;
+  }
+
+  /** What `take` grants, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
+  async granted<G>(name: string, call: ResolvedWithLockOptions, take: () => Promise<G>): Promise<G | undefined> {
+    const { mode, timeoutMs } = call;
+    if (call.ifLocked === 'skip' && this.shuttingDown) return this.skip(name, mode, 'closing');
+    try {
+      return await this.acquiring(name, take());
+    } catch (error) {
+      if (call.ifLocked !== 'skip') throw error;
+      if (error instanceof LockTimeoutError) return this.skip(name, mode, timeoutMs === 0 ? 'held' : 'timeout');
+      if (error instanceof LockClientClosedError) return this.skip(name, mode, 'closing');
+      if (error instanceof LockUnavailableError) return this.skip(name, mode, 'unavailable', error);
+      throw error;
+    }
+  }
+
+  /** `pending` (an acquire), with the error of a wait cut short by shutdown saying so. */
+  async acquiring<T>(name: string, pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      if (this.shuttingDown && error instanceof LockClientClosedError) {
+        throw new LockClientClosedError(lockMessages.shuttingDown(name), { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  lost(name: string, call: ResolvedWithLockOptions, grantedAt: number, error: LockLostError): void {
+    try {
+      this.events.lost?.({
+        name,
+        mode: call.mode,
+        heldMs: Math.round(performance.now() - grantedAt),
+        error,
+        ignored: call.onLockLost === 'ignore',
+      });
+    } catch {
+      // a listener's failure must not change the call's outcome
+    }
+  }
+
+  private skip(name: string, mode: LockMode, reason: SkipReason, error?: LockUnavailableError): undefined {
+    try {
+      this.events.skipped?.(error ? { name, mode, reason, error } : { name, mode, reason });
+    } catch {
+      // a listener's failure must not turn a quiet skip into an error
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,269 @@
+import type { MultiLockHandle } from '../port/multi-lock-handle.js';
+import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
+import { encodeLockName } from '../naming/lock-name-codec.js';
+import { resolveAcquireOptions } from '../port/acquire-options.js';
+import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';
+import { PendingWork } from '../util/pending-work.js';
+import { ChainHold } from './chain-hold.js';
+import { DeferredReleases } from './deferred-releases.js';
+import { LeaseRunner, type LeaseCallOptions } from './lease-calls.js';
+import type { LeaseHandle } from '../port/lease.js';
+import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.js';
+import { LockCallPolicy } from './lock-call-policy.js';
+import { MultiRunner } from './multi-calls.js';
+import type { LockerEvents } from './locker-events.js';
+import { refuseLost, watchLoss } from './loss-watch.js';
+import type { ReentrantHandle } from './reentrant-handle.js';
+import { resolveReentrant, type ReentrancyOption } from './reentrancy-option.js';
+import {
+  resolveWithLockOptions,
+  type ResolvedWithLockOptions,
+  type RunAlwaysOptions,
+  type WithLockCallOptions,
+  type WithLocksCallOptions,
+} from './with-lock-options.js';
+
+/**
+ * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
+ * everything `fn` starts (awaited calls, timers, promises) holds the lock: taking it again
+ * there creates no node and does not wait; `write` held admits `read` (a downgrade);
+ * `read` held refuses `write` at once. Calls started outside (another HTTP request, a
+ * sibling `Promise.all` branch) exclude each other as two processes would. The lock is
+ * released when the last hold of the chain is: see `ChainHold`. Reentrancy is per backend:
+ * two lockers over one backend share it, lockers over two backends do not.
+ */
+export class ReentrantLocker {
+  /** `withLock` bodies running now, so that shutdown can let them finish. */
+  private readonly bodies = new PendingWork();
+  private readonly deferred = new DeferredReleases();
+  private readonly leases: LeaseRunner;
+  private readonly multi: MultiRunner;
+  private readonly policy: LockCallPolicy;
+  private readonly defaults: ResolvedWithLockOptions;
+  /** `scopeKeyOf(backend, name)` is this prefix and the name. */
+  private readonly scopePrefix: string;
+
+  constructor(
+    private readonly backend: LockBackend,
+    private readonly defaultTimeoutMs: number,
+    events: LockerEvents = {},
+  ) {
+    this.policy = new LockCallPolicy(events);
+    this.defaults = resolveWithLockOptions(undefined, defaultTimeoutMs);
+    this.scopePrefix = scopeKeyOf(backend, '');
+    this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) =>
+      this.policy.acquiring(name, pending),
+    );
+    this.multi = new MultiRunner(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
+  }
+
+  /**
+   * Runs `fn` holding the lock and releases it when `fn` returns or throws (and every
+   * nested hold `fn` started is released). Rejects with the `LockLostError` if the lock was
+   * lost while `fn` ran, even if `fn` returned: its work was not done under the lock
+   * (unless `onLockLost: 'ignore'`). A grant already lost when `fn` would start (the event
+   * loop was blocked past the session as it came) is released and the call rejects with
+   * its `LockLostError`, whatever `ifLocked` and `onLockLost` say: `fn` never starts.
+   * With `ifLocked: 'skip'`, resolves `undefined` without running `fn` when another
+   * holder has the lock.
+   */
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options: WithLockCallOptions,
+  ): Promise<T | undefined>;
+  async withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options?: WithLockCallOptions,
+  ): Promise<T | undefined> {
+    // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
+    const call = options === undefined ? this.defaults : resolveWithLockOptions(options, this.defaultTimeoutMs);
+    encodeLockName(name); // after the options, as the backends check them
+    const key = this.scopePrefix + name;
+    const outer = heldInScope(key);
+    if (outer) return this.runNested(outer.reenter(call.mode, call.reentrant), fn);
+    const handle = await this.grant(name, call);
+    if (!handle) return undefined;
+    // Checked against the clock right before the body, in the same synchronous run.
+    if (!handle.isHeld()) return refuseLost(handle);
+    const grantedAt = performance.now();
+    const stopWatching = this.policy.reportsLoss
+      ? watchLoss(handle, (error) => this.policy.lost(name, call, grantedAt, error))
+      : undefined;
+    const hold = new ChainHold(handle);
+    const body = runInScope(key, hold, async () => fn(handle));
+    void this.bodies.track(body.catch(() => undefined));
+    try {
+      return await this.settle(handle, body, call.onLockLost === 'ignore');
+    } finally {
+      stopWatching?.();
+      await this.release(hold, grantedAt + call.holdAtLeastMs - performance.now());
+    }
+  }
+
+  /**
+   * Runs `fn` as the holder of `handle` (from `acquire`): inside it, taking the same lock
+   * again is reentrant. `acquire()` cannot make the code after it the holder by itself:
+   * an async function cannot change its caller's async context without also changing it
+   * for everything else its caller started (a sibling `Promise.all` branch would then
+   * join the lock). Resolves with `fn`'s result once every nested hold `fn` started is
+   * released; `handle` stays held: release it yourself.
+   */
+  async runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
+    const hold = new ChainHold(handle);
+    try {
+      return await this.settle(
+        handle,
+        runInScope(this.scopePrefix + handle.name, hold, async () => fn()),
+        false,
+      );
+    } finally {
+      await hold.settle();
+    }
+  }
+
+  /**
+   * A handle; reentrant (no node, no wait) if this call chain already holds the lock, or
+   * `LockReentryError` then with `reentrant: false`.
+   */
+  async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
+    const { mode, timeoutMs, signal, revocable, nodeFormat } = this.check(name, options);
+    const outer = heldInScope(this.scopePrefix + name);
+    if (outer) return outer.reenter(mode, resolveReentrant(options));
+    return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
+  }
+
+  /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
+  async tryAcquire(
+    name: string,
+    options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption,
+  ): Promise<LockHandle | null> {
+    const { mode, signal, revocable, nodeFormat } = this.check(name, options);
+    const outer = heldInScope(this.scopePrefix + name);
+    if (outer) return outer.reenter(mode, resolveReentrant(options));
+    return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat }));
+  }
+
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in (see `acquireAll` in core/multi). Names this call chain holds are joined
+   * (no node, no wait); read held and write asked fails at once with `LockUpgradeError`
+   * (`LockReentryError` with `reentrant: false`). The names it must still take must all
+   * sort after every lock the chain holds, listed or not, or it fails at once with
+   * `LockOrderError` (waiting for them could deadlock). Without `timeoutMs`, waits the
+   * locker's default timeout.
+   */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    return this.multi.acquireAll(locks, options);
+  }
+
+  /**
+   * `withLock` for several locks: runs `fn` holding all of `locks` (taken as `acquireAll`
+   * takes them) with every name in scope, so nested calls on any of them are reentrant;
+   * releases them when `fn` settles and its nested holds end. Rejects with the
+   * `LockLostError` if any lock was lost while `fn` ran (unless `onLockLost: 'ignore'`).
+   * `ifLocked` and `holdAtLeastMs` work as for `withLock`.
+   */
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' },
+  ): Promise<T>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options: WithLocksCallOptions,
+  ): Promise<T | undefined>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions,
+  ): Promise<T | undefined> {
+    return this.multi.withLocks(locks, fn, options);
+  }
+
+  /**
+   * One of `maxLeases` leases on `name` (a counting semaphore shared by every client).
+   * Without `timeoutMs`, waits the locker's default timeout. Not reentrant: each call
+   * takes one more.
+   */
+  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
+    return this.leases.acquireLease(name, options);
+  }
+
+  /** Runs `fn(lease)` holding one lease of `name`, released when `fn` settles. */
+  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
+    return this.leases.withLease(name, fn, options);
+  }
+
+  /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */
+  held(name: string): LockHandle | undefined {
+    return heldInScope(this.scopePrefix + name)?.handle;
+  }
+
+  /**
+   * Shutdown begins: waits under way fail (`ifLocked: 'skip'` calls resolve `undefined`),
+   * and so do new ones, with a message that says the client is shutting down.
+   */
+  async cancelWaits(): Promise<void> {
+    this.policy.close();
+    await this.backend.cancelWaits();
+  }
+
+  /**
+   * Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all
+   * ended. Then releases at once the locks `holdAtLeastMs` still kept.
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    try {
+      return await this.bodies.drainWithin(timeoutMs);
+    } finally {
+      await this.deferred.flush();
+    }
+  }
+
+  /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
+  private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
+    const { mode, timeoutMs, signal, revocable, nodeFormat } = call;
+    return this.policy.granted(name, call, () =>
+      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }),
+    );
+  }
+
+  /** Ends the chain's hold; the grant goes once nested holds end, and not before `delayMs`. */
+  private async release(hold: ChainHold, delayMs: number): Promise<void> {
+    try {
+      await hold.settle();
+      if (delayMs > 0 && hold.handle.isHeld() && !this.policy.closing) this.deferred.schedule(hold.handle, delayMs);
+      else await hold.handle.release();
+    } catch {
+      // a failed release loses to the caller's result or error
+    }
+  }
+
+  private async runNested<T>(handle: ReentrantHandle, fn: (handle: LockHandle) => T | Promise<T>): Promise<T> {
+    try {
+      const result = await fn(handle);
+      handle.assertHeld();
+      return result;
+    } finally {
+      handle.end();
+    }
+  }
+
+  /** `body`'s result, unless the lock was lost meanwhile (and the caller did not ignore that). */
+  private async settle<T>(handle: LockHandle, body: Promise<T>, ignoreLoss: boolean): Promise<T> {
+    const result = await body;
+    if (!(ignoreLoss && handle.signal.aborted)) handle.assertHeld();
+    return result;
+  }
+
+  private check(name: string, options: (AcquireOptions & ReentrancyOption) | undefined) {
+    const resolved = resolveAcquireOptions(options, this.defaultTimeoutMs);
+    resolveReentrant(options);
+    encodeLockName(name); // throws InvalidLockNameError, also on the reentrant path
+    return resolved;
+  }
+}

@@ -1,0 +1,86 @@
+import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../port/acquire-options.js';
+import type { MultiAcquireOptions } from '../port/multi-options.js';
+import type { AcquireOptions } from '../port/lock-backend.js';
+import { resolveReentrant, type ReentrancyOption } from './reentrancy-option.js';
+
+/**
+ * What `withLock` does when another holder has the lock:
+ * - `wait` (default): waits up to `timeoutMs`, then rejects with `LockTimeoutError`;
+ * - `skip`: does not run the function and resolves `undefined` (after waiting `timeoutMs`,
+ *   default 0): for scheduled jobs that must run on one instance per tick;
+ * - `throw`: rejects with `LockTimeoutError` (after waiting `timeoutMs`, default 0).
+ */
+export type IfLocked = 'wait' | 'skip' | 'throw';
+export const IF_LOCKED: readonly IfLocked[] = ['wait', 'skip', 'throw'];
+
+/**
+ * What `withLock` does when the lock is lost while the function runs: `reject` (default)
+ * rejects with the `LockLostError` once the function settles, whatever it returned;
+ * `ignore` returns its result anyway. Both report the loss (in Nest: a warning log).
+ */
+export type OnLockLost = 'reject' | 'ignore';
+export const ON_LOCK_LOST: readonly OnLockLost[] = ['reject', 'ignore'];
+
+/** Throws `InvalidOptionError` unless `value` is an `OnLockLost`. */
+export function checkOnLockLost(value: unknown): asserts value is OnLockLost {
+  if (!ON_LOCK_LOST.includes(value as OnLockLost))
+    throw new InvalidOptionError('onLockLost', value, '"reject" or "ignore"');
+}
+
+/** Options of `withLock`: those of `acquire`, and what to do when the lock is taken or lost. */
+export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
+  readonly ifLocked?: IfLocked;
+  /**
+   * Keeps the lock at least this long after it was granted, even when the function returned
+   * earlier (ShedLock's `lockAtLeastFor`): an instance whose timer fires late then finds the
+   * lock still taken, instead of running the same scheduled tick a second time. `withLock`
+   * resolves when the function does; the release follows later. Default 0; any finite
+   * number of milliseconds (a monthly job's 28 days too). Shutdown releases at once.
+   */
+  readonly holdAtLeastMs?: number;
+  readonly onLockLost?: OnLockLost;
+}
+
+/** Options of `withLocks`: those of `acquireAll`, and `ifLocked`, `holdAtLeastMs`, `onLockLost` as for `withLock`. */
+export interface WithLocksCallOptions extends MultiAcquireOptions {
+  readonly ifLocked?: IfLocked;
+  readonly holdAtLeastMs?: number;
+  readonly onLockLost?: OnLockLost;
+}
+
+/** `withLock` options whose `ifLocked` is not `'skip'`: the function always runs (or the call rejects). */
+export type RunAlwaysOptions = WithLockCallOptions & { readonly ifLocked?: 'wait' | 'throw' };
+
+export interface ResolvedWithLockOptions extends ResolvedAcquireOptions {
+  readonly reentrant: boolean;
+  readonly ifLocked: IfLocked;
+  readonly holdAtLeastMs: number;
+  readonly onLockLost: OnLockLost;
+}
+
+/** `withLock`'s options beside `acquire`'s. */
+const WITH_LOCK_OPTION_KEYS: readonly string[] = ['ifLocked', 'holdAtLeastMs', 'onLockLost'];
+
+/**
+ * Checks `withLock` options before anything is sent. Without `timeoutMs`, `wait` waits
+ * `defaultTimeoutMs`; `skip` and `throw` do not wait.
+ */
+export function resolveWithLockOptions(
+  options: WithLockCallOptions | undefined,
+  defaultTimeoutMs: number,
+): ResolvedWithLockOptions {
+  const { ifLocked = 'wait', holdAtLeastMs = 0, onLockLost = 'reject' } = options ?? {};
+  if (!IF_LOCKED.includes(ifLocked)) throw new InvalidOptionError('ifLocked', ifLocked, '"wait", "skip" or "throw"');
+  if (typeof holdAtLeastMs !== 'number' || !Number.isFinite(holdAtLeastMs) || holdAtLeastMs < 0) {
+    throw new InvalidOptionError('holdAtLeastMs', holdAtLeastMs, 'a finite number of milliseconds >= 0');
+  }
+  checkOnLockLost(onLockLost);
+  const acquire = resolveAcquireOptions(
+    options,
+    ifLocked === 'wait' ? defaultTimeoutMs : 0,
+    'withLock/@WithLock',
+    WITH_LOCK_OPTION_KEYS,
+  );
+  return { ...acquire, reentrant: resolveReentrant(options), ifLocked, holdAtLeastMs, onLockLost };
+}

@@ -1,0 +1,102 @@
+import { listChildren, presentOrGone } from './queue/directory.js';
+import type { ZkReadResult, ZkSession } from './session/zk-session.js';
+import type { ListedLock } from '../port/listing.js';
+import {
+  byName,
+  leaseListingOf,
+  lockListingOf,
+  lockNameOfDirectory,
+  maxLeasesOf,
+  shapeOf,
+  type DirectoryShape,
+  type NodeFacts,
+} from './listing-summary.js';
+
+interface Directory {
+  readonly name: string;
+  readonly path: string;
+}
+
+interface Shaped {
+  readonly directory: Directory;
+  readonly shape: DirectoryShape;
+}
+
+/**
+ * Every lock under `rootPath` whose name starts with `prefix`, with its holders and
+ * waiters, in three round trips whatever the number of locks: the root's children; then
+ * every matching directory's children; then every node's data and stat (and each
+ * semaphore directory's data). On ZooKeeper 3.6 and later each of the last two is one
+ * `multiRead` (per 500 reads); before, 1 + D + N requests for D directories holding N
+ * nodes, each round's sent together. Directories that are not ours, or hold no node of
+ * ours, are left out; nodes and directories that vanish between the reads too. A
+ * snapshot: by the time it resolves, the queues may have moved on.
+ */
+export async function readLockListings(session: ZkSession, rootPath: string, prefix: string): Promise<ListedLock[]> {
+  const root = await listChildren(session, rootPath);
+  const directories = (root?.children ?? []).flatMap((child): Directory[] => {
+    const name = lockNameOfDirectory(child);
+    return name !== null && name.startsWith(prefix) ? [{ name, path: `${rootPath}/${child}` }] : [];
+  });
+  const contents = await session.readAll(directories.map(({ path }) => ({ op: 'getChildren', path })));
+  const shaped = directories.flatMap((directory, i): Shaped[] => {
+    const shape = shapeOf(childrenOf(contents[i], directory.path));
+    return shape ? [{ directory, shape }] : [];
+  });
+  const reads = await session.readAll(shaped.flatMap(dataReadsOf).map((path) => ({ op: 'getData', path })));
+  let next = 0;
+  const listings = shaped.map(({ directory, shape }) => {
+    const path = (node: string): string => `${directory.path}/${node}`;
+    if (shape.kind === 'lock') {
+      const facts = factsOf(shape.queue, (node) => nodeFacts(reads[next++], path(node)));
+      return lockListingOf(directory.name, shape.queue, facts);
+    }
+    const facts = factsOf(shape.leases, (node) => nodeFacts(reads[next++], path(node)));
+    const limit = dataOf(reads[next++], directory.path);
+    return leaseListingOf(directory.name, shape.leases, limit === null ? null : maxLeasesOf(limit), facts);
+  });
+  return listings.filter((listing): listing is ListedLock => listing !== null).sort(byName);
+}
+
+/** The data reads of one directory, in the order `readLockListings` takes their results. */
+function dataReadsOf({ directory, shape }: Shaped): string[] {
+  const nodes = shape.kind === 'lock' ? shape.queue : shape.leases;
+  const paths = nodes.map(({ node }) => `${directory.path}/${node}`);
+  return shape.kind === 'lock' ? paths : [...paths, directory.path];
+}
+
+function factsOf(
+  nodes: ReadonlyArray<{ readonly node: string }>,
+  factOf: (node: string) => NodeFacts | undefined,
+): Map<string, NodeFacts> {
+  const map = new Map<string, NodeFacts>();
+  for (const { node } of nodes) {
+    const fact = factOf(node); // one per node, in order, even when it is gone
+    if (fact) map.set(node, fact);
+  }
+  return map;
+}
+
+/** A node's facts from its data read; `undefined` when it was released between the reads. */
+function nodeFacts(result: ZkReadResult, path: string): NodeFacts | undefined {
+  const read = presentOrGone(result, 'getData', path);
+  if (!read || !('stat' in read)) return undefined;
+  const { data, stat } = read;
+  return {
+    identity: data?.toString('utf8') ?? null,
+    since: new Date(stat.ctimeMs!),
+    ...(stat.owner && { sessionId: stat.owner }),
+  };
+}
+
+/** A node's data (`undefined` when it has none), or `null` when the node is gone. */
+function dataOf(result: ZkReadResult, path: string): Buffer | undefined | null {
+  const read = presentOrGone(result, 'getData', path);
+  return read && 'stat' in read ? read.data : null;
+}
+
+/** A directory's children (none when it is gone). */
+function childrenOf(result: ZkReadResult, path: string): string[] {
+  const read = presentOrGone(result, 'getChildren', path);
+  return read && 'children' in read ? read.children : [];
+}

@@ -1,0 +1,140 @@
+import { LockLostError } from '../../errors/lock-lost.error.js';
+import type { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
+import type { ZkSession } from '../session/zk-session.js';
+import type { RevocationWatch } from '../revocation-watch.js';
+import { assertHeld, type LockHandle } from '../../port/lock-backend.js';
+import type { LockMode } from '../../port/lock-mode.js';
+import type { NodeReaper } from './node-reaper.js';
+import { countGrant } from '../../diagnostics/activity.js';
+import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
+
+export interface ZkLockHandleInit {
+  readonly name: string;
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  readonly session: ZkSession;
+  readonly dir: string;
+  readonly node: string;
+  readonly reaper: NodeReaper;
+  readonly onReleased: (handle: ZkLockHandle) => void;
+  /** The watch of a lock acquired with `revocable: true`. */
+  readonly revocation?: RevocationWatch;
+}
+
+/** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
+export class ZkLockHandle implements LockHandle {
+  readonly name: string;
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  /** Made on first use of `signal`: most holders never look at it. */
+  private lost: AbortController | undefined;
+  private lostReason: LockLostError | undefined;
+  private readonly unsubscribe: () => void;
+  private releasing: Promise<void> | undefined;
+  /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
+  private dropped: Promise<void> | undefined;
+  private readonly grantedAt = performance.now();
+  private neverRevoked: AbortController | undefined;
+
+  constructor(private readonly init: ZkLockHandleInit) {
+    ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
+    this.unsubscribe = init.session.onDistrust(this.onDistrust);
+    countGrant();
+  }
+
+  /**
+   * Aborts with a `LockLostError` when the lock can no longer be trusted. Each read checks
+   * the clock at that moment, so code that blocked the event loop past the deadline reads
+   * `handle.signal.aborted === true` at once, before any timer has run.
+   */
+  get signal(): AbortSignal {
+    if (!this.releasing && !this.lostReason) this.init.session.checkTrust();
+    if (!this.lost) {
+      this.lost = new AbortController();
+      if (this.lostReason) this.lost.abort(this.lostReason);
+    }
+    return this.lost.signal;
+  }
+
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  /**
+   * Aborts with a `LockRevocationRequestedError` when another client asks this lock's
+   * holders to release it (`revocable: true` only). For a lock that is not revocable, a
+   * signal of this handle's own that never aborts, made on first read: no watch, no request.
+   */
+  get revocation(): AbortSignal {
+    return this.init.revocation?.signal ?? (this.neverRevoked ??= new AbortController()).signal;
+  }
+
+  /** Checks the clock now, as `signal` does, without making the signal. */
+  isHeld(): boolean {
+    if (this.releasing) return false;
+    if (!this.lostReason) this.init.session.checkTrust();
+    return !this.lostReason;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
+  }
+
+  /** The lock node's full path in ZooKeeper. */
+  get path(): string {
+    return `${this.init.dir}/${this.init.node}`;
+  }
+
+  /**
+   * Deletes the lock node, retrying through connection loss. After the session is gone the
+   * node is gone too, and this does nothing. Calling it again returns the first call's promise.
+   */
+  release(): Promise<void> {
+    return (this.releasing ??= this.doRelease());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  private async doRelease(): Promise<void> {
+    const { session, dir, node, reaper, onReleased } = this.init;
+    // The delete leaves first: the next holder is waiting for it. The rest runs in the
+    // same tick, before any reply (or the delete's own notification) can arrive.
+    const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
+    this.unsubscribe();
+    publishRelease(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt) }));
+    this.init.revocation?.stop();
+    try {
+      await removed;
+    } finally {
+      onReleased(this);
+    }
+  }
+
+  /**
+   * Aborts the signal with `reason` (if it has not aborted yet), before the lock is
+   * released under a holder that did not release it (the client is closing).
+   */
+  revoke(reason: LockLostError): void {
+    if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
+    this.lostReason = reason;
+    publishLost(() => ({
+      kind: 'lock',
+      name: this.name,
+      mode: this.mode,
+      heldMs: elapsedMs(this.grantedAt),
+      reason: reason.why,
+    }));
+    this.lost?.abort(reason);
+  }
+
+  private readonly onDistrust = (reason: Error): void => {
+    const why = (reason as ZkSessionLostError).why ?? reason.message;
+    this.revoke(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason));
+    // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
+    // then proven again). A lost session object's nodes go when the next one re-attaches.
+    const { session, dir, node, reaper } = this.init;
+    if (!this.releasing && !session.isLost) this.dropped = reaper.remove(session, dir, { node, prefix: node });
+  };
+}

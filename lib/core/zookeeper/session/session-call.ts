@@ -1,0 +1,57 @@
+import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { zkErrorName } from './zk-error-code.js';
+import type { InflightRequests } from './inflight-requests.js';
+import type { SessionLiveness } from './session-liveness.js';
+import type { ZkRequestCounter } from './zk-request-counter.js';
+
+/** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
+const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData', 'multi']);
+
+/** What a request needs of its session. */
+export interface CallContext {
+  readonly counter: ZkRequestCounter;
+  readonly inflight: InflightRequests;
+  readonly liveness: Pick<SessionLiveness, 'writeSent' | 'answered'>;
+  /** The loss the session met, if it is lost (then requests fail with it). */
+  lostReason(): Error | undefined;
+  /** The server said the session expired. */
+  expired(): void;
+}
+
+export type Invoke = (callback: (error: Error | null, ...results: unknown[]) => void) => void;
+
+/**
+ * Sends one request through `invoke` and answers its results, tracked while in flight:
+ * every answer (success or a ZooKeeper error) counts as the server's life; a connection
+ * loss or expiry does not. Fails with the session's loss once the session is lost, even if
+ * the client never calls back.
+ */
+export function sessionCall<T extends unknown[]>(
+  ctx: CallContext,
+  op: string,
+  path: string,
+  invoke: Invoke,
+  /** Whether the leader must commit it; by default, as `op` says (the heartbeat is a read while idle). */
+  write = WRITE_OPS.has(op),
+): Promise<T> {
+  const lost = ctx.lostReason();
+  if (lost) throw lost;
+  ctx.counter.count(op);
+  return new Promise<T>((resolve, reject) => {
+    const sentAt = performance.now();
+    const fail = (error: Error): void => {
+      ctx.inflight.settle(fail);
+      reject(error);
+    };
+    ctx.inflight.add({ op, path, sentAt, write }, fail);
+    if (write) ctx.liveness.writeSent(sentAt);
+    invoke((error, ...results) => {
+      if (!ctx.inflight.settle(fail)) return; // already failed: the session was lost, or the server left
+      const zkCode = error ? zkErrorName(error) : undefined;
+      if (zkCode !== 'CONNECTION_LOSS' && zkCode !== 'SESSION_EXPIRED') ctx.liveness.answered(sentAt, write);
+      if (!error) return resolve(results as T);
+      if (zkCode === 'SESSION_EXPIRED') ctx.expired();
+      reject(ctx.lostReason() ?? new ZkOperationError(op, path, zkCode!, error));
+    });
+  });
+}

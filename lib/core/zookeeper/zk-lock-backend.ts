@@ -1,0 +1,287 @@
+import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { lockMessages } from '../errors/messages.js';
+import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
+import type { MultiLockHandle } from '../port/multi-lock-handle.js';
+import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
+import { ZkLockGroupRequests } from './multi.js';
+import { encodeLockName } from '../naming/lock-name-codec.js';
+import type { ListedLock } from '../port/listing.js';
+import { readLockListings } from './listing.js';
+import { resolveListingPrefix } from './listing-summary.js';
+import { requestRevocation } from './revocation.js';
+import { ZkClient } from './session/zk-client.js';
+import type { ZkSession } from './session/zk-session.js';
+import { blameOutage, onConnectedSession } from './session/client-outage.js';
+import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
+import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
+import { ZkLeaseRecipe } from './lease.js';
+import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/acquire-options.js';
+import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../port/lock-backend.js';
+import type { SentCreate } from './queue/acquisition-types.js';
+import { LockRunner } from './lock.js';
+import { DirectorySweeper } from './queue/directory-sweeper.js';
+import { NodeReaper } from './queue/node-reaper.js';
+import type { ZkLockHandle } from './queue/zk-lock-handle.js';
+import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
+import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
+import { tracedAcquire } from '../diagnostics/diagnostics.js';
+import { describeList, describeModes } from '../port/multi-options.js';
+import { deleteHolders, readContenders } from './contenders.js';
+
+/**
+ * Read/write locks on ZooKeeper, usable without Nest:
+ *
+ * ```ts
+ * const locks = await ZkLockBackend.connect({ connectionString: '127.0.0.1:2181' });
+ * const lock = await locks.acquire('orders/42', { timeoutMs: 5_000 });
+ * try { await work(lock.fencingToken, lock.signal); } finally { await lock.release(); }
+ * await locks.close();
+ * ```
+ */
+export class ZkLockBackend implements LockBackend {
+  private readonly reaper: NodeReaper;
+  private readonly sweeper: DirectorySweeper;
+  private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
+  private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
+  private readonly leases: ZkLeaseRecipe;
+  private readonly identity: Buffer;
+  /** Runs every acquire of a lock (not of a lease) of this backend. */
+  private readonly runner: LockRunner;
+  /** Made on first `acquireAll`. */
+  private groupRequests: ZkLockGroupRequests | undefined;
+
+  private constructor(
+    readonly client: ZkClient,
+    readonly options: ResolvedZkLockOptions,
+  ) {
+    this.identity = Buffer.from(options.identity, 'utf8');
+    this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs, () =>
+      client.isStarted && !client.isClosed ? client.session : undefined,
+    );
+    this.reaper = new NodeReaper(this.sweeper);
+    const { reaper, sweeper, identity, waits, held } = this;
+    // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
+    const shared = { client, reaper, sweeper, identity, waits, held, startedOnce: () => this.startedOnce() };
+    this.runner = new LockRunner({ ...shared, nodeFormat: options.nodeFormat });
+    this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
+  }
+
+  /** Validates the options, connects, and fails with `ZkConnectionError` if no server answers. */
+  static async connect(options: ZkLockOptions): Promise<ZkLockBackend> {
+    return ZkLockBackend.open(resolveZkLockOptions(options));
+  }
+
+  /** `connect` for options already checked and completed by `resolveZkLockOptions`. */
+  static async open(options: ResolvedZkLockOptions): Promise<ZkLockBackend> {
+    const backend = ZkLockBackend.unconnected(options);
+    await backend.start();
+    return backend;
+  }
+
+  /**
+   * A backend that opens no connection until `start()` or its first call (which then
+   * waits for the connection): for frameworks that create objects first and start them
+   * once everything is wired (Nest's bootstrap).
+   */
+  static unconnected(options: ResolvedZkLockOptions): ZkLockBackend {
+    return new ZkLockBackend(new ZkClient(options), options);
+  }
+
+  /** Connects (once); fails with `ZkConnectionError` naming the connection string. */
+  start(): Promise<void> {
+    return this.client.start();
+  }
+
+  /** The lock's directory in ZooKeeper; throws `InvalidLockNameError` for a bad name. */
+  pathOf(name: string): string {
+    return `${this.options.rootPath}/${encodeLockName(name)}`;
+  }
+
+  async acquire(name: string, options?: AcquireOptions): Promise<ZkLockHandle> {
+    const resolved = resolveAcquireOptions(options, Infinity);
+    return tracedAcquire(
+      () => ({ kind: 'lock', name, mode: resolved.mode }),
+      async () => {
+        const handle = await this.blamingOutage(this.run(name, resolved));
+        if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
+        return handle;
+      },
+    );
+  }
+
+  async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<ZkLockHandle | null> {
+    const resolved = { ...resolveAcquireOptions(options, 0), timeoutMs: 0 };
+    return tracedAcquire(
+      () => ({ kind: 'lock', name, mode: resolved.mode }),
+      () => this.run(name, resolved),
+    );
+  }
+
+  /**
+   * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
+   * list them in. When they are free, the requests for all of them travel together: about
+   * the round trips of one lock, and the creates (and later the deletes) are one
+   * transaction. See `acquireAll` and `ZkLockGroupRequests` in core/multi.
+   */
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+    const { client, reaper, sweeper, identity } = this;
+    this.groupRequests ??= new ZkLockGroupRequests({
+      client,
+      reaper,
+      sweeper,
+      identity,
+      pathOf: (name) => this.pathOf(name),
+      started: () => this.startedOnce(),
+      nodeFormat: this.options.nodeFormat,
+      // The plan checked the names and modes, and the signal is the call's own: nothing to validate.
+      tryAcquire: (name, options, sent) => this.run(name, options, sent),
+    });
+    const together = this.groupRequests;
+    return tracedAcquire(
+      () => ({ kind: 'group', name: describeList(locks), mode: describeModes(locks) }),
+      () => this.blamingOutage(acquireAllThrough(this, locks, options, together)),
+    );
+  }
+
+  /**
+   * Holders and waiters of `name`, in queue order. Rejects with `LockUnavailableError` when
+   * no session is connected within `timeoutMs` (default 10 s).
+   */
+  async contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
+    const dir = this.pathOf(name);
+    return this.whenConnected('contenders', `contenders("${name}")`, options, (session) =>
+      readContenders(session, dir, name),
+    );
+  }
+
+  /**
+   * Asks every current holder of `name` to release it (Curator's `Revoker.attemptRevoke`:
+   * `__REVOKE__` written into each holder's node); resolves with how many were asked.
+   * Holders that acquired with `revocable: true` see their `revocation` signal abort; the
+   * others are not told (their node's data, the identity `contenders()` shows, changes).
+   * Rejects with `LockUnavailableError` when no session is connected within `timeoutMs`
+   * (default 10 s).
+   */
+  async requestRevocation(name: string, options?: ReadOptions): Promise<number> {
+    const dir = this.pathOf(name);
+    return this.whenConnected('requestRevocation', `requestRevocation("${name}")`, options, (session) =>
+      requestRevocation(session, dir, name),
+    );
+  }
+
+  /**
+   * An operator's last resort (the CLI's `release --force`): deletes the nodes of `name`'s
+   * current holders, so the next waiter gets the lock at once. **The holders are not told**:
+   * one still alive keeps running beside the next holder. Ask with `requestRevocation`
+   * first. Resolves with the deleted nodes' names; a node gone meanwhile is skipped. With
+   * ACLs on, it needs the credentials that created the nodes (`ZkOperationError` NO_AUTH).
+   */
+  async forceRelease(name: string): Promise<string[]> {
+    const dir = this.pathOf(name);
+    await this.startedOnce();
+    return deleteHolders(this.client.liveSession(), dir, name);
+  }
+
+  /**
+   * Every lock under the root path whose name starts with `prefix`, with holders and
+   * waiters, in name order: three round trips however many locks (see `readLockListings`).
+   * Rejects with `LockUnavailableError` when no session is connected within `timeoutMs`
+   * (default 10 s).
+   */
+  async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
+    const start = resolveListingPrefix(prefix);
+    return this.whenConnected('locks', 'locks()', options, (session) =>
+      readLockListings(session, this.options.rootPath, start),
+    );
+  }
+
+  /**
+   * One of `maxLeases` leases on `name` (a counting semaphore, Curator's
+   * InterProcessSemaphoreV2 and Kazoo's Semaphore): FIFO, at most `maxLeases` holders at
+   * once across all clients, each lease gone with its holder's session. Rejects with
+   * `LockTimeoutError`, `LockAbortedError`, `LeaseLimitMismatchError` (another count is
+   * stored with the semaphore) or `LockKindMismatchError` (the name is a lock). Not
+   * reentrant: each call takes one more lease. See lib/core/lease.
+   */
+  acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
+    return tracedAcquire(
+      () => ({ kind: 'lease', name, mode: 'lease' }),
+      () => this.blamingOutage(this.leases.acquire(name, options)),
+    );
+  }
+
+  /** Holders and waiters of the lease semaphore `name`, in queue order; `LockUnavailableError` as `contenders`. */
+  async leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
+    const dir = this.pathOf(name);
+    return this.whenConnected('leaseContenders', `leaseContenders("${name}")`, options, (session) =>
+      this.leases.contenders(session, dir, name),
+    );
+  }
+
+  /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */
+  status(): ZkSessionStatus {
+    return sessionStatus(this.client);
+  }
+
+  /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
+  async cancelWaits(): Promise<void> {
+    const closing = new LockClientClosedError();
+    for (const wait of this.waits.keys()) wait.cancel(closing);
+    await Promise.allSettled(this.waits.values());
+  }
+
+  /**
+   * Cancels waits, releases held locks (other clients get them at once, not after the
+   * session timeout), and closes the session. Safe to call more than once, and on a
+   * backend that never started.
+   */
+  async close(): Promise<void> {
+    if (this.client.isClosed) return;
+    if (!this.client.isStarted) return this.client.close();
+    await this.cancelWaits();
+    // Never silently under a holder: its signal aborts first. Released one by one while
+    // connected, so directories are cleaned up too; past a disconnect, closing the session
+    // is what frees them.
+    for (const handle of this.held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
+    const releases = Promise.allSettled([...this.held].map((handle) => handle.release()));
+    await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
+    await this.client.close();
+    await this.reaper.drain();
+  }
+
+  /** `acquiring`, rejecting with `LockUnavailableError` if its deadline passed with no session connected. */
+  private async blamingOutage<T>(acquiring: Promise<T>): Promise<T> {
+    try {
+      return await acquiring;
+    } catch (error) {
+      throw blameOutage(this.client.outage, error);
+    }
+  }
+
+  /**
+   * A read (or `requestRevocation`) on a connected session, within the call's `timeoutMs`:
+   * see `onConnectedSession`. `call` names the method for a bad option; `subject`, what
+   * `LockUnavailableError` says could not be answered.
+   */
+  private async whenConnected<T>(
+    call: string,
+    subject: string,
+    options: ReadOptions | undefined,
+    work: (session: ZkSession) => Promise<T>,
+  ): Promise<T> {
+    const timeoutMs = resolveReadTimeout(options, call);
+    await this.startedOnce();
+    return onConnectedSession(this.client, timeoutMs, subject, work);
+  }
+
+  /** Connects on first use of a backend made by `unconnected()`; free once started. */
+  private async startedOnce(): Promise<void> {
+    if (!this.client.isStarted && !this.client.isClosed) await this.start();
+  }
+
+  private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
+    return this.runner.run(name, this.pathOf(name), options, sent);
+  }
+}

@@ -5,20 +5,8 @@ export { ZkLockBackend } from './core/zookeeper/zk-lock-backend.js';
 export type { ZkLockHandle } from './core/zookeeper/queue/zk-lock-handle.js';
 export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
 export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
-export type {
-  AcquireOptions,
-  LockBackend,
-  LockContender,
-  LockHandle,
-  ReadOptions,
-} from './core/port/lock-backend.js';
-export type {
-  ListedContender,
-  ListedLease,
-  ListedLock,
-  LeaseListing,
-  LockListing,
-} from './core/port/listing.js';
+export type { AcquireOptions, LockBackend, LockContender, LockHandle, ReadOptions } from './core/port/lock-backend.js';
+export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/port/listing.js';
 export { LockRevocationRequestedError } from './core/errors/lock-revocation-requested.error.js';
 export type { LockMode } from './core/port/lock-mode.js';
 export type { NodeFormat } from './core/port/node-format.js';

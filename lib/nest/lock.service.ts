@@ -8,19 +8,17 @@ import {
 
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
 import type { ReentrancyOption } from '../core/reentrancy/reentrancy-option.js';
-import type { RunAlwaysOptions, WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/with-lock-options.js';
+import type {
+  RunAlwaysOptions,
+  WithLockCallOptions,
+  WithLocksCallOptions,
+} from '../core/reentrancy/with-lock-options.js';
 import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
 import type { LeaseContender, LeaseHandle } from '../core/port/lease.js';
 import type { ListedLock } from '../core/port/listing.js';
 import type { MultiLockHandle } from '../core/port/multi-lock-handle.js';
 import type { LockList, MultiAcquireOptions } from '../core/port/multi-options.js';
-import type {
-  AcquireOptions,
-  LockBackend,
-  LockContender,
-  LockHandle,
-  ReadOptions,
-} from '../core/port/lock-backend.js';
+import type { AcquireOptions, LockBackend, LockContender, LockHandle, ReadOptions } from '../core/port/lock-backend.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';

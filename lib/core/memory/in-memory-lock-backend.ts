@@ -12,11 +12,7 @@ import type { ListedLock } from '../port/listing.js';
 import { byName, resolveListingPrefix } from '../zookeeper/listing-summary.js';
 import { leaseStoreOf } from './in-memory-lease-store.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import {
-  resolveAcquireOptions,
-  resolveReadTimeout,
-  type ResolvedAcquireOptions,
-} from '../port/acquire-options.js';
+import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/acquire-options.js';
 import { nodeFormatFor } from '../port/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../port/lock-backend.js';
 import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock-acquisition.js';

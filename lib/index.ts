@@ -7,7 +7,6 @@ export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
 export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
 export type { AcquireOptions, LockBackend, LockContender, LockHandle, ReadOptions } from './core/port/lock-backend.js';
 export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/port/listing.js';
-export { LockRevocationRequestedError } from './core/errors/lock-revocation-requested.error.js';
 export type { LockMode } from './core/port/lock-mode.js';
 export type { NodeFormat } from './core/port/node-format.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/session-status.js';
@@ -23,20 +22,33 @@ export type {
 export { encodeLockName, decodeLockName } from './core/naming/lock-name-codec.js';
 
 // Errors: one base class, one class per failure.
-export { ZkLockError } from './core/errors/zk-lock.error.js';
-export { LockTimeoutError } from './core/errors/lock-timeout.error.js';
-export { LockUnavailableError, type UnavailableState } from './core/errors/lock-unavailable.error.js';
-export { LockAbortedError } from './core/errors/lock-aborted.error.js';
-export { LockLostError } from './core/errors/lock-lost.error.js';
-export { LockClientClosedError } from './core/errors/lock-client-closed.error.js';
-export { LockClientNotStartedError } from './core/errors/lock-client-not-started.error.js';
-export { InvalidLockNameError } from './core/errors/invalid-lock-name.error.js';
-export { InvalidOptionError } from './core/errors/invalid-option.error.js';
-export { ZkConnectionError } from './core/errors/zk-connection.error.js';
-export { ZkSessionLostError } from './core/errors/zk-session-lost.error.js';
-export { ZkServerRefusedError } from './core/errors/zk-server-refused.error.js';
-export type { ServerUnfitness } from './core/zookeeper/session/server-check.js';
-export { ZkOperationError } from './core/errors/zk-operation.error.js';
+export {
+  LockRevocationRequestedError,
+  ZkLockError,
+  LockTimeoutError,
+  LockUnavailableError,
+  type UnavailableState,
+  LockAbortedError,
+  LockLostError,
+  LockClientClosedError,
+  LockClientNotStartedError,
+  InvalidLockNameError,
+  InvalidOptionError,
+  ZkConnectionError,
+  ZkSessionLostError,
+  ZkServerRefusedError,
+  ZkOperationError,
+  LockUpgradeError,
+  LockReentryError,
+  InvalidLockListError,
+  LockOrderError,
+  LeaseLimitMismatchError,
+  LockKindMismatchError,
+  type FoundKind,
+  type LockKind,
+  InvalidLeaderGroupError,
+  type ServerUnfitness,
+} from './core/errors/errors.js';
 
 // Reentrancy per async call chain, for any backend (what LockService uses).
 export { ReentrantLocker } from './core/reentrancy/reentrant-locker.js';
@@ -49,31 +61,24 @@ export type {
 } from './core/reentrancy/with-lock-options.js';
 export type { LeaseCallOptions } from './core/reentrancy/lease-calls.js';
 export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/reentrancy/locker-events.js';
-export { LockUpgradeError } from './core/errors/lock-upgrade.error.js';
-export { LockReentryError } from './core/errors/lock-reentry.error.js';
 export type { ReentrancyOption } from './core/reentrancy/reentrancy-option.js';
 
 // Several locks at once, all or nothing, deadlock-free (backends' and ReentrantLocker's acquireAll).
 export { acquireAll } from './core/multi/acquire-all.js';
 export type { MultiLockHandle } from './core/port/multi-lock-handle.js';
 export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/multi-options.js';
-export { InvalidLockListError } from './core/errors/invalid-lock-list.error.js';
-export { LockOrderError } from './core/errors/lock-order.error.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
 export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/port/lease.js';
 export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
 export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
 export { MAX_LEASES } from './core/port/lease-options.js';
-export { LeaseLimitMismatchError } from './core/errors/lease-limit-mismatch.error.js';
-export { LockKindMismatchError, type FoundKind, type LockKind } from './core/errors/lock-kind-mismatch.error.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
 export type { LeaderTerm } from './core/leader/leadership-term.js';
 export type { LeaderWorkOptions } from './core/leader/leader-work.js';
-export { InvalidLeaderGroupError } from './core/errors/invalid-leader-group.error.js';
 
 // Testing without ZooKeeper (one process only).
 export { InMemoryLockBackend } from './core/memory/in-memory-lock-backend.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ReentrantLocker } from '../../lib/core/reentrancy/reentrant-locker.js';
-import { LockTimeoutError } from '../../lib/core/errors/lock-timeout.error.js';
+import { LockTimeoutError } from '../../lib/core/errors/errors.js';
 import type { LockHandle } from '../../lib/core/port/lock-backend.js';
 import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import { addCounts, countsDelta } from '../support/request.counts.js';

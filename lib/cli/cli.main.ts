@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // `npx nestjs-zk-lock …`: see USAGE in cli.args.ts.
-import { ZkConnectionError } from '../core/errors/zk-connection.error.js';
-import { ZkLockError } from '../core/errors/zk-lock.error.js';
+import { ZkConnectionError, ZkLockError } from '../core/errors/errors.js';
 import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './cli.args.js';
 import { askOnTerminal, runCommand } from './cli.commands.js';

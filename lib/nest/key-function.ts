@@ -1,6 +1,5 @@
-import { InvalidLockNameError } from '../core/errors/invalid-lock-name.error.js';
+import { InvalidLockNameError, ZkLockError } from '../core/errors/errors.js';
 import { WithLockUsageError } from './errors/with-lock-usage.error.js';
-import { ZkLockError } from '../core/errors/zk-lock.error.js';
 
 /**
  * What a decorator's name source gives for one call: the fixed name, or the key function's

@@ -1,14 +1,16 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
-import { LockAbortedError } from '../core/errors/lock-aborted.error.js';
-import { LockClientClosedError } from '../core/errors/lock-client-closed.error.js';
-import { LockLostError } from '../core/errors/lock-lost.error.js';
-import { LockOrderError } from '../core/errors/lock-order.error.js';
-import { LockReentryError } from '../core/errors/lock-reentry.error.js';
-import { LockTimeoutError } from '../core/errors/lock-timeout.error.js';
-import { LockUnavailableError } from '../core/errors/lock-unavailable.error.js';
-import { LockUpgradeError } from '../core/errors/lock-upgrade.error.js';
-import type { ZkLockError } from '../core/errors/zk-lock.error.js';
+import {
+  LockAbortedError,
+  LockClientClosedError,
+  LockLostError,
+  LockOrderError,
+  LockReentryError,
+  LockTimeoutError,
+  LockUnavailableError,
+  LockUpgradeError,
+  type ZkLockError,
+} from '../core/errors/errors.js';
 
 /** The HTTP status a lock error answers with in an HTTP handler; undefined for any other error. */
 export function httpStatusOf(error: unknown): number | undefined {

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 
-import type { ZkServerRefusedError } from '../core/errors/zk-server-refused.error.js';
-import type { ZkSessionLostError } from '../core/errors/zk-session-lost.error.js';
+import type { ZkServerRefusedError, ZkSessionLostError } from '../core/errors/errors.js';
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { ServerFacts } from '../core/zookeeper/session/server-check.js';
 import type { ZkSession } from '../core/zookeeper/session/zk-session.js';

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { ApplicationConfig } from '@nestjs/core';
 
-import { ZkLockError } from '../core/errors/zk-lock.error.js';
+import { ZkLockError } from '../core/errors/errors.js';
 
 // @nestjs/common's metadata keys (the same in Nest 11 and 12), read without a deep import.
 const EXCEPTION_FILTERS_METADATA = '__exceptionFilters__';

@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 
 import type { OnLockLost } from '../core/reentrancy/with-lock-options.js';
-import type { LockLostError } from '../core/errors/lock-lost.error.js';
+import { type LockLostError, InvalidLeaderGroupError } from '../core/errors/errors.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
-import { InvalidLeaderGroupError } from '../core/errors/invalid-leader-group.error.js';
 import { leaderLockName } from '../core/leader/leader-group.js';
 import { resolveLeaderWorkOptions } from '../core/leader/leader-work.js';
 import { copyMethodMetadata } from './copy-method-metadata.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
+import { InvalidOptionError } from '../core/errors/errors.js';
 import {
   resolveZkLockOptions,
   type ResolvedZkLockOptions,

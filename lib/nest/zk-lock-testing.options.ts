@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../core/errors/invalid-option.error.js';
+import { InvalidOptionError } from '../core/errors/errors.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
 import { InMemoryLockBackend } from '../core/memory/in-memory-lock-backend.js';
 import type { InMemoryLockStore } from '../core/memory/in-memory-lock-store.js';

@@ -10,8 +10,7 @@ import {
   type LockBackend,
 } from '../../lib/index';
 import type { LeaseHandle } from '../../lib/core/port/lease';
-import { LeaseLimitMismatchError } from '../../lib/core/errors/lease-limit-mismatch.error';
-import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
+import { LeaseLimitMismatchError, LockKindMismatchError } from '../../lib/core/errors/errors';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 

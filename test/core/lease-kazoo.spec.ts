@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
-import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
+import { LockKindMismatchError } from '../../lib/core/errors/errors';
 import { LockFixture } from '../support/lock-fixture';
 import { zkConnect } from '../support/zk-test-env';
 

@@ -1,6 +1,5 @@
 import type { ZkLockBackend, ZkLockOptions } from '../../lib/index';
-import { LeaseLimitMismatchError } from '../../lib/core/errors/lease-limit-mismatch.error';
-import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
+import { LeaseLimitMismatchError, LockKindMismatchError } from '../../lib/core/errors/errors';
 import { changeIdleDirectory, readDirectory } from '../../lib/core/zookeeper/queue/directory-kind-change';
 import { Stop } from '../../lib/core/util/stop';
 import { LockFixture } from '../support/lock-fixture';

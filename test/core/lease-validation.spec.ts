@@ -1,6 +1,5 @@
 import { InvalidLockNameError, InvalidOptionError, ZkLockError } from '../../lib/index';
-import { LeaseLimitMismatchError } from '../../lib/core/errors/lease-limit-mismatch.error';
-import { LockKindMismatchError } from '../../lib/core/errors/lock-kind-mismatch.error';
+import { LeaseLimitMismatchError, LockKindMismatchError } from '../../lib/core/errors/errors';
 import { LockFixture } from '../support/lock-fixture';
 
 const KAZOO_UUID = '0123456789abcdef0123456789abcdef';

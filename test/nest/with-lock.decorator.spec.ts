@@ -11,14 +11,13 @@ import {
   UseGuards,
   UsePipes,
   type PipeTransform,
+  type INestApplication,
 } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
 import { ApiOperation } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import { of } from 'rxjs';
 import request from 'supertest';
-
-import type { INestApplication } from '@nestjs/common';
 
 import {
   InvalidLockNameError,

@@ -1,8 +1,7 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel';
 
 import { countRelease, noteSessionState } from './activity.js';
-import { LockAbortedError } from '../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockAbortedError, LockTimeoutError } from '../errors/errors.js';
 
 /**
  * What the ZooKeeper backend publishes on `node:diagnostics_channel`, for metrics and traces

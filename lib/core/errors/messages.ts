@@ -2,11 +2,18 @@
  * Every message the library shows a user is written once, here. Each one says what
  * happened, to which lock, and what to do about it.
  */
+
+/** What a call takes: a lock (`acquire`, `tryAcquire`, `contenders`) or a lease (`acquireLease`, `leaseContenders`). */
+export type LockKind = 'lock' | 'lease';
+
+/** What the name turned out to be. */
+export type FoundKind = LockKind | 'kazoo-semaphore' | 'unknown';
 const show = (value: unknown): string => {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
   if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
   return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
 };
 
@@ -68,4 +75,89 @@ export const lockMessages = {
     'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
   operationFailed: (op: string, path: string, code: string): string =>
     `ZooKeeper ${op} on "${path}" failed with ${code}.`,
+} as const;
+
+/**
+ * The lease recipe's messages, written once here in the style of
+ * `../errors/lock.messages.ts`: what happened, to which semaphore, and what to do.
+ */
+
+const ONE_KIND =
+  'A name is a lock or a lease semaphore, never both at once; it may change once nobody holds or awaits it';
+
+export const leaseMessages = {
+  optionsObject: 'an object with the number of leases, such as { maxLeases: 3, timeoutMs: 5000 }',
+  maxLeases: (limit: number): string =>
+    `a whole number of leases from 1 to ${limit}, the same in every client of this semaphore`,
+  timeout: (name: string, maxLeases: number, timeoutMs: number): string =>
+    timeoutMs === 0
+      ? `All ${maxLeases} leases of "${name}" are held and the call asked not to wait (timeoutMs: 0). Retry later, or pass a timeoutMs to wait for one.`
+      : `Timed out after ${timeoutMs} ms waiting for one of the ${maxLeases} leases of "${name}". Raise timeoutMs, or list holders and waiters with leaseContenders("${name}").`,
+  limitMismatch: (name: string, requested: number, stored: number, where: string): string =>
+    `Lease "${name}" was asked for with maxLeases ${requested} while it is held or awaited with maxLeases ${stored} (stored in ${where}); every client must use the same number. Pass maxLeases: ${stored}, or change the number in every client: an idle semaphore (nobody holds or awaits it) takes the new one with its next acquire.`,
+  kindMismatch: (name: string, requested: LockKind, found: FoundKind, where: string, maxLeases?: number): string => {
+    const what = requested === 'lease' ? `Lease "${name}"` : `Lock "${name}"`;
+    switch (found) {
+      case 'lease':
+        return `${what} cannot be taken while it is held or awaited as a lease semaphore of ${maxLeases} leases (seen in ${where}). ${ONE_KIND}: take it with acquireLease("${name}", { maxLeases: ${maxLeases} }), or use another name for the lock.`;
+      case 'lock':
+        return `${what} cannot be taken while it is held or awaited as a lock (seen in ${where}, which holds no lease count). ${ONE_KIND}: use another name for the semaphore (e.g. "${name}:leases"), or take it with acquire().`;
+      case 'kazoo-semaphore':
+        return `${what} cannot be taken: ${where} is laid out as a Kazoo Semaphore (a bare lease count as its data, or unsequenced lease nodes). This library's leases cannot share a semaphore with Kazoo's: use another name, or Kazoo's Semaphore in every client.`;
+      default:
+        return `${what} cannot be taken: ${where} holds data this library did not write, so it is not one of its lease semaphores. Use another name, or remove that node if nothing uses it.`;
+    }
+  },
+  inZooKeeper: (dir: string): string => `ZooKeeper directory ${dir}`,
+  inMemory: 'the in-memory store',
+  lost: 'its ZooKeeper session cannot be trusted any more',
+} as const;
+
+export const multiLockMessages = {
+  invalidList: (why: string, limit: number): string =>
+    `Invalid list of locks: ${why}. Pass 1 to ${limit} locks, each a name or { name, mode }, e.g. ["orders/42", { name: "stock", mode: "read" }].`,
+  notAnArray: (value: unknown): string => `expected an array, got ${show(value)}`,
+  empty: 'it is empty, so there is nothing to lock',
+  tooMany: (count: number, limit: number): string =>
+    `it has ${count} entries, over the limit of ${limit} per call; lock a coarser name, or split the work`,
+  badEntry: (index: number, value: unknown): string =>
+    `entry ${index} is ${show(value)}, neither a lock name nor an object { name, mode }`,
+  unknownEntryKey: (index: number, key: string): string =>
+    `entry ${index} has the key ${JSON.stringify(key)}; an entry takes only "name" and "mode" (check the spelling)`,
+  optionsObject: 'an object such as { timeoutMs: 5000, signal } (or nothing)',
+  modeOnGroup:
+    'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]',
+} as const;
+
+/**
+ * The messages of revocation, written once here in the style of `../errors/lock.messages.ts`:
+ * what happened, to which lock, and what to do.
+ */
+export const revocationMessages = {
+  requested: (name: string): string =>
+    `Lock "${name}" is wanted elsewhere: another client asked its holders to give it up (requestRevocation("${name}"), or Curator's Revoker wrote __REVOKE__ into this holder's node). The lock is still held: finish or stop the work at a safe point, then release() it.`,
+} as const;
+
+export const leaderMessages = {
+  invalidGroup: (group: unknown, why: string): string =>
+    `Invalid leader group ${show(group)}: ${why}. Pass a non-empty, well-formed string such as "nightly-report".`,
+  steppedDown: (group: string): string =>
+    `this instance stepped down from leading group "${group}" (its election was stopped, e.g. at application shutdown)`,
+  listenerThrew: (group: string, error: unknown): string =>
+    `A leadership listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the election goes on. Catch errors inside the listener.`,
+} as const;
+
+/**
+ * The in-memory backend's own messages, written once here in the style of
+ * `../errors/lock.messages.ts`: what happened, to which lock, and what to do.
+ */
+export const inMemoryLockMessages = {
+  optionsObject: 'an object such as { identity: "worker-1", store } (or nothing)',
+  identity: 'a non-empty string of at most 4096 bytes',
+  store: "an InMemoryLockStore (new InMemoryLockStore()), shared by the backends that should see each other's locks",
+  lostByTest: (name: string): string =>
+    `the test took it away with InMemoryLockBackend.loseLock(${JSON.stringify(name)}), as a crash or a lost session would`,
+  sessionExpiredByTest:
+    'its session was expired by the test with InMemoryLockBackend.expireSession(), as ZooKeeper expires a session it stopped hearing from',
+  expiredByTest: 'expired by the test',
 } as const;

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from './invalid-option.error.js';
+import { InvalidOptionError } from './errors.js';
 import { assertKnownOptions, closestOption } from './unknown-option.js';
 
 const KNOWN = ['connectionString', 'sessionTimeoutMs', 'connectTimeoutMs', 'identity', 'nodeFormat'];

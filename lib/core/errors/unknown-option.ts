@@ -1,4 +1,4 @@
-import { InvalidOptionError } from './invalid-option.error.js';
+import { InvalidOptionError } from './errors.js';
 
 /**
  * Refuses an options object with a key `owner` does not know, naming the key, every known

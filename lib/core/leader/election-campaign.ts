@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError } from '../errors/errors.js';
 import type { LockBackend, LockHandle } from '../port/lock-backend.js';
-import { leaderMessages } from '../errors/leader-messages.js';
+import { leaderMessages } from '../errors/messages.js';
 import { LeadershipTerm } from './leadership-term.js';
 
 export interface CampaignContext {

@@ -1,9 +1,11 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
-import { LockAbortedError } from '../errors/lock-aborted.error.js';
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import { LockLostError } from '../errors/lock-lost.error.js';
+import {
+  InvalidOptionError,
+  LockAbortedError,
+  LockClientClosedError,
+  LockLostError,
+  InvalidLeaderGroupError,
+} from '../errors/errors.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';
-import { InvalidLeaderGroupError } from '../errors/invalid-leader-group.error.js';
 import { LeaderElection, type LeadershipChange } from './leader-election.js';
 
 // The election's rules against a scripted backend; its behaviour on ZooKeeper is tested

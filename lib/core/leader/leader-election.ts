@@ -1,7 +1,7 @@
 import type { LockBackend } from '../port/lock-backend.js';
 import { ElectionCampaign } from './election-campaign.js';
 import { leaderLockName, resolveGraceMs, resolveRetryDelay, type LeaderElectionOptions } from './leader-group.js';
-import { leaderMessages } from '../errors/leader-messages.js';
+import { leaderMessages } from '../errors/messages.js';
 import { LeaderWork, resolveLeaderWorkOptions, termInScope, type LeaderWorkOptions } from './leader-work.js';
 import type { LeaderTerm } from './leadership-term.js';
 

@@ -1,8 +1,6 @@
-import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidLockNameError, InvalidOptionError, InvalidLeaderGroupError } from '../errors/errors.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { MAX_TIMER_MS } from '../util/long-timeout.js';
-import { InvalidLeaderGroupError } from '../errors/invalid-leader-group.error.js';
 
 /** Options of a `LeaderElection`. */
 export interface LeaderElectionOptions {

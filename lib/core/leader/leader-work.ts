@@ -2,9 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 import { watchLoss } from '../reentrancy/loss-watch.js';
 import { checkOnLockLost, type OnLockLost } from '../reentrancy/with-lock-options.js';
-import type { LockLostError } from '../errors/lock-lost.error.js';
+import { type LockLostError, InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
 import { PendingWork } from '../util/pending-work.js';
 import type { LeaderTerm, LeadershipTerm } from './leadership-term.js';
 

@@ -1,10 +1,9 @@
-import { LockAbortedError } from '../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockAbortedError, LockTimeoutError } from '../errors/errors.js';
 import { deadline } from '../util/deadline.js';
 import type { InMemoryLeaseHandle } from './in-memory-lease-handle.js';
 import type { LeaseEntry } from './in-memory-lease-queue.js';
 import type { InMemoryLeaseStore } from './in-memory-lease-store.js';
-import { leaseMessages } from '../errors/lease-messages.js';
+import { leaseMessages } from '../errors/messages.js';
 import type { ResolvedLeaseOptions } from '../port/lease-options.js';
 
 export interface MemoryLeaseContext {

@@ -1,4 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
+import type { LockLostError } from '../errors/errors.js';
 import { assertHeld } from '../port/lock-backend.js';
 import type { LeaseHandle } from '../port/lease.js';
 

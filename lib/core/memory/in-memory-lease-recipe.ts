@@ -1,4 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
+import { type LockLostError, LockKindMismatchError } from '../errors/errors.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { InMemoryLeaseAcquisition, type MemoryLeaseContext } from './in-memory-lease-acquisition.js';
@@ -7,9 +7,8 @@ import type { LeaseEntry } from './in-memory-lease-queue.js';
 import { leaseStoreOf, type InMemoryLeaseStore } from './in-memory-lease-store.js';
 import { checkLeaseDirectory } from '../zookeeper/queue/directory-kind.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
-import { leaseMessages } from '../errors/lease-messages.js';
+import { leaseMessages } from '../errors/messages.js';
 import { resolveLeaseOptions } from '../port/lease-options.js';
-import { LockKindMismatchError } from '../errors/lock-kind-mismatch.error.js';
 
 /**
  * `InMemoryLockBackend`'s leases, with the ZooKeeper recipe's semantics: FIFO, at most

@@ -1,5 +1,4 @@
-import { LockAbortedError } from '../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockAbortedError, LockTimeoutError } from '../errors/errors.js';
 import type { NodeFormat } from '../port/node-format.js';
 import type { ResolvedAcquireOptions } from '../port/acquire-options.js';
 import { deadline } from '../util/deadline.js';

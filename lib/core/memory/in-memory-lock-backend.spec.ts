@@ -1,5 +1,4 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { InMemoryLockBackend } from './in-memory-lock-backend.js';
 import { InMemoryLockStore } from './in-memory-lock-store.js';
 

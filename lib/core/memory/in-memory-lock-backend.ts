@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import { LockLostError } from '../errors/lock-lost.error.js';
-import { lockMessages } from '../errors/messages.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
-import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
+import { lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import type { MultiLockHandle } from '../port/multi-lock-handle.js';
 import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
@@ -17,7 +14,6 @@ import { nodeFormatFor } from '../port/node-format.js';
 import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../port/lock-backend.js';
 import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock-acquisition.js';
 import { InMemoryLockHandle } from './in-memory-lock-handle.js';
-import { inMemoryLockMessages as messages } from './in-memory-lock-messages.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock-options.js';
 import type { QueueEntry } from './in-memory-lock-queue.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';

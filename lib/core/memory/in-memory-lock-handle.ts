@@ -1,5 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import { LockRevocationRequestedError } from '../errors/lock-revocation-requested.error.js';
+import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
 import { assertHeld, type LockHandle } from '../port/lock-backend.js';
 import type { LockMode } from '../port/lock-mode.js';
 

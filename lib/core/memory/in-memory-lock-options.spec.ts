@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { InMemoryLockBackend } from './in-memory-lock-backend.js';
 import { resolveInMemoryLockOptions } from './in-memory-lock-options.js';
 import { InMemoryLockStore } from './in-memory-lock-store.js';

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../port/node-format.js';
-import { inMemoryLockMessages as messages } from './in-memory-lock-messages.js';
+import { inMemoryLockMessages as messages } from '../errors/messages.js';
 import { InMemoryLockStore } from './in-memory-lock-store.js';
 
 export interface InMemoryLockBackendOptions {

@@ -1,7 +1,4 @@
-import { LockLostError } from '../errors/lock-lost.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
-import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
-import { ZkSessionLostError } from '../errors/zk-session-lost.error.js';
+import { LockLostError, LockTimeoutError, InvalidLockNameError, ZkSessionLostError } from '../errors/errors.js';
 import type { LockContender } from '../port/lock-backend.js';
 import { InMemoryLockBackend } from './in-memory-lock-backend.js';
 import { InMemoryLockStore } from './in-memory-lock-store.js';

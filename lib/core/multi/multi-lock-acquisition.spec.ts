@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockTimeoutError } from '../errors/errors.js';
 import { InMemoryLockBackend } from '../memory/in-memory-lock-backend.js';
 import { InMemoryLockStore } from '../memory/in-memory-lock-store.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';

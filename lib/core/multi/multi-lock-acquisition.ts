@@ -1,6 +1,4 @@
-import { LockAbortedError } from '../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
-import { LockUnavailableError } from '../errors/lock-unavailable.error.js';
+import { LockAbortedError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
 import type { LockBackend, LockHandle } from '../port/lock-backend.js';
 import { fanOutAbort } from '../util/abort-fan-out.js';
 import { longTimeout } from '../util/long-timeout.js';

@@ -1,8 +1,5 @@
-import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
-import { LockOrderError } from '../errors/lock-order.error.js';
+import { InvalidLockNameError, InvalidOptionError, LockOrderError, InvalidLockListError } from '../errors/errors.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { InvalidLockListError } from '../errors/invalid-lock-list.error.js';
 import { MAX_LOCKS_PER_CALL, resolveMultiAcquireOptions } from '../port/multi-options.js';
 import { compareKeys, lockOrderConflict, planLocks } from './multi-lock-plan.js';
 

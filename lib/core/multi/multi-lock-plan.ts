@@ -1,8 +1,7 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError, InvalidLockListError } from '../errors/errors.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { LOCK_MODES, type LockMode } from '../port/lock-mode.js';
-import { InvalidLockListError } from '../errors/invalid-lock-list.error.js';
-import { multiLockMessages as messages } from '../errors/multi-lock-messages.js';
+import { multiLockMessages as messages } from '../errors/messages.js';
 import { MAX_LOCKS_PER_CALL } from '../port/multi-options.js';
 
 /** One lock a multi-lock takes. */
@@ -22,10 +21,10 @@ const ENTRY_KEYS: readonly string[] = ['name', 'mode'];
  * every process and every backend, whatever order callers list the names in.
  */
 export function planLocks(locks: unknown): PlannedLock[] {
-  if (!Array.isArray(locks)) throw new InvalidLockListError(messages.notAnArray(locks));
-  if (locks.length === 0) throw new InvalidLockListError(messages.empty);
+  if (!Array.isArray(locks)) throw new InvalidLockListError(messages.notAnArray(locks), MAX_LOCKS_PER_CALL);
+  if (locks.length === 0) throw new InvalidLockListError(messages.empty, MAX_LOCKS_PER_CALL);
   if (locks.length > MAX_LOCKS_PER_CALL)
-    throw new InvalidLockListError(messages.tooMany(locks.length, MAX_LOCKS_PER_CALL));
+    throw new InvalidLockListError(messages.tooMany(locks.length, MAX_LOCKS_PER_CALL), MAX_LOCKS_PER_CALL);
   const byKey = new Map<string, PlannedLock>();
   for (let index = 0; index < locks.length; index++) {
     const { name, mode } = entryOf(locks[index], index);
@@ -80,9 +79,10 @@ export function lockOrderConflict(
 function entryOf(entry: unknown, index: number): { name: string; mode: LockMode } {
   if (typeof entry === 'string') return { name: entry, mode: 'write' };
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
-    throw new InvalidLockListError(messages.badEntry(index, entry));
+    throw new InvalidLockListError(messages.badEntry(index, entry), MAX_LOCKS_PER_CALL);
   for (const key of Object.keys(entry)) {
-    if (!ENTRY_KEYS.includes(key)) throw new InvalidLockListError(messages.unknownEntryKey(index, key));
+    if (!ENTRY_KEYS.includes(key))
+      throw new InvalidLockListError(messages.unknownEntryKey(index, key), MAX_LOCKS_PER_CALL);
   }
   const { name, mode = 'write' } = entry as { name: string; mode?: LockMode };
   if (!LOCK_MODES.includes(mode)) throw new InvalidOptionError(`locks[${index}].mode`, mode, '"read" or "write"');

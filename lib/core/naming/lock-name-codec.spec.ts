@@ -1,5 +1,4 @@
-import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
-import { ZkLockError } from '../errors/zk-lock.error.js';
+import { InvalidLockNameError, ZkLockError } from '../errors/errors.js';
 import { decodeLockName, encodeLockName, MAX_ENCODED_NAME_LENGTH } from './lock-name-codec.js';
 import { thrownBy } from '../../../test/support/thrown-by';
 
@@ -255,7 +254,7 @@ describe('encodeLockName / decodeLockName', () => {
       ['a number', 42, '42'],
       ['a boolean', true, 'true'],
       ['an object', { name: 'orders' }, 'Object'],
-      ['an array', ['orders'], 'Array'],
+      ['an array', ['orders'], 'an array'],
       ['a String object', new String('orders'), 'String'],
       ['a symbol', Symbol('orders'), 'Symbol'],
     ])('rejects %s', (_label, value, shown) => {

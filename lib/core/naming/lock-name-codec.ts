@@ -1,4 +1,4 @@
-import { InvalidLockNameError } from '../errors/invalid-lock-name.error.js';
+import { InvalidLockNameError } from '../errors/errors.js';
 
 /** Longest directory name a lock name may encode to; ZooKeeper paths travel in every request. */
 export const MAX_ENCODED_NAME_LENGTH = 1024;

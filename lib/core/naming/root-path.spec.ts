@@ -1,5 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
-import { ZkLockError } from '../errors/zk-lock.error.js';
+import { InvalidOptionError, ZkLockError } from '../errors/errors.js';
 import { validateRootPath } from './root-path.js';
 import { thrownBy } from '../../../test/support/thrown-by';
 

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 
 // Characters ZooKeeper refuses in a path (PathUtils.validatePath).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import type { AcquireOptions, ReadOptions } from './lock-backend.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';

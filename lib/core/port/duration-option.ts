@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 
 /**
  * Checks a duration option given in whole milliseconds, from `min` to `max` (by default the

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { MAX_LEASES, resolveLeaseOptions } from './lease-options.js';
 
 const thrown = (options: unknown): InvalidOptionError => {

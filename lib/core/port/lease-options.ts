@@ -1,8 +1,8 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { resolveAcquireOptions } from './acquire-options.js';
 import type { AcquireLeaseOptions } from './lease.js';
-import { leaseMessages } from '../errors/lease-messages.js';
+import { leaseMessages } from '../errors/messages.js';
 
 /**
  * The largest `maxLeases`. Every acquire, and every waiter's wake-up, reads the whole

@@ -1,4 +1,4 @@
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import type { ListedLock } from './listing.js';
 import type { LockMode } from './lock-mode.js';

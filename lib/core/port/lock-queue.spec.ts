@@ -1,5 +1,4 @@
-import { lockNodePrefix } from './lock-node.js';
-import { RETIRE_SEQUENCE } from './lock-node.js';
+import { lockNodePrefix, RETIRE_SEQUENCE } from './lock-node.js';
 import { blockerAt, nodesWithPrefix, orderQueue, positionOf } from './lock-queue.js';
 import type { LockMode } from './lock-mode.js';
 

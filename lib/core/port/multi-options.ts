@@ -1,10 +1,10 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { resolveReentrant, type ReentrancyOption } from '../reentrancy/reentrancy-option.js';
 import { resolveAcquireOptions } from './acquire-options.js';
 import { validateNodeFormat, type NodeFormat } from './node-format.js';
 import type { LockMode } from './lock-mode.js';
-import { multiLockMessages as messages } from '../errors/multi-lock-messages.js';
+import { multiLockMessages as messages } from '../errors/messages.js';
 
 /** One lock of a multi-lock: a name (taken for `write`), or a name and its mode. */
 export type LockListEntry = string | { readonly name: string; readonly mode?: LockMode };

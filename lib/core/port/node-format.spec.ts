@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { nodeFormatFor, validateNodeFormat } from './node-format.js';
 
 describe('nodeFormat option', () => {

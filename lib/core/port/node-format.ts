@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import type { LockMode } from './lock-mode.js';
 
 /**

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError } from '../errors/errors.js';
 import { InMemoryLockBackend } from '../memory/in-memory-lock-backend.js';
 import { InMemoryLockStore } from '../memory/in-memory-lock-store.js';
 import { ReentrantLocker } from './reentrant-locker.js';

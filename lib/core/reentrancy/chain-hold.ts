@@ -1,5 +1,4 @@
-import { LockReentryError } from '../errors/lock-reentry.error.js';
-import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
+import { LockReentryError, LockUpgradeError } from '../errors/errors.js';
 import type { LockHandle } from '../port/lock-backend.js';
 import type { LockMode } from '../port/lock-mode.js';
 import { ReentrantHandle } from './reentrant-handle.js';

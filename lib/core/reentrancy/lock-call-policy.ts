@@ -1,8 +1,5 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import type { LockLostError } from '../errors/lock-lost.error.js';
+import { LockClientClosedError, type LockLostError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
-import { LockUnavailableError } from '../errors/lock-unavailable.error.js';
 import type { LockMode } from '../port/lock-mode.js';
 import type { LockerEvents, SkipReason } from './locker-events.js';
 import type { ResolvedWithLockOptions } from './with-lock-options.js';

@@ -1,5 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import type { LockUnavailableError } from '../errors/lock-unavailable.error.js';
+import type { LockLostError, LockUnavailableError } from '../errors/errors.js';
 import type { LockMode } from '../port/lock-mode.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
+import type { LockLostError } from '../errors/errors.js';
 /** Calls `onLost` once, as soon as `handle`'s signal aborts; returns the way to stop watching. */
 export function watchLoss(
   handle: { readonly signal: AbortSignal },

@@ -1,4 +1,4 @@
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError } from '../errors/errors.js';
 import type { AcquireLeaseOptions } from '../port/lease.js';
 import { InMemoryLockBackend } from '../memory/in-memory-lock-backend.js';
 import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 
 /** The calls of `ReentrantLocker` (and `LockService`) take one more option than the backends. */
 export interface ReentrancyOption {

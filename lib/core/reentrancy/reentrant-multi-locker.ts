@@ -1,7 +1,4 @@
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import { LockOrderError } from '../errors/lock-order.error.js';
-import { LockReentryError } from '../errors/lock-reentry.error.js';
-import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
+import { type LockLostError, LockOrderError, LockReentryError, LockUpgradeError } from '../errors/errors.js';
 import { resolveReentrant } from './reentrancy-option.js';
 import { refuseLost, watchLoss } from './loss-watch.js';
 import { ChainHold } from './chain-hold.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../port/acquire-options.js';
 import type { MultiAcquireOptions } from '../port/multi-options.js';
 import type { AcquireOptions } from '../port/lock-backend.js';

@@ -1,6 +1,4 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import type { LockLostError } from '../errors/lock-lost.error.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
+import { LockClientClosedError, type LockLostError, LockTimeoutError } from '../errors/errors.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
 import { listChildren } from './queue/directory.js';
 import type { NodeReaper } from './queue/node-reaper.js';
@@ -11,7 +9,7 @@ import { LeaseAcquisition } from './queue/lease-acquisition.js';
 import { checkNoKazooLeases, LeaseDirectories, leaseCountOf } from './queue/directory-kind.js';
 import { directoryKindOf } from './queue/directory-marker.js';
 import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
-import { leaseMessages } from '../errors/lease-messages.js';
+import { leaseMessages } from '../errors/messages.js';
 import { resolveLeaseOptions } from '../port/lease-options.js';
 import { orderLeases } from '../port/lease-queue.js';
 import { ZkLeaseHandle } from './queue/zk-lease-handle.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { leaseDirectoryData } from './queue/directory-marker.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { orderQueue } from '../port/lock-queue.js';

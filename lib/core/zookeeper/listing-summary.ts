@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { directoryKindOf } from './queue/directory-marker.js';
 import type { ParsedLeaseNode } from '../port/lease-node.js';
 import { orderLeases } from '../port/lease-queue.js';

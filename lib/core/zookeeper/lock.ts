@@ -1,4 +1,4 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
+import { LockClientClosedError } from '../errors/errors.js';
 import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 import { nodeFormatFor, type NodeFormat } from '../port/node-format.js';
 import { RevocationWatch } from './revocation-watch.js';

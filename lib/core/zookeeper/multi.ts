@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../errors/zk-operation.error.js';
+import { ZkOperationError } from '../errors/errors.js';
 import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../port/node-format.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
 import { listChildrenTogether, type Listing } from './queue/directory.js';

@@ -1,6 +1,6 @@
 import type { ZkSession, ZkWatchListener } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
-import { LockRevocationRequestedError } from '../errors/lock-revocation-requested.error.js';
+import { LockRevocationRequestedError } from '../errors/errors.js';
 import { isRevokeRequest } from './revocation-wire.js';
 
 /**

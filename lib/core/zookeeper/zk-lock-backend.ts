@@ -1,10 +1,8 @@
-import { LockClientClosedError } from '../errors/lock-client-closed.error.js';
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
-import { LockTimeoutError } from '../errors/lock-timeout.error.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
+import { type LockList, type MultiAcquireOptions, describeList, describeModes } from '../port/multi-options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import type { ListedLock } from '../port/listing.js';
@@ -27,7 +25,6 @@ import type { ZkLockHandle } from './queue/zk-lock-handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
-import { describeList, describeModes } from '../port/multi-options.js';
 import { deleteHolders, readContenders } from './contenders.js';
 
 /**

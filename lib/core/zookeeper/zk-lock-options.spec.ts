@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
-import { ZkConnectionError } from '../errors/zk-connection.error.js';
+import { InvalidOptionError, ZkConnectionError } from '../errors/errors.js';
 import { DEFAULT_ROOT_PATH, defaultIdentity, resolveZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { thrownBy } from '../../../test/support/thrown-by';
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
-import { InvalidOptionError } from '../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../port/node-format.js';
 import { validateRootPath } from '../naming/root-path.js';

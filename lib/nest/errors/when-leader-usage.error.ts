@@ -1,4 +1,4 @@
-import { ZkLockError } from '../../core/errors/zk-lock.error.js';
+import { ZkLockError } from '../../core/errors/errors.js';
 
 /** `@WhenLeader` put where it cannot work (not on a method), or given a bad group. */
 export class WhenLeaderUsageError extends ZkLockError {

@@ -1,4 +1,4 @@
-import { ZkLockError } from '../../core/errors/zk-lock.error.js';
+import { ZkLockError } from '../../core/errors/errors.js';
 
 /** A `@WithLock` or `@WhenLeader` method ran where no `LockService` is alive. */
 export class ZkLockModuleMissingError extends ZkLockError {

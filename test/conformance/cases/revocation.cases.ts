@@ -6,7 +6,7 @@ import {
   ReentrantLocker,
   type LockHandle,
 } from '../../../lib/index';
-import { LockKindMismatchError } from '../../../lib/core/errors/lock-kind-mismatch.error';
+import { LockKindMismatchError } from '../../../lib/core/errors/errors';
 import { waitUntil } from '../../support/wait-until';
 import { queued, rejectionOf, track, turns } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';

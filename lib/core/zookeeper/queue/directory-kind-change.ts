@@ -4,10 +4,9 @@ import type { ZkSession, ZkStat } from '../session/zk-session.js';
 import type { Stop } from '../../util/stop.js';
 import { isZkCode } from '../session/zk-error-code.js';
 import { directoryKindOf, leaseDirectoryData, type DirectoryKind } from './directory-marker.js';
-import { LeaseLimitMismatchError } from '../../errors/lease-limit-mismatch.error.js';
-import { leaseMessages } from '../../errors/lease-messages.js';
+import { LeaseLimitMismatchError, LockKindMismatchError } from '../../errors/errors.js';
+import { leaseMessages } from '../../errors/messages.js';
 import { isKazooLeaseNode, parseLeaseNode } from '../../port/lease-node.js';
-import { LockKindMismatchError } from '../../errors/lock-kind-mismatch.error.js';
 
 /** Runs a request again through connection losses (the caller's `retrying`). */
 export type Retrying = <T>(request: () => Promise<T>) => Promise<T>;

@@ -10,9 +10,9 @@ import {
   type Retrying,
 } from './directory-kind-change.js';
 import { directoryKindOf, leaseDirectoryData, type DirectoryKind } from './directory-marker.js';
-import { leaseMessages } from '../../errors/lease-messages.js';
+import { leaseMessages } from '../../errors/messages.js';
 import { isKazooLeaseNode } from '../../port/lease-node.js';
-import { LockKindMismatchError } from '../../errors/lock-kind-mismatch.error.js';
+import { LockKindMismatchError } from '../../errors/errors.js';
 
 export type { ChangeIo, Retrying } from './directory-kind-change.js';
 

@@ -1,5 +1,5 @@
 import type { ZkSession } from '../session/zk-session.js';
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { longTimeout, type LongTimeout } from '../../util/long-timeout.js';
 import { PendingWork } from '../../util/pending-work.js';
 import { isZkCode } from '../session/zk-error-code.js';

@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { MULTI_READ_OPS, type ZkReadOp, type ZkReadResult, type ZkSession } from '../session/zk-session.js';
 import { isZkCode } from '../session/zk-error-code.js';
 

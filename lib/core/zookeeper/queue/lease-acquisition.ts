@@ -1,7 +1,5 @@
-import { LockAbortedError } from '../../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../../errors/lock-timeout.error.js';
-import { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
-import { lockMessages } from '../../errors/messages.js';
+import { LockAbortedError, LockTimeoutError, ZkSessionLostError } from '../../errors/errors.js';
+import { lockMessages, leaseMessages } from '../../errors/messages.js';
 import { newAttemptGuid } from '../../port/lock-node.js';
 import { listChildren, removeIfEmpty } from './directory.js';
 import { answerAtOnce } from '../session/client-outage.js';
@@ -12,7 +10,6 @@ import { isZkCode } from '../session/zk-error-code.js';
 import { checkNoKazooLeases, type Retrying } from './directory-kind.js';
 import { readQueue, signalGrant, watchPredecessor, type Listing, type SeenVersion, type View } from './lease-wait.js';
 import { waitForChange } from './blocker-wait.js';
-import { leaseMessages } from '../../errors/lease-messages.js';
 import { leaseNodePrefix } from '../../port/lease-node.js';
 import { leaseNodesWithPrefix, leasePositionOf } from '../../port/lease-queue.js';
 import type { LeaseContext, LeaseGrant, LeaseRequest } from './lease-acquisition-types.js';

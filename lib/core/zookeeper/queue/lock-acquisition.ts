@@ -1,7 +1,5 @@
-import { LockAbortedError } from '../../errors/lock-aborted.error.js';
-import { LockTimeoutError } from '../../errors/lock-timeout.error.js';
+import { LockAbortedError, LockTimeoutError, ZkSessionLostError } from '../../errors/errors.js';
 import { lockMessages } from '../../errors/messages.js';
-import { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
 import { newLockNodePrefix } from '../../port/node-format.js';
 import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkSession } from '../session/zk-session.js';

@@ -1,10 +1,9 @@
-import { LockLostError } from '../../errors/lock-lost.error.js';
-import type { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
+import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import type { NodeReaper } from './node-reaper.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { assertHeld } from '../../port/lock-backend.js';
 import type { LeaseHandle } from '../../port/lease.js';
-import { leaseMessages } from '../../errors/lease-messages.js';
+import { leaseMessages } from '../../errors/messages.js';
 import { countGrant } from '../../diagnostics/activity.js';
 import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
 

@@ -1,5 +1,4 @@
-import { LockLostError } from '../../errors/lock-lost.error.js';
-import type { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
+import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import type { ZkSession } from '../session/zk-session.js';
 import type { RevocationWatch } from '../revocation-watch.js';
 import { assertHeld, type LockHandle } from '../../port/lock-backend.js';

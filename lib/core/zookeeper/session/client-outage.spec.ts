@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 
-import { LockTimeoutError } from '../../errors/lock-timeout.error.js';
-import { LockUnavailableError } from '../../errors/lock-unavailable.error.js';
+import { LockTimeoutError, LockUnavailableError } from '../../errors/errors.js';
 import { blameOutage, ClientOutage } from './client-outage.js';
 
 describe('ClientOutage', () => {

@@ -1,9 +1,12 @@
 import type { EventEmitter } from 'node:events';
 
-import { LockTimeoutError } from '../../errors/lock-timeout.error.js';
-import { LockUnavailableError, type UnavailableState } from '../../errors/lock-unavailable.error.js';
+import {
+  LockTimeoutError,
+  LockUnavailableError,
+  type UnavailableState,
+  ZkSessionLostError,
+} from '../../errors/errors.js';
 import { lockMessages } from '../../errors/messages.js';
-import { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
 import { abortable } from '../../util/abortable.js';
 import { longTimeout } from '../../util/long-timeout.js';
 import type { Stop } from '../../util/stop.js';

@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { OwnNodes, type SettlingSession } from './own-nodes.js';
 
 const GUID = 'a'.repeat(32);

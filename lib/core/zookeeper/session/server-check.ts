@@ -1,3 +1,4 @@
+import type { ServerUnfitness } from '../../errors/errors.js';
 import { fourLetter } from './four-letter.js';
 import { takesMultiRead } from './multi-read-support.js';
 
@@ -15,11 +16,6 @@ export interface ServerFacts {
   readonly tickTimeMs?: number;
   readonly minSessionTimeoutMs?: number;
 }
-
-/** Why the liveness proof (docs/fencing.md) does not hold through a server. */
-export type ServerUnfitness =
-  | { readonly reason: 'observer' }
-  | { readonly reason: 'session-timeout'; readonly tickTimeMs: number; readonly minSessionTimeoutMs?: number };
 
 /** How long a server may take over its two four-letter replies, at most. */
 export const SERVER_CHECK_TIMEOUT_MS = 1_000;

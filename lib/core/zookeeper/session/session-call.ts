@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { zkErrorName } from './zk-error-code.js';
 import type { InflightRequests } from './inflight-requests.js';
 import type { SessionLiveness } from './session-liveness.js';

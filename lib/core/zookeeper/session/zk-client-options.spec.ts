@@ -1,6 +1,4 @@
-import { InvalidOptionError } from '../../errors/invalid-option.error.js';
-import { ZkConnectionError } from '../../errors/zk-connection.error.js';
-import { ZkLockError } from '../../errors/zk-lock.error.js';
+import { InvalidOptionError, ZkConnectionError, ZkLockError } from '../../errors/errors.js';
 import { resolveZkClientOptions, ZK_CLIENT_DEFAULTS, type ZkClientOptions } from './zk-client-options.js';
 import { thrownBy } from '../../../../test/support/thrown-by';
 
@@ -83,7 +81,7 @@ describe('resolveZkClientOptions', () => {
       ['undefined', undefined, 'undefined'],
       ['null', null, 'null'],
       ['a number', 2181, '2181'],
-      ['an array', ['h:1'], 'a Array'],
+      ['an array', ['h:1'], 'an array'],
     ])('rejects %s', (_label, connectionString, shown) => {
       const error = thrownBy(() => resolveUntyped({ connectionString }));
       expect(error).toBeInstanceOf(ZkConnectionError);

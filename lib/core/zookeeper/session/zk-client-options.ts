@@ -1,5 +1,4 @@
-import { InvalidOptionError } from '../../errors/invalid-option.error.js';
-import { ZkConnectionError } from '../../errors/zk-connection.error.js';
+import { InvalidOptionError, ZkConnectionError } from '../../errors/errors.js';
 import { lockMessages } from '../../errors/messages.js';
 import { validateRootPath } from '../../naming/root-path.js';
 import { wholeMilliseconds } from '../../port/duration-option.js';

@@ -1,11 +1,13 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 
-import { LockClientClosedError } from '../../errors/lock-client-closed.error.js';
-import { LockClientNotStartedError } from '../../errors/lock-client-not-started.error.js';
-import { ZkConnectionError } from '../../errors/zk-connection.error.js';
+import {
+  LockClientClosedError,
+  LockClientNotStartedError,
+  ZkConnectionError,
+  type ZkServerRefusedError,
+  type ZkSessionLostError,
+} from '../../errors/errors.js';
 import { lockMessages } from '../../errors/messages.js';
-import type { ZkServerRefusedError } from '../../errors/zk-server-refused.error.js';
-import type { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
 import { deadline } from '../../util/deadline.js';
 import { publishSession, type SessionMessage } from '../../diagnostics/diagnostics.js';
 import { refusedConnectWatch } from './refused-connect-watch.js';

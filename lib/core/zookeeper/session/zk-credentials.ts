@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 
 import * as zookeeper from 'node-zookeeper-client';
 
-import { InvalidOptionError } from '../../errors/invalid-option.error.js';
+import { InvalidOptionError } from '../../errors/errors.js';
 
 /** ZooKeeper digest credentials, as given in the options. */
 export interface ZkDigestCredentials {

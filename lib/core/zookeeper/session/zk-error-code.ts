@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 
 /** Whether `error` is a ZooKeeper request failure with ZooKeeper's code `zkCode`. */
 export function isZkCode(error: unknown, zkCode: string): boolean {

@@ -2,9 +2,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 
 import * as zookeeper from 'node-zookeeper-client';
 
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
-import { ZkServerRefusedError } from '../../errors/zk-server-refused.error.js';
-import { ZkSessionLostError } from '../../errors/zk-session-lost.error.js';
+import { ZkOperationError, ZkServerRefusedError, ZkSessionLostError } from '../../errors/errors.js';
 import {
   beforeSocketEvents,
   connectedServer,

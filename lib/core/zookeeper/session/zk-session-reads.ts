@@ -1,4 +1,4 @@
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { connectedServer, queueRequest } from './zk-client-internals.js';
 import { chrootOf } from './chroot.js';
 import { aclBytes, inRequests, type ZkOp } from './request-batches.js';

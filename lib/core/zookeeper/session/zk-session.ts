@@ -1,6 +1,6 @@
 import * as zookeeper from 'node-zookeeper-client';
 
-import { ZkOperationError } from '../../errors/zk-operation.error.js';
+import { ZkOperationError } from '../../errors/errors.js';
 import { sendingTogether } from './zk-client-internals.js';
 import { ZkSessionReads } from './zk-session-reads.js';
 import { toStat, type RawStat } from './zk-stat.js';

@@ -1,0 +1,336 @@
+import {
+  leaderMessages,
+  leaseMessages,
+  lockMessages,
+  multiLockMessages,
+  revocationMessages,
+  type FoundKind,
+  type LockKind,
+} from './messages.js';
+
+export type { FoundKind, LockKind };
+
+/** Base class of every error this library throws, so callers can catch them all at once. */
+export abstract class ZkLockError extends Error {
+  /** Stable, machine-readable code, e.g. `LOCK_TIMEOUT`. */
+  abstract readonly code: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** ZooKeeper could not be reached, or the connection string is unusable. */
+export class ZkConnectionError extends ZkLockError {
+  readonly code = 'ZK_CONNECTION';
+
+  constructor(
+    message: string,
+    readonly connectionString: string,
+    cause?: unknown,
+  ) {
+    super(message, { cause });
+  }
+}
+
+/** A leader group that cannot be used; thrown before anything is sent to ZooKeeper. */
+export class InvalidLeaderGroupError extends ZkLockError {
+  readonly code = 'INVALID_LEADER_GROUP';
+
+  constructor(
+    readonly group: unknown,
+    readonly why: string,
+    cause?: unknown,
+  ) {
+    super(leaderMessages.invalidGroup(group, why), { cause });
+  }
+}
+
+/**
+ * The list of locks given to `acquireAll` or `withLocks` cannot be used (not an array,
+ * empty, too long, or an entry that is neither a name nor `{ name, mode }`); thrown before
+ * anything is sent to ZooKeeper. A bad name throws `InvalidLockNameError`, a bad mode
+ * `InvalidOptionError`.
+ */
+export class InvalidLockListError extends ZkLockError {
+  readonly code = 'INVALID_LOCK_LIST';
+
+  constructor(
+    readonly why: string,
+    maxLocks: number,
+  ) {
+    super(multiLockMessages.invalidList(why, maxLocks));
+  }
+}
+
+/** A lock name that cannot be used; thrown before anything is sent to ZooKeeper. */
+export class InvalidLockNameError extends ZkLockError {
+  readonly code = 'INVALID_LOCK_NAME';
+
+  constructor(
+    readonly lockName: unknown,
+    readonly why: string,
+  ) {
+    super(lockMessages.invalidName(lockName, why));
+  }
+}
+
+/** An option with a wrong type or value; thrown before anything is sent to ZooKeeper. */
+export class InvalidOptionError extends ZkLockError {
+  readonly code = 'INVALID_OPTION';
+
+  constructor(
+    readonly option: string,
+    readonly value: unknown,
+    readonly expected: string,
+  ) {
+    super(lockMessages.invalidOption(option, value, expected));
+  }
+}
+
+/**
+ * A lease was asked for with a `maxLeases` other than the one its semaphore is held or
+ * awaited with. Thrown at once; the call leaves nothing behind. A semaphore nobody holds
+ * or awaits takes the new number instead.
+ */
+export class LeaseLimitMismatchError extends ZkLockError {
+  readonly code = 'LEASE_LIMIT_MISMATCH';
+
+  constructor(
+    readonly lockName: string,
+    /** The `maxLeases` this call passed. */
+    readonly requested: number,
+    /** The `maxLeases` the semaphore is held or awaited with (stored with it). */
+    readonly stored: number,
+    where: string,
+  ) {
+    super(leaseMessages.limitMismatch(lockName, requested, stored, where));
+  }
+}
+
+/** The caller's `AbortSignal` cancelled a wait for a lock. `cause` is the signal's reason. */
+export class LockAbortedError extends ZkLockError {
+  readonly code = 'LOCK_ABORTED';
+
+  constructor(
+    readonly lockName: string,
+    cause?: unknown,
+  ) {
+    super(lockMessages.aborted(lockName), { cause });
+  }
+}
+
+/** The lock client was closed; nothing more can be acquired through it. */
+export class LockClientClosedError extends ZkLockError {
+  readonly code = 'CLIENT_CLOSED';
+
+  constructor(message: string = lockMessages.closed(), options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The lock client was used before it connected. */
+export class LockClientNotStartedError extends ZkLockError {
+  readonly code = 'CLIENT_NOT_STARTED';
+
+  constructor() {
+    super(lockMessages.notStarted());
+  }
+}
+
+/**
+ * A lock call met a lease semaphore someone holds or awaits, or a lease call met such a
+ * lock (or Kazoo's semaphore, or a directory this library did not write). Thrown at once;
+ * the call leaves nothing behind. A name nobody holds or awaits changes kind instead.
+ */
+export class LockKindMismatchError extends ZkLockError {
+  readonly code = 'LOCK_KIND_MISMATCH';
+
+  constructor(
+    readonly lockName: string,
+    readonly requested: LockKind,
+    readonly found: FoundKind,
+    where: string,
+    /** The semaphore's number of leases, when `found` is a semaphore. */
+    readonly maxLeases?: number,
+  ) {
+    super(leaseMessages.kindMismatch(lockName, requested, found, where, maxLeases));
+  }
+}
+
+/** A granted lock can no longer be trusted: its session is gone or may be gone. */
+export class LockLostError extends ZkLockError {
+  readonly code = 'LOCK_LOST';
+
+  constructor(
+    readonly lockName: string,
+    readonly why: string,
+    cause?: unknown,
+  ) {
+    super(lockMessages.lost(lockName, why), { cause });
+  }
+}
+
+/**
+ * A multi-lock (`withLocks`, or a locker's `acquireAll`) was asked in a call chain that
+ * holds a lock sorting after a name the multi-lock must still take. Waiting for that name
+ * while holding the later lock breaks the one order every multi-lock takes names in, and
+ * can deadlock with a client that takes both in that order; so it fails at once, before
+ * anything is sent, instead.
+ */
+export class LockOrderError extends ZkLockError {
+  readonly code = 'LOCK_ORDER';
+
+  constructor(
+    /** The locks the chain holds that sort after a name still to take. */
+    readonly heldNames: readonly string[],
+    /** The names the multi-lock would have to wait for that sort before a lock held. */
+    readonly missingNames: readonly string[],
+  ) {
+    super(lockMessages.order(heldNames, missingNames));
+  }
+}
+
+/**
+ * A call with `reentrant: false` was made in a call chain that already holds the same
+ * lock. It would wait for itself forever, so it fails at once instead.
+ */
+export class LockReentryError extends ZkLockError {
+  readonly code = 'LOCK_REENTRY';
+
+  constructor(readonly lockName: string) {
+    super(lockMessages.reentry(lockName));
+  }
+}
+
+/**
+ * The reason of a revocable handle's `revocation` signal: someone asked the holders of
+ * this lock to release it. Revocation is cooperative: the lock is still held, and stays
+ * held until the holder calls `release()`.
+ */
+export class LockRevocationRequestedError extends ZkLockError {
+  readonly code = 'LOCK_REVOCATION_REQUESTED';
+
+  constructor(readonly lockName: string) {
+    super(revocationMessages.requested(lockName));
+  }
+}
+
+/** The lock was not granted within `timeoutMs` (or at once, for `timeoutMs: 0`). */
+export class LockTimeoutError extends ZkLockError {
+  readonly code = 'LOCK_TIMEOUT';
+  /** When the call gave up (`performance.now()` time): what was connected then tells who kept it out. */
+  readonly at = performance.now();
+
+  constructor(
+    readonly lockName: string,
+    readonly mode: string,
+    readonly timeoutMs: number,
+    /** A recipe's own wording (a lease's); by default the lock's. */
+    message: string = lockMessages.timeout(lockName, mode, timeoutMs),
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Where the client stood when a call gave up for want of a connected session:
+ * `disconnected` (the session lives, its connection is being re-established) or `lost`
+ * (the session was given up; a new one has not connected yet).
+ */
+export type UnavailableState = 'disconnected' | 'lost';
+
+/**
+ * No ZooKeeper session was connected when a call had to answer: at once for a try
+ * (`tryAcquire`, `timeoutMs: 0`), or when a call's deadline passed. Nobody was found
+ * holding the lock: nothing could be asked. Retry once ZooKeeper is reachable again.
+ */
+export class LockUnavailableError extends ZkLockError {
+  readonly code = 'LOCK_UNAVAILABLE';
+
+  constructor(
+    /** What could not be answered, e.g. `lock "orders/42" (write)` or `locks()`. */
+    readonly subject: string,
+    readonly state: UnavailableState,
+    /** How long no session had been connected, in ms. */
+    readonly unavailableForMs: number,
+    /** When that began (`Date.now()` time): one value per outage, for logging it once. */
+    readonly unavailableSince: number,
+  ) {
+    super(lockMessages.unavailable(subject, state, unavailableForMs));
+  }
+}
+
+/**
+ * A write lock was asked for inside a call chain that holds the same lock for read. It
+ * would wait for itself forever, so it fails at once instead.
+ */
+export class LockUpgradeError extends ZkLockError {
+  readonly code = 'LOCK_UPGRADE';
+
+  constructor(readonly lockName: string) {
+    super(lockMessages.upgrade(lockName));
+  }
+}
+
+/** A ZooKeeper request failed; `zkCode` is ZooKeeper's own name for the failure (e.g. `NO_NODE`). */
+export class ZkOperationError extends ZkLockError {
+  readonly code = 'ZK_OPERATION';
+
+  constructor(
+    readonly op: string,
+    readonly path: string,
+    readonly zkCode: string,
+    cause?: unknown,
+  ) {
+    super(lockMessages.operationFailed(op, path, zkCode), { cause });
+  }
+}
+
+/**
+ * A server the lock's liveness proof does not hold through (docs/fencing.md): an observer,
+ * or one that granted a session timeout under 2 × its tickTime. The client leaves it for
+ * another server; `start()` fails with this error when no other server would do in time.
+ */
+/** Why a server was refused: it is an observer, or its session timeout is too short for its tickTime. */
+export type ServerUnfitness =
+  | { readonly reason: 'observer' }
+  | { readonly reason: 'session-timeout'; readonly tickTimeMs: number; readonly minSessionTimeoutMs?: number };
+
+export class ZkServerRefusedError extends ZkConnectionError {
+  /** Why: the server's own words, from `srvr` (observer) or `conf` (tickTime, minSessionTimeout). */
+  readonly unfitness: ServerUnfitness;
+
+  constructor(
+    readonly server: string,
+    unfitness: ServerUnfitness,
+    readonly sessionTimeoutMs: number,
+    connectionString: string,
+  ) {
+    super(
+      unfitness.reason === 'observer'
+        ? lockMessages.observerRefused(server)
+        : lockMessages.shortTimeoutRefused(
+            server,
+            sessionTimeoutMs,
+            unfitness.tickTimeMs,
+            unfitness.minSessionTimeoutMs,
+          ),
+      connectionString,
+    );
+    this.unfitness = unfitness;
+  }
+}
+
+/** The ZooKeeper session an operation ran on expired, was declared lost, or was closed. */
+export class ZkSessionLostError extends ZkLockError {
+  readonly code = 'SESSION_LOST';
+
+  constructor(
+    readonly sessionId: string,
+    readonly why: string,
+  ) {
+    super(lockMessages.sessionLost(sessionId, why));
+  }
+}

@@ -5,10 +5,24 @@ export { ZkLockBackend } from './core/zookeeper/zk-lock-backend.js';
 export type { ZkLockHandle } from './core/zookeeper/queue/zk-lock-handle.js';
 export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
 export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
-export type { AcquireOptions, LockBackend, LockContender, LockHandle, ReadOptions } from './core/port/lock-backend.js';
-export type { ListedContender, ListedLease, ListedLock, LeaseListing, LockListing } from './core/port/listing.js';
-export type { LockMode } from './core/port/lock-mode.js';
-export type { NodeFormat } from './core/port/node-format.js';
+export type {
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  ReadOptions,
+  ListedContender,
+  ListedLease,
+  ListedLock,
+  LeaseListing,
+  LockListing,
+  LockMode,
+  MultiLockHandle,
+  AcquireLeaseOptions,
+  LeaseContender,
+  LeaseHandle,
+} from './core/port/lock-backend.js';
+export type { NodeFormat } from './core/port/lock-backend.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/session-status.js';
 export { LOCK_CHANNELS } from './core/diagnostics/diagnostics.js';
 export type {
@@ -65,14 +79,12 @@ export type { ReentrancyOption } from './core/reentrancy/reentrancy-option.js';
 
 // Several locks at once, all or nothing, deadlock-free (backends' and ReentrantLocker's acquireAll).
 export { acquireAll } from './core/multi/acquire-all.js';
-export type { MultiLockHandle } from './core/port/multi-lock-handle.js';
-export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/multi-options.js';
+export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/lock-backend.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
-export type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './core/port/lease.js';
 export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
 export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
-export { MAX_LEASES } from './core/port/lease-options.js';
+export { MAX_LEASES } from './core/port/options.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
 export { LeaderElection, type LeadershipChange, type LeadershipListener } from './core/leader/leader-election.js';

@@ -1,4 +1,4 @@
-import type { ListedContender, ListedLease, ListedLock } from '../core/port/listing.js';
+import type { ListedContender, ListedLease, ListedLock } from '../core/port/lock-backend.js';
 
 /** `12 s`, `3 min`, `2 h`: how long ago `since` was, for a human. */
 export function age(since: Date, now = Date.now()): string {

@@ -1,11 +1,8 @@
+import type { LockList, LeaseHandle, MultiLockHandle, LockHandle } from '../core/port/lock-backend.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/with-lock-options.js';
 import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
-import type { LeaseHandle } from '../core/port/lease.js';
-import type { MultiLockHandle } from '../core/port/multi-lock-handle.js';
-import type { LockList } from '../core/port/multi-options.js';
-import type { LockHandle } from '../core/port/lock-backend.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {

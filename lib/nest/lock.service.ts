@@ -1,3 +1,16 @@
+import type {
+  MultiAcquireOptions,
+  LockList,
+  LeaseContender,
+  LeaseHandle,
+  ListedLock,
+  MultiLockHandle,
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  ReadOptions,
+} from '../core/port/lock-backend.js';
 import {
   Inject,
   Injectable,
@@ -14,11 +27,6 @@ import type {
   WithLocksCallOptions,
 } from '../core/reentrancy/with-lock-options.js';
 import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
-import type { LeaseContender, LeaseHandle } from '../core/port/lease.js';
-import type { ListedLock } from '../core/port/listing.js';
-import type { MultiLockHandle } from '../core/port/multi-lock-handle.js';
-import type { LockList, MultiAcquireOptions } from '../core/port/multi-options.js';
-import type { AcquireOptions, LockBackend, LockContender, LockHandle, ReadOptions } from '../core/port/lock-backend.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -86,7 +94,7 @@ export class LockService
    * whole call; on any failure nothing stays held. Names this call chain holds are joined;
    * the others must sort after every lock it holds, or `LockOrderError` at once.
    */
-  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
     return this.locker.acquireAll(locks, options);
   }
 

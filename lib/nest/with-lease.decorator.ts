@@ -1,5 +1,5 @@
 import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
-import { resolveLeaseOptions } from '../core/port/lease-options.js';
+import { resolveLeaseOptions } from '../core/port/options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';
 import { lockMethod } from './locked-method.js';

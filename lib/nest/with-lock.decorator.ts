@@ -1,9 +1,9 @@
+import type { LockList } from '../core/port/lock-backend.js';
 import {
   resolveWithLockOptions,
   type WithLockCallOptions,
   type WithLocksCallOptions,
 } from '../core/reentrancy/with-lock-options.js';
-import type { LockList } from '../core/port/multi-options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';
 import { lockMethod } from './locked-method.js';

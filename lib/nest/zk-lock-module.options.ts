@@ -4,7 +4,7 @@ import {
   type ResolvedZkLockOptions,
   type ZkLockOptions,
 } from '../core/zookeeper/zk-lock-options.js';
-import { wholeMilliseconds } from '../core/port/duration-option.js';
+import { wholeMilliseconds } from '../core/port/options.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**

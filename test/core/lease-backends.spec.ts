@@ -9,7 +9,7 @@ import {
   LockTimeoutError,
   type LockBackend,
 } from '../../lib/index';
-import type { LeaseHandle } from '../../lib/core/port/lease';
+import type { LeaseHandle } from '../../lib/core/port/lock-backend';
 import { LeaseLimitMismatchError, LockKindMismatchError } from '../../lib/core/errors/errors';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';

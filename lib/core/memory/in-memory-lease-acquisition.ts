@@ -4,7 +4,7 @@ import type { InMemoryLeaseHandle } from './in-memory-lease-handle.js';
 import type { LeaseEntry } from './in-memory-lease-queue.js';
 import type { InMemoryLeaseStore } from './in-memory-lease-store.js';
 import { leaseMessages } from '../errors/messages.js';
-import type { ResolvedLeaseOptions } from '../port/lease-options.js';
+import type { ResolvedLeaseOptions } from '../port/options.js';
 
 export interface MemoryLeaseContext {
   readonly leases: InMemoryLeaseStore;

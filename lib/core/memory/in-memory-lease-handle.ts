@@ -1,6 +1,5 @@
 import type { LockLostError } from '../errors/errors.js';
-import { assertHeld } from '../port/lock-backend.js';
-import type { LeaseHandle } from '../port/lease.js';
+import { assertHeld, type LeaseHandle } from '../port/lock-backend.js';
 
 export interface InMemoryLeaseHandleInit {
   readonly name: string;

@@ -1,5 +1,5 @@
 import { newAttemptGuid } from '../port/lock-node.js';
-import type { LeaseContender } from '../port/lease.js';
+import type { LeaseContender } from '../port/lock-backend.js';
 import { leaseNodePrefix } from '../port/lease-node.js';
 
 /** One contender in a semaphore's queue: what a lease node is in ZooKeeper. */

@@ -6,9 +6,9 @@ import { InMemoryLeaseHandle } from './in-memory-lease-handle.js';
 import type { LeaseEntry } from './in-memory-lease-queue.js';
 import { leaseStoreOf, type InMemoryLeaseStore } from './in-memory-lease-store.js';
 import { checkLeaseDirectory } from '../zookeeper/queue/directory-kind.js';
-import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
+import type { AcquireLeaseOptions, LeaseContender } from '../port/lock-backend.js';
 import { leaseMessages } from '../errors/messages.js';
-import { resolveLeaseOptions } from '../port/lease-options.js';
+import { resolveLeaseOptions } from '../port/options.js';
 
 /**
  * `InMemoryLockBackend`'s leases, with the ZooKeeper recipe's semantics: FIFO, at most

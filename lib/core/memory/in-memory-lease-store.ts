@@ -1,6 +1,5 @@
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
-import type { LeaseListing } from '../port/listing.js';
-import type { LeaseContender } from '../port/lease.js';
+import type { LeaseListing, LeaseContender } from '../port/lock-backend.js';
 import { InMemoryLeaseQueue, type LeaseEntry, type NewLeaseEntry } from './in-memory-lease-queue.js';
 
 /**

@@ -1,6 +1,6 @@
+import type { NodeFormat } from '../port/lock-backend.js';
 import { LockAbortedError, LockTimeoutError } from '../errors/errors.js';
-import type { NodeFormat } from '../port/node-format.js';
-import type { ResolvedAcquireOptions } from '../port/acquire-options.js';
+import type { ResolvedAcquireOptions } from '../port/options.js';
 import { deadline } from '../util/deadline.js';
 import type { InMemoryLockHandle } from './in-memory-lock-handle.js';
 import type { QueueEntry } from './in-memory-lock-queue.js';

@@ -1,17 +1,25 @@
+import type {
+  MultiAcquireOptions,
+  LockList,
+  MultiLockHandle,
+  ListedLock,
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  ReadOptions,
+  AcquireLeaseOptions,
+  LeaseContender,
+} from '../port/lock-backend.js';
 import { randomBytes } from 'node:crypto';
 
 import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
 import { lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
-import type { ListedLock } from '../port/listing.js';
+import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/options.js';
 import { byName, resolveListingPrefix } from '../zookeeper/listing-summary.js';
 import { leaseStoreOf } from './in-memory-lease-store.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/acquire-options.js';
 import { nodeFormatFor } from '../port/node-format.js';
-import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../port/lock-backend.js';
 import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock-acquisition.js';
 import { InMemoryLockHandle } from './in-memory-lock-handle.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock-options.js';
@@ -19,7 +27,6 @@ import type { QueueEntry } from './in-memory-lock-queue.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
 import type { InMemoryLeaseHandle } from './in-memory-lease-handle.js';
 import { InMemoryLeaseRecipe } from './in-memory-lease-recipe.js';
-import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
 import type { ZkSessionStatus } from '../zookeeper/session/session-status.js';
 
 /**

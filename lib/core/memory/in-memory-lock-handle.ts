@@ -1,6 +1,5 @@
 import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
-import { assertHeld, type LockHandle } from '../port/lock-backend.js';
-import type { LockMode } from '../port/lock-mode.js';
+import { assertHeld, type LockHandle, type LockMode } from '../port/lock-backend.js';
 
 export interface InMemoryLockHandleInit {
   readonly name: string;

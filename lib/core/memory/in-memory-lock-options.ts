@@ -1,8 +1,9 @@
+import type { NodeFormat } from '../port/lock-backend.js';
 import { hostname } from 'node:os';
 
 import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
-import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../port/node-format.js';
+import { DEFAULT_NODE_FORMAT, validateNodeFormat } from '../port/node-format.js';
 import { inMemoryLockMessages as messages } from '../errors/messages.js';
 import { InMemoryLockStore } from './in-memory-lock-store.js';
 

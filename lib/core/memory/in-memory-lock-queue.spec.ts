@@ -1,4 +1,4 @@
-import type { LockMode } from '../port/lock-mode.js';
+import type { LockMode } from '../port/lock-backend.js';
 import { blockerAt } from '../port/lock-queue.js';
 import { InMemoryLockQueue, type QueueEntry } from './in-memory-lock-queue.js';
 

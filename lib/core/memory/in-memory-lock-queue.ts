@@ -1,7 +1,6 @@
 import type { ParsedLockNode } from '../port/lock-node.js';
 import { newLockNodePrefix } from '../port/node-format.js';
-import type { ListedContender } from '../port/listing.js';
-import type { LockContender } from '../port/lock-backend.js';
+import type { ListedContender, LockContender } from '../port/lock-backend.js';
 import { blockerAt } from '../port/lock-queue.js';
 import { REVOKE_REQUEST } from '../zookeeper/revocation-wire.js';
 

@@ -1,6 +1,5 @@
-import type { LockListing } from '../port/listing.js';
+import type { LockListing, LockContender } from '../port/lock-backend.js';
 import { byName, splitLockListing } from '../zookeeper/listing-summary.js';
-import type { LockContender } from '../port/lock-backend.js';
 import { InMemoryLockQueue, type NewEntry, type QueueEntry } from './in-memory-lock-queue.js';
 
 /**

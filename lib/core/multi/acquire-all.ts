@@ -1,9 +1,8 @@
-import type { LockBackend } from '../port/lock-backend.js';
+import type { MultiAcquireOptions, LockList, LockBackend, MultiLockHandle } from '../port/lock-backend.js';
 import { LockGroupHandle } from './lock-group-handle.js';
 import type { LockGroupRequests } from './lock-group-requests.js';
 import { MultiLockAcquisition } from './multi-lock-acquisition.js';
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import { resolveMultiAcquireOptions, type LockList, type MultiAcquireOptions } from '../port/multi-options.js';
+import { resolveMultiAcquireOptions } from '../port/options.js';
 import { planLocks } from './multi-lock-plan.js';
 import { nodeFormatFor } from '../port/node-format.js';
 

@@ -1,6 +1,5 @@
-import type { LockHandle } from '../port/lock-backend.js';
+import type { LockHandle, MultiLockHandle } from '../port/lock-backend.js';
 import type { LockGroupRequests } from './lock-group-requests.js';
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
 
 /** The `MultiLockHandle` of any backend: a frozen list of handles, held and released together. */
 export class LockGroupHandle implements MultiLockHandle {

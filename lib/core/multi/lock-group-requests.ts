@@ -1,5 +1,4 @@
-import type { LockHandle } from '../port/lock-backend.js';
-import type { NodeFormat } from '../port/node-format.js';
+import type { NodeFormat, LockHandle } from '../port/lock-backend.js';
 import type { PlannedLock } from './multi-lock-plan.js';
 
 /**

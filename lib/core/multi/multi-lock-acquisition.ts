@@ -3,7 +3,7 @@ import type { LockBackend, LockHandle } from '../port/lock-backend.js';
 import { fanOutAbort } from '../util/abort-fan-out.js';
 import { longTimeout } from '../util/long-timeout.js';
 import type { LockGroupRequests } from './lock-group-requests.js';
-import type { ResolvedMultiAcquireOptions } from '../port/multi-options.js';
+import type { ResolvedMultiAcquireOptions } from '../port/options.js';
 import type { PlannedLock } from './multi-lock-plan.js';
 
 /** A round ended because a lock it held was lost: give everything back and start over. */

@@ -1,6 +1,6 @@
 import { InvalidLockNameError, InvalidOptionError, LockOrderError, InvalidLockListError } from '../errors/errors.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { MAX_LOCKS_PER_CALL, resolveMultiAcquireOptions } from '../port/multi-options.js';
+import { MAX_LOCKS_PER_CALL, resolveMultiAcquireOptions } from '../port/options.js';
 import { compareKeys, lockOrderConflict, planLocks } from './multi-lock-plan.js';
 
 const thrown = (fn: () => unknown): unknown => {

@@ -1,8 +1,8 @@
 import { InvalidOptionError, InvalidLockListError } from '../errors/errors.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { LOCK_MODES, type LockMode } from '../port/lock-mode.js';
+import { LOCK_MODES, type LockMode } from '../port/lock-backend.js';
 import { multiLockMessages as messages } from '../errors/messages.js';
-import { MAX_LOCKS_PER_CALL } from '../port/multi-options.js';
+import { MAX_LOCKS_PER_CALL } from '../port/options.js';
 
 /** One lock a multi-lock takes. */
 export interface PlannedLock {

@@ -1,11 +1,24 @@
 import { LockLostError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
-import type { ListedLock } from './listing.js';
-import type { LockMode } from './lock-mode.js';
-import type { NodeFormat } from './node-format.js';
-import type { MultiLockHandle } from './multi-lock-handle.js';
-import type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from './lease.js';
-import type { LockList, MultiAcquireOptions } from './multi-options.js';
+
+/** `write` is exclusive (a plain mutex); `read` is shared with other readers. */
+export type LockMode = 'read' | 'write';
+
+export const LOCK_MODES: readonly LockMode[] = ['read', 'write'];
+
+/**
+ * How this client names its lock nodes, so that another client family queues in the same
+ * line (see docs/interoperability.md). The queue itself reads every format whatever this
+ * option says: a holder of any of them blocks us.
+ *
+ * - `kazoo` (default): Kazoo's `Lock` / `ReadLock` / `WriteLock`:
+ *   `<32 hex>__lock__<seq>` and `<32 hex>__rlock__<seq>`.
+ * - `curator-mutex`: Apache Curator's `InterProcessMutex` (and `LeaderSelector`):
+ *   `_c_<uuid>-lock-<seq>`; exclusive only, so `mode: 'read'` is refused.
+ * - `curator-rw`: Curator's `InterProcessReadWriteLock`: `_c_<uuid>-__WRIT__<seq>` and
+ *   `_c_<uuid>-__READ__<seq>`.
+ */
+export type NodeFormat = 'kazoo' | 'curator-mutex' | 'curator-rw';
 
 /** Per-call options of `acquire` and `tryAcquire`. */
 export interface AcquireOptions {
@@ -99,6 +112,30 @@ export interface LockContender {
   readonly holding: boolean;
 }
 
+/** One lock of a multi-lock: a name (taken for `write`), or a name and its mode. */
+export type LockListEntry = string | { readonly name: string; readonly mode?: LockMode };
+
+/** The locks `acquireAll` and `withLocks` take together, in any order; duplicates merge (`write` wins). */
+export type LockList = readonly LockListEntry[];
+
+/**
+ * Per-call options of `acquireAll`: one deadline for the whole call. (`ReentrantLocker`
+ * and `LockService` take `reentrant` too; a backend accepts and ignores it, since it
+ * always takes nodes of its own.)
+ */
+export interface MultiAcquireOptions {
+  /**
+   * How long to wait for all the locks together, in milliseconds: `0` tries once without
+   * waiting, `Infinity` waits as long as it takes. Default: `Infinity` on a backend, the
+   * locker's default timeout on `ReentrantLocker`.
+   */
+  readonly timeoutMs?: number;
+  /** Cancels the wait; the call rejects with `LockAbortedError` and leaves no node. */
+  readonly signal?: AbortSignal;
+  /** How every node of the call is named (see `AcquireOptions.nodeFormat`). Default: the client's. */
+  readonly nodeFormat?: NodeFormat;
+}
+
 /**
  * The lock port: the semantics every backend implements (ZooKeeper here; an in-memory one
  * for users' unit tests can implement the same). Names are any non-empty strings.
@@ -146,3 +183,114 @@ export interface LockBackend {
   /** Releases what is held, cancels waits, and disconnects. */
   close(): Promise<void>;
 }
+
+/** Options of `acquireLease`. */
+export interface AcquireLeaseOptions {
+  /**
+   * How many holders the semaphore admits at once, 1 to 1000. Stored with the semaphore
+   * when it is created: every client must pass the same number (`LeaseLimitMismatchError`).
+   */
+  readonly maxLeases: number;
+  /**
+   * How long to wait for a lease, in milliseconds: `0` tries once without waiting,
+   * `Infinity` waits as long as it takes. Default: `Infinity` in the core.
+   */
+  readonly timeoutMs?: number;
+  /** Cancels the wait; the call rejects with `LockAbortedError` and leaves no node. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One of a semaphore's `maxLeases` leases. Not reentrant: each `acquireLease` takes one
+ * more. Release it exactly once; releasing again returns the same promise.
+ */
+export interface LeaseHandle extends AsyncDisposable {
+  readonly name: string;
+  readonly maxLeases: number;
+  /** Aborts with a `LockLostError` as its reason when the lease can no longer be trusted. */
+  readonly signal: AbortSignal;
+  /** Whether `release()` has been called. */
+  readonly released: boolean;
+  /** Not released and not lost, checked against the clock at this moment. */
+  isHeld(): boolean;
+  /** Throws unless `isHeld()`: the signal's `LockLostError`, or one saying the handle was released. */
+  assertHeld(): void;
+  release(): Promise<void>;
+}
+
+/** One node of a semaphore's queue, as `leaseContenders()` reports it. */
+export interface LeaseContender {
+  /** The child node's name: `<32 hex guid>__lease__<seq>`. */
+  readonly node: string;
+  /** ZooKeeper's sequence number: the queue position. */
+  readonly sequence: number;
+  /** What the client wrote into its node (by default `host:pid:instance`), if readable. */
+  readonly identity: string | null;
+  /** `true` for the (at most `maxLeases`) holders, `false` for waiters. */
+  readonly holding: boolean;
+}
+
+/**
+ * Several locks granted together (`acquireAll`). Release it exactly once; releasing again
+ * does nothing. A lost lock is not released for you: the others still guard their
+ * resources until `release()`.
+ */
+export interface MultiLockHandle extends AsyncDisposable {
+  /** The locks' names, once each, in the order they were taken (the canonical order). */
+  readonly names: readonly string[];
+  /** One handle per name, in the order of `names`: each with its mode and fencing token. */
+  readonly handles: readonly LockHandle[];
+  /** Aborts with the first `LockLostError` as its reason as soon as any one of the locks is lost. */
+  readonly signal: AbortSignal;
+  /** Whether `release()` has been called. */
+  readonly released: boolean;
+  /** Not released and none of the locks lost, checked at this moment. */
+  isHeld(): boolean;
+  /** Throws the `LockLostError` of the first lock that is not held. Call it right before each step that needs the locks. */
+  assertHeld(): void;
+  /** Releases every lock (all at once: on ZooKeeper one transaction, one round trip); rejects with the first failure after trying all. */
+  release(): Promise<void>;
+}
+
+/** A node in a listed lock's queue: a contender, and since when it queued. */
+export interface ListedContender extends LockContender {
+  /**
+   * When its node was created (ZooKeeper: the node's `ctime`, by the clock of the leader
+   * that committed the create). A holder has held the lock for at most `now - since`;
+   * it may have waited part of that time.
+   */
+  readonly since: Date;
+  /** The ZooKeeper session that owns the node, `0x…` as ZooKeeper's logs and four-letter words show it (ZooKeeper only). */
+  readonly sessionId?: string;
+}
+
+/** A lock with at least one node, as `locks()` lists it. */
+export interface LockListing {
+  readonly kind: 'lock';
+  /** The lock's name, decoded from its directory's name. */
+  readonly name: string;
+  /** Who holds it now: one writer, or one or more readers. */
+  readonly holders: ListedContender[];
+  /** Who waits, in queue order. */
+  readonly waiters: ListedContender[];
+}
+
+/** A lease node (`<guid>__lease__<seq>`) of a semaphore directory. */
+export type ListedLease = Omit<ListedContender, 'mode' | 'format'>;
+
+/**
+ * A semaphore's directory (lease nodes; its data holds the number of leases). Holders are
+ * the `maxLeases` lowest-numbered nodes; when the directory's data gives no number, none
+ * is reported as holding.
+ */
+export interface LeaseListing {
+  readonly kind: 'lease';
+  readonly name: string;
+  /** The number of leases read from the directory's data, or `null` if it holds none. */
+  readonly maxLeases: number | null;
+  readonly holders: ListedLease[];
+  readonly waiters: ListedLease[];
+}
+
+/** One entry of `locks()`: a lock, or (ZooKeeper only) a semaphore's leases. */
+export type ListedLock = LockListing | LeaseListing;

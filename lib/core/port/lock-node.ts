@@ -1,11 +1,10 @@
-import type { LockMode } from './lock-mode.js';
+import type { NodeFormat, LockMode } from './lock-backend.js';
 import {
   CURATOR_MUTEX_MARKER,
   CURATOR_READ_MARKER,
   CURATOR_WRITE_MARKER,
   READ_MARKER,
   WRITE_MARKER,
-  type NodeFormat,
 } from './node-format.js';
 
 export { lockNodePrefix, newAttemptGuid, READ_MARKER, WRITE_MARKER } from './node-format.js';

@@ -1,6 +1,6 @@
 import { lockNodePrefix, RETIRE_SEQUENCE } from './lock-node.js';
 import { blockerAt, nodesWithPrefix, orderQueue, positionOf } from './lock-queue.js';
-import type { LockMode } from './lock-mode.js';
+import type { LockMode } from './lock-backend.js';
 
 /** ZooKeeper's `%010d` rendering of a sequence number. */
 function seqSuffix(sequence: number): string {

@@ -1,21 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { InvalidOptionError } from '../errors/errors.js';
-import type { LockMode } from './lock-mode.js';
-
-/**
- * How this client names its lock nodes, so that another client family queues in the same
- * line (see docs/interoperability.md). The queue itself reads every format whatever this
- * option says: a holder of any of them blocks us.
- *
- * - `kazoo` (default): Kazoo's `Lock` / `ReadLock` / `WriteLock`:
- *   `<32 hex>__lock__<seq>` and `<32 hex>__rlock__<seq>`.
- * - `curator-mutex`: Apache Curator's `InterProcessMutex` (and `LeaderSelector`):
- *   `_c_<uuid>-lock-<seq>`; exclusive only, so `mode: 'read'` is refused.
- * - `curator-rw`: Curator's `InterProcessReadWriteLock`: `_c_<uuid>-__WRIT__<seq>` and
- *   `_c_<uuid>-__READ__<seq>`.
- */
-export type NodeFormat = 'kazoo' | 'curator-mutex' | 'curator-rw';
+import type { LockMode, NodeFormat } from './lock-backend.js';
 
 export const NODE_FORMATS: readonly NodeFormat[] = ['kazoo', 'curator-mutex', 'curator-rw'];
 

@@ -1,6 +1,5 @@
 import { LockReentryError, LockUpgradeError } from '../errors/errors.js';
-import type { LockHandle } from '../port/lock-backend.js';
-import type { LockMode } from '../port/lock-mode.js';
+import type { LockHandle, LockMode } from '../port/lock-backend.js';
 import { ReentrantHandle } from './reentrant-handle.js';
 
 /**

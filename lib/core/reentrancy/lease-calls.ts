@@ -1,6 +1,5 @@
-import type { AcquireLeaseOptions, LeaseHandle } from '../port/lease.js';
-import { resolveLeaseOptions } from '../port/lease-options.js';
-import type { LockBackend } from '../port/lock-backend.js';
+import type { AcquireLeaseOptions, LeaseHandle, LockBackend } from '../port/lock-backend.js';
+import { resolveLeaseOptions } from '../port/options.js';
 import type { PendingWork } from '../util/pending-work.js';
 import { refuseLost } from './loss-watch.js';
 

@@ -1,6 +1,6 @@
 import { LockClientClosedError, type LockLostError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
-import type { LockMode } from '../port/lock-mode.js';
+import type { LockMode } from '../port/lock-backend.js';
 import type { LockerEvents, SkipReason } from './locker-events.js';
 import type { ResolvedWithLockOptions } from './with-lock-options.js';
 

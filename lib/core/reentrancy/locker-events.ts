@@ -1,5 +1,5 @@
 import type { LockLostError, LockUnavailableError } from '../errors/errors.js';
-import type { LockMode } from '../port/lock-mode.js';
+import type { LockMode } from '../port/lock-backend.js';
 
 /**
  * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `unavailable`: no

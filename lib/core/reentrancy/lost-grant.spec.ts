@@ -1,8 +1,6 @@
+import type { MultiAcquireOptions, LockList, AcquireLeaseOptions, AcquireOptions } from '../port/lock-backend.js';
 import { LockLostError } from '../errors/errors.js';
-import type { AcquireLeaseOptions } from '../port/lease.js';
 import { InMemoryLockBackend } from '../memory/in-memory-lock-backend.js';
-import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
-import type { AcquireOptions } from '../port/lock-backend.js';
 import { ReentrantLocker } from './reentrant-locker.js';
 
 /**

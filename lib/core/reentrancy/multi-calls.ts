@@ -1,7 +1,7 @@
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import { describeList, type LockList, type MultiAcquireOptions } from '../port/multi-options.js';
+import type { ReentrancyOption } from './reentrancy-option.js';
+import type { MultiAcquireOptions, LockList, MultiLockHandle, LockBackend } from '../port/lock-backend.js';
+import { describeList } from '../port/options.js';
 import { ReentrantMultiLocker } from './reentrant-multi-locker.js';
-import type { LockBackend } from '../port/lock-backend.js';
 import type { PendingWork } from '../util/pending-work.js';
 import type { DeferredReleases } from './deferred-releases.js';
 import type { LockCallPolicy } from './lock-call-policy.js';
@@ -25,7 +25,7 @@ export class MultiRunner {
     this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, bodies);
   }
 
-  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
     return this.policy.acquiring(describeList(locks), this.multi.acquireAll(locks, options));
   }
 

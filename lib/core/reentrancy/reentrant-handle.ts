@@ -1,5 +1,4 @@
-import { assertHeld, type LockHandle } from '../port/lock-backend.js';
-import type { LockMode } from '../port/lock-mode.js';
+import { assertHeld, type LockHandle, type LockMode } from '../port/lock-backend.js';
 
 /**
  * What a nested acquire of a lock the call chain already holds returns: the outer grant's

@@ -1,13 +1,18 @@
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import type { LockList, MultiAcquireOptions } from '../port/multi-options.js';
+import type {
+  MultiAcquireOptions,
+  LockList,
+  MultiLockHandle,
+  AcquireOptions,
+  LockBackend,
+  LockHandle,
+  LeaseHandle,
+} from '../port/lock-backend.js';
+import { resolveAcquireOptions } from '../port/options.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { resolveAcquireOptions } from '../port/acquire-options.js';
-import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
 import { LeaseRunner, type LeaseCallOptions } from './lease-calls.js';
-import type { LeaseHandle } from '../port/lease.js';
 import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.js';
 import { LockCallPolicy } from './lock-call-policy.js';
 import { MultiRunner } from './multi-calls.js';
@@ -155,7 +160,7 @@ export class ReentrantLocker {
    * `LockOrderError` (waiting for them could deadlock). Without `timeoutMs`, waits the
    * locker's default timeout.
    */
-  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
     return this.multi.acquireAll(locks, options);
   }
 

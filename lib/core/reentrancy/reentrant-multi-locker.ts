@@ -1,20 +1,20 @@
+import { type ReentrancyOption, resolveReentrant } from './reentrancy-option.js';
+import type {
+  MultiAcquireOptions,
+  LockList,
+  LockBackend,
+  LockHandle,
+  LockMode,
+  MultiLockHandle,
+} from '../port/lock-backend.js';
 import { type LockLostError, LockOrderError, LockReentryError, LockUpgradeError } from '../errors/errors.js';
-import { resolveReentrant } from './reentrancy-option.js';
 import { refuseLost, watchLoss } from './loss-watch.js';
 import { ChainHold } from './chain-hold.js';
 import { heldInScope, lockScopeStorage, namesHeldInScope, scopeKeyOf } from './lock-scope.js';
-import type { LockBackend, LockHandle } from '../port/lock-backend.js';
-import type { LockMode } from '../port/lock-mode.js';
 import type { PendingWork } from '../util/pending-work.js';
 import { acquireAll } from '../multi/acquire-all.js';
 import { LockGroupHandle } from '../multi/lock-group-handle.js';
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import {
-  resolveMultiAcquireOptions,
-  type LockList,
-  type MultiAcquireOptions,
-  type ResolvedMultiAcquireOptions,
-} from '../port/multi-options.js';
+import { resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
 import { lockOrderConflict, planLocks, type PlannedLock } from '../multi/multi-lock-plan.js';
 
 /** A multi-lock as a call chain holds it: the handle, and the grants of its own (not joined). */
@@ -49,7 +49,7 @@ export class ReentrantMultiLocker {
     private readonly bodies: PendingWork,
   ) {}
 
-  async acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
+  async acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
     return (await this.take(locks, options)).group;
   }
 
@@ -84,7 +84,7 @@ export class ReentrantMultiLocker {
   }
 
   /** The group, with the names this chain holds joined and the others taken together. */
-  async take(locks: LockList, options: MultiAcquireOptions | undefined): Promise<ChainGroup> {
+  async take(locks: LockList, options: (MultiAcquireOptions & ReentrancyOption) | undefined): Promise<ChainGroup> {
     const resolved = resolveMultiAcquireOptions(options, this.defaultTimeoutMs);
     const plan = planLocks(locks);
     const reentrant = resolveReentrant(options);

@@ -1,7 +1,6 @@
+import type { MultiAcquireOptions, AcquireOptions } from '../port/lock-backend.js';
 import { InvalidOptionError } from '../errors/errors.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../port/acquire-options.js';
-import type { MultiAcquireOptions } from '../port/multi-options.js';
-import type { AcquireOptions } from '../port/lock-backend.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../port/options.js';
 import { resolveReentrant, type ReentrancyOption } from './reentrancy-option.js';
 
 /**
@@ -43,7 +42,7 @@ export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
 }
 
 /** Options of `withLocks`: those of `acquireAll`, and `ifLocked`, `holdAtLeastMs`, `onLockLost` as for `withLock`. */
-export interface WithLocksCallOptions extends MultiAcquireOptions {
+export interface WithLocksCallOptions extends MultiAcquireOptions, ReentrancyOption {
   readonly ifLocked?: IfLocked;
   readonly holdAtLeastMs?: number;
   readonly onLockLost?: OnLockLost;

@@ -8,9 +8,9 @@ import { isZkCode } from './session/zk-error-code.js';
 import { LeaseAcquisition } from './queue/lease-acquisition.js';
 import { checkNoKazooLeases, LeaseDirectories, leaseCountOf } from './queue/directory-kind.js';
 import { directoryKindOf } from './queue/directory-marker.js';
-import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
+import type { AcquireLeaseOptions, LeaseContender } from '../port/lock-backend.js';
 import { leaseMessages } from '../errors/messages.js';
-import { resolveLeaseOptions } from '../port/lease-options.js';
+import { resolveLeaseOptions } from '../port/options.js';
 import { orderLeases } from '../port/lease-queue.js';
 import { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 

@@ -5,7 +5,7 @@ import { orderLeases } from '../port/lease-queue.js';
 import { decodeLockName, encodeLockName } from '../naming/lock-name-codec.js';
 import type { ParsedLockNode } from '../port/lock-node.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
-import type { LeaseListing, ListedContender, ListedLease, ListedLock, LockListing } from '../port/listing.js';
+import type { LeaseListing, ListedContender, ListedLease, ListedLock, LockListing } from '../port/lock-backend.js';
 
 /**
  * The pure part of `locks()`: which directories are locks, who in each holds and who waits.

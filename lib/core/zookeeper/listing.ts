@@ -1,6 +1,6 @@
 import { listChildren, presentOrGone } from './queue/directory.js';
 import type { ZkReadResult, ZkSession } from './session/zk-session.js';
-import type { ListedLock } from '../port/listing.js';
+import type { ListedLock } from '../port/lock-backend.js';
 import {
   byName,
   leaseListingOf,

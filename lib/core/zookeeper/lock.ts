@@ -1,8 +1,9 @@
+import type { NodeFormat } from '../port/lock-backend.js';
 import { LockClientClosedError } from '../errors/errors.js';
 import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
-import { nodeFormatFor, type NodeFormat } from '../port/node-format.js';
+import { nodeFormatFor } from '../port/node-format.js';
 import { RevocationWatch } from './revocation-watch.js';
-import type { ResolvedAcquireOptions } from '../port/acquire-options.js';
+import type { ResolvedAcquireOptions } from '../port/options.js';
 import { LockAcquisition } from './queue/lock-acquisition.js';
 import type { AcquisitionContext, SentCreate } from './queue/acquisition-types.js';
 import { ZkLockHandle } from './queue/zk-lock-handle.js';

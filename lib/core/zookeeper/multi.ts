@@ -1,10 +1,10 @@
+import type { NodeFormat, LockHandle } from '../port/lock-backend.js';
 import { ZkOperationError } from '../errors/errors.js';
-import { newLockNodePrefix, nodeFormatFor, type NodeFormat } from '../port/node-format.js';
+import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
 import { listChildrenTogether, type Listing } from './queue/directory.js';
 import type { SentCreate } from './queue/acquisition-types.js';
-import type { LockHandle } from '../port/lock-backend.js';
-import type { ResolvedAcquireOptions } from '../port/acquire-options.js';
+import type { ResolvedAcquireOptions } from '../port/options.js';
 import type { NodeReaper } from './queue/node-reaper.js';
 import type { ZkClient } from './session/zk-client.js';
 import type { ZkMultiOp, ZkSession } from './session/zk-session.js';

@@ -1,22 +1,35 @@
+import type {
+  MultiAcquireOptions,
+  LockList,
+  MultiLockHandle,
+  ListedLock,
+  AcquireLeaseOptions,
+  LeaseContender,
+  AcquireOptions,
+  LockBackend,
+  LockContender,
+  ReadOptions,
+} from '../port/lock-backend.js';
 import { LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
-import type { MultiLockHandle } from '../port/multi-lock-handle.js';
-import { type LockList, type MultiAcquireOptions, describeList, describeModes } from '../port/multi-options.js';
+import {
+  describeList,
+  describeModes,
+  resolveAcquireOptions,
+  resolveReadTimeout,
+  type ResolvedAcquireOptions,
+} from '../port/options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import type { ListedLock } from '../port/listing.js';
 import { readLockListings } from './listing.js';
 import { resolveListingPrefix } from './listing-summary.js';
 import { requestRevocation } from './revocation.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
-import type { AcquireLeaseOptions, LeaseContender } from '../port/lease.js';
 import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 import { ZkLeaseRecipe } from './lease.js';
-import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/acquire-options.js';
-import type { AcquireOptions, LockBackend, LockContender, ReadOptions } from '../port/lock-backend.js';
 import type { SentCreate } from './queue/acquisition-types.js';
 import { LockRunner } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';

@@ -1,16 +1,17 @@
+import type { NodeFormat } from '../port/lock-backend.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
 import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
-import { DEFAULT_NODE_FORMAT, validateNodeFormat, type NodeFormat } from '../port/node-format.js';
+import { DEFAULT_NODE_FORMAT, validateNodeFormat } from '../port/node-format.js';
 import { validateRootPath } from '../naming/root-path.js';
 import {
   resolveZkClientOptions,
   type ResolvedZkClientOptions,
   type ZkClientOptions,
 } from './session/zk-client-options.js';
-import { wholeMilliseconds } from '../port/duration-option.js';
+import { wholeMilliseconds } from '../port/options.js';
 
 export interface ZkLockOptions extends ZkClientOptions {
   /** Where lock directories live. Default `/locks`. */

@@ -1,9 +1,8 @@
-import type { NodeFormat } from '../../port/node-format.js';
+import type { NodeFormat, LockMode } from '../../port/lock-backend.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession } from '../session/zk-session.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
 import type { Listing } from './directory.js';
-import type { LockMode } from '../../port/lock-mode.js';
 import type { NodeReaper } from './node-reaper.js';
 
 /** What every acquisition of one backend shares. */

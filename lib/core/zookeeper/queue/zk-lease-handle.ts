@@ -1,8 +1,7 @@
 import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import type { NodeReaper } from './node-reaper.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { assertHeld } from '../../port/lock-backend.js';
-import type { LeaseHandle } from '../../port/lease.js';
+import { assertHeld, type LeaseHandle } from '../../port/lock-backend.js';
 import { leaseMessages } from '../../errors/messages.js';
 import { countGrant } from '../../diagnostics/activity.js';
 import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';

@@ -1,8 +1,7 @@
 import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import type { ZkSession } from '../session/zk-session.js';
 import type { RevocationWatch } from '../revocation-watch.js';
-import { assertHeld, type LockHandle } from '../../port/lock-backend.js';
-import type { LockMode } from '../../port/lock-mode.js';
+import { assertHeld, type LockHandle, type LockMode } from '../../port/lock-backend.js';
 import type { NodeReaper } from './node-reaper.js';
 import { countGrant } from '../../diagnostics/activity.js';
 import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';

@@ -1,7 +1,7 @@
 import { InvalidOptionError, ZkConnectionError } from '../../errors/errors.js';
 import { lockMessages } from '../../errors/messages.js';
 import { validateRootPath } from '../../naming/root-path.js';
-import { wholeMilliseconds } from '../../port/duration-option.js';
+import { wholeMilliseconds } from '../../port/options.js';
 import { MAX_TIMER_MS } from '../../util/long-timeout.js';
 import { ZkCredentials, type ZkDigestCredentials } from './zk-credentials.js';
 

@@ -1,4 +1,0 @@
-/** `write` is exclusive (a plain mutex); `read` is shared with other readers. */
-export type LockMode = 'read' | 'write';
-
-export const LOCK_MODES: readonly LockMode[] = ['read', 'write'];

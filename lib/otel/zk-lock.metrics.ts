@@ -6,8 +6,9 @@ import {
   type AcquireMessage,
   type LostMessage,
   type ReleaseMessage,
+  heldNow,
+  sessionsUp,
 } from '../core/diagnostics/diagnostics.js';
-import { heldNow, sessionsUp } from '../core/diagnostics/activity.js';
 
 /** The instruments, by name; attributes `zk_lock.kind`, `zk_lock.mode`, and `zk_lock.outcome` on acquires. */
 export const ZK_LOCK_METRICS = {

@@ -3,8 +3,7 @@ import type { NodeReaper } from './node-reaper.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { assertHeld, type LeaseHandle } from '../../port/lock-backend.js';
 import { leaseMessages } from '../../errors/messages.js';
-import { countGrant } from '../../diagnostics/activity.js';
-import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
+import { countGrant, elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
 
 export interface ZkLeaseHandleInit {
   readonly name: string;

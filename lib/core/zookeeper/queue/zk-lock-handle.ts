@@ -3,8 +3,7 @@ import type { ZkSession } from '../session/zk-session.js';
 import type { RevocationWatch } from '../revocation-watch.js';
 import { assertHeld, type LockHandle, type LockMode } from '../../port/lock-backend.js';
 import type { NodeReaper } from './node-reaper.js';
-import { countGrant } from '../../diagnostics/activity.js';
-import { elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
+import { countGrant, elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
 
 export interface ZkLockHandleInit {
   readonly name: string;

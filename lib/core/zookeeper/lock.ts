@@ -2,7 +2,7 @@ import type { NodeFormat } from '../port/lock-backend.js';
 import { LockClientClosedError } from '../errors/errors.js';
 import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 import { nodeFormatFor } from '../port/node-format.js';
-import { RevocationWatch } from './revocation-watch.js';
+import { RevocationWatch } from './revocation.js';
 import type { ResolvedAcquireOptions } from '../port/options.js';
 import { LockAcquisition } from './queue/lock-acquisition.js';
 import type { AcquisitionContext, SentCreate } from './queue/acquisition-types.js';

@@ -22,7 +22,7 @@ import {
 } from '../port/options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { readLockListings } from './listing.js';
+import { readLockListings, deleteHolders, readContenders } from './listing.js';
 import { resolveListingPrefix } from './listing-summary.js';
 import { requestRevocation } from './revocation.js';
 import { ZkClient } from './session/zk-client.js';
@@ -38,7 +38,6 @@ import type { ZkLockHandle } from './queue/zk-lock-handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
-import { deleteHolders, readContenders } from './contenders.js';
 
 /**
  * Read/write locks on ZooKeeper, usable without Nest:

@@ -1,6 +1,6 @@
 import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import type { ZkSession } from '../session/zk-session.js';
-import type { RevocationWatch } from '../revocation-watch.js';
+import type { RevocationWatch } from '../revocation.js';
 import { assertHeld, type LockHandle, type LockMode } from '../../port/lock-backend.js';
 import type { NodeReaper } from './node-reaper.js';
 import { countGrant, elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';

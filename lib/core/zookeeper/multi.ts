@@ -8,7 +8,7 @@ import type { ResolvedAcquireOptions } from '../port/options.js';
 import type { NodeReaper } from './queue/node-reaper.js';
 import type { ZkClient } from './session/zk-client.js';
 import type { ZkMultiOp, ZkSession } from './session/zk-session.js';
-import type { LockGroupRequests } from '../multi/lock-group-requests.js';
+import type { LockGroupRequests } from '../multi/lock-group-handle.js';
 import type { PlannedLock } from '../multi/multi-lock-plan.js';
 
 /** What the ZooKeeper backend lends its multi-locks. */

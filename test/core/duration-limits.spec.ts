@@ -13,6 +13,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { thrownBy } from '../support/thrown-by';
 import { MAX_TIMER_MS, OverlongTimers } from '../support/overlong-timers';
 import { zkConnect, zkPort } from '../support/zk-test-env';
+import { runWorker } from '../support/run-worker';
 
 const DAY = 24 * 3600 * 1000;
 /**
@@ -229,4 +230,16 @@ describe('duration options at their maximum', () => {
     expect((error as Error).message).toContain(`a whole number of milliseconds from`);
     expect((error as Error).message).toContain(` to ${limit}.`);
   }
+});
+
+// A process of its own: only there are Node's own warnings heard whole.
+describe('longTimeout in a process of its own', () => {
+  it('waits past 2^31 - 1 ms without a TimeoutOverflowWarning and without firing early (in a process of its own)', async () => {
+    // setTimeout(fn, 28 days) fires after 1 ms; the worker's own process hears Node's warnings.
+    const report = await runWorker<{ fired: number[]; warnings: string[] }>('long-timeout.worker.ts', {
+      delays: [28 * DAY, 2 ** 31, Number.MAX_SAFE_INTEGER, Number.MAX_VALUE],
+      watchMs: 100,
+    });
+    expect(report).toEqual({ fired: [], warnings: [] });
+  });
 });

@@ -40,8 +40,6 @@ export interface ScenarioSummary {
   readonly roundTrips: RoundTripRow[];
   /** Consistency problems found in the samples (e.g. a reentrant call that sent a request). */
   readonly problems: string[];
-  /** What a reader must know to read the figures right (e.g. a figure that measures a bug). */
-  readonly notes?: string[];
 }
 
 export interface TargetRow {
@@ -53,28 +51,6 @@ export interface TargetRow {
   /** null: not evaluated in this run (the reason is in `note`). */
   readonly pass: boolean | null;
   readonly note?: string;
-  /**
-   * The two round-trip rows that say where the compared figures' time goes (ours and the
-   * other implementation's, per the same unit): a missed target is explained with them.
-   */
-  readonly basis?: TargetBasis;
-}
-
-/**
- * One side of a compared figure: the metric and implementation whose median it is, and its
- * round-trip row (its `scenario`, a part of its `per`: the first such row of `impl`).
- */
-export interface RoundTripRef {
-  readonly metricId: string;
-  readonly impl: ImplName;
-  readonly scenario: number;
-  readonly per: string;
-}
-
-/** The numerator (ours) and the denominator of a target's ratio. */
-export interface TargetBasis {
-  readonly a: RoundTripRef;
-  readonly b: RoundTripRef;
 }
 
 export interface BenchMeta {
@@ -132,7 +108,6 @@ export interface BenchResults {
   readonly clientCpu?: ClientCpuRow[];
   readonly targets: TargetRow[];
   readonly problems: string[];
-  readonly notes: string[];
   /** The pass on a 3-server ensemble (scenarios 1 and 2), when run (`--ensemble`, or a full run). */
   readonly ensemble?: BenchResults;
 }

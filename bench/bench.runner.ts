@@ -5,9 +5,7 @@ import { join } from 'node:path';
 
 import { ENSEMBLE_SCENARIOS, type BenchOptions } from './bench.options.js';
 import type { BenchMeta, BenchResults } from './bench.results.js';
-import { ensembleTargets } from './report/curator-targets.report.js';
-import { missedTargetNotes } from './report/missed-targets.notes.js';
-import { evaluateTargets } from './report/targets.report.js';
+import { ensembleTargets, evaluateTargets } from './report/targets.js';
 import { SCENARIOS } from './scenarios/all.scenarios.js';
 import { runRounds, type RoundRecords, type RoundsSetup } from './bench.rounds.js';
 import { clientCpuRows } from './support/client-cpu.js';
@@ -135,10 +133,6 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       clientCpu,
       targets,
       problems: summaries.flatMap((s) => s.problems),
-      notes: [
-        ...summaries.flatMap((s) => s.notes ?? []),
-        ...missedTargetNotes(targets, metrics, roundTrips, clientCpu),
-      ],
     };
   } finally {
     await pool?.stop();

@@ -1,14 +1,14 @@
 /**
  * `npm run bench`: this library side by side with the raw node-zookeeper-client loop,
  * Kazoo 2.8 and Curator 5, on a ZooKeeper it starts itself; then, in a full run or with
- * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See bench.options.ts for the flags.
+ * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See options.ts for the flags.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './bench.options.js';
-import type { BenchResults } from './bench.results.js';
-import { runBench } from './bench.runner.js';
+import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './options.js';
+import type { BenchResults } from './results.js';
+import { runBench } from './runner.js';
 import { consoleReport } from './report/tables.js';
 import { writeReports } from './report/write.js';
 

@@ -1,4 +1,4 @@
-import type { BenchResults, MetricRow } from '../bench.results.js';
+import type { BenchResults, MetricRow } from '../results.js';
 import { IMPLS, type ImplName, type OtherImpl } from '../workers/impl.protocol.js';
 import { format, ratioCell } from './tables.js';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { BenchResults } from '../bench.results.js';
-import type { ClientCpuRow } from '../support/client-cpu.js';
+import type { BenchResults } from '../results.js';
+import type { ClientCpuRow } from '../support/cpu.js';
 import { IMPLS, OTHER_IMPLS, type ImplName } from '../workers/impl.protocol.js';
 
 type Style = 'text' | 'markdown';

@@ -1,6 +1,6 @@
-import type { MetricRow, TargetRow } from '../bench.results.js';
+import type { MetricRow, TargetRow } from '../results.js';
 import { UNCONTENDED_FLOOR, UNCONTENDED_WIRE_FLOOR } from '../scenarios/uncontended.scenario.js';
-import { median } from '../support/sample.stats.js';
+import { median } from '../support/sample-stats.js';
 import type { OtherImpl } from '../workers/impl.protocol.js';
 import { format, ratioCell } from './tables.js';
 

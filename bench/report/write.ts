@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { BenchResults } from '../bench.results.js';
+import type { BenchResults } from '../results.js';
 import { svgChart } from './chart.js';
 import { markdownReport } from './tables.js';
 

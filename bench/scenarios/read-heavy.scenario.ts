@@ -1,4 +1,4 @@
-import { percentile } from '../support/sample.stats.js';
+import { percentile } from '../support/sample-stats.js';
 import type { Counts, ReadHeavyResult } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, roundTripRows, type Scenario } from './scenario.js';
 

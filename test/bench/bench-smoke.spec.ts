@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { ALL_SCENARIOS, parseBenchArgs, QUICK_COUNTS } from '../../bench/bench.options';
-import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/bench.results';
-import { runBench } from '../../bench/bench.runner';
-import { SCENARIOS } from '../../bench/scenarios/all.scenarios';
+import { ALL_SCENARIOS, parseBenchArgs, QUICK_COUNTS } from '../../bench/options';
+import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/results';
+import { runBench } from '../../bench/runner';
+import { SCENARIOS } from '../../bench/scenarios/all-scenarios';
 import { svgChart } from '../../bench/report/chart';
 import { consoleReport, markdownReport } from '../../bench/report/tables';
 import { docsBaseName, writeReports } from '../../bench/report/write';

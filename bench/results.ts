@@ -1,5 +1,5 @@
-import type { ScenarioCounts } from './bench.options.js';
-import type { ClientCpuRow } from './support/client-cpu.js';
+import type { ScenarioCounts } from './options.js';
+import type { ClientCpuRow } from './support/cpu.js';
 import type { Counts, ImplName, OtherImpl } from './workers/impl.protocol.js';
 
 /** One measured quantity across implementations and rounds. */
@@ -81,7 +81,7 @@ export interface BenchMeta {
     readonly loadavgStart: number[];
     readonly loadavgEnd: number[];
   };
-  /** How the orchestrator knew waiters were queued before a release (see queue.probe.ts). */
+  /** How the orchestrator knew waiters were queued before a release (see queue-probe.ts). */
   readonly queueProbe: string;
   /** Each worker's clock read between two of the orchestrator's: CLOCK_MONOTONIC is shared. */
   readonly clockChecks: Array<{ readonly worker: string; readonly ok: boolean; readonly windowUs: number }>;

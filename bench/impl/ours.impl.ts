@@ -26,12 +26,11 @@ import type {
   UncontendedResult,
 } from '../workers/impl.protocol.js';
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
-import { now, range, type BenchImpl } from './bench-impl.js';
+import { counts, now, range, type BenchImpl, type OursSessions } from './bench-impl.js';
 import { measureHeapPerLock } from './ours-heap.probe.js';
 import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
-import { counts, type OursSessions } from './ours-sessions.js';
 
 /**
  * This library, through its public API and default options only (whatever lib/ does when

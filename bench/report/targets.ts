@@ -4,17 +4,9 @@ import { median } from '../support/sample-stats.js';
 import type { OtherImpl } from '../workers/impl.protocol.js';
 import { format, ratioCell } from './tables.js';
 
-/** A target on a metric's side-by-side ratio ours ÷ `other`; no `op`: reported, nothing to meet. */
-interface RatioTarget {
-  readonly id: string;
-  readonly label: string;
-  readonly metricId: string;
-  readonly other: OtherImpl;
-  readonly op?: '>=' | '<=';
-  readonly threshold?: number;
-  /** The threshold as printed, when `op threshold×` is not how to say it. */
-  readonly shown?: string;
-}
+/** What a ratio target asks: `[op, threshold]`, and how to print it if not `op threshold×`; none: reported only. */
+type Need = readonly ['>=' | '<=', number, string?];
+type RatioArgs = [id: string, label: string, metricId: string, other: OtherImpl, need?: Need];
 
 const REPORTED = 'reported (no target)';
 const UNCONTENDED = 'uncontended.cyclesPerSec';
@@ -24,22 +16,22 @@ function notMeasured(id: string, label: string, threshold: string): TargetRow {
   return { id, label, measured: 'n/a', threshold, pass: null, note: 'not measured in this run' };
 }
 
-/** The median per-round ratio, with the lowest and highest round's beside it. */
-function ratioRow(metrics: readonly MetricRow[], t: RatioTarget): TargetRow {
-  const threshold = t.shown ?? (t.op && t.threshold !== undefined ? `${t.op} ${t.threshold}×` : REPORTED);
-  const row = metrics.find((m) => m.id === t.metricId);
-  const value = row?.ratio[t.other];
-  if (value === undefined || !Number.isFinite(value)) return notMeasured(t.id, t.label, threshold);
-  const measured = ratioCell(value, row!.ratioRange[t.other]);
-  if (!t.op || t.threshold === undefined)
-    return { id: t.id, label: t.label, measured, threshold, pass: null, note: 'no threshold' };
-  return {
-    id: t.id,
-    label: t.label,
-    measured,
-    threshold,
-    pass: t.op === '>=' ? value >= t.threshold : value <= t.threshold,
-  };
+/** A target on a metric's side-by-side ratio ours ÷ `other`: the median per-round ratio, with the lowest and highest round's. */
+function ratioRow(
+  metrics: readonly MetricRow[],
+  id: string,
+  label: string,
+  metricId: string,
+  other: OtherImpl,
+  need?: Need,
+): TargetRow {
+  const threshold = need ? (need[2] ?? `${need[0]} ${need[1]}×`) : REPORTED;
+  const row = metrics.find((m) => m.id === metricId);
+  const value = row?.ratio[other];
+  if (value === undefined || !Number.isFinite(value)) return notMeasured(id, label, threshold);
+  const measured = ratioCell(value, row!.ratioRange[other]);
+  if (!need) return { id, label, measured, threshold, pass: null, note: 'no threshold' };
+  return { id, label, measured, threshold, pass: need[0] === '>=' ? value >= need[1] : value <= need[1] };
 }
 
 /** ours' median values of the metrics `<prefix>.<N>.<suffix>`, smallest N first. */
@@ -89,7 +81,7 @@ function floorRow(metrics: readonly MetricRow[], id: string, scope: string): Tar
  * inputs this run did not measure is reported as not evaluated (pass null).
  */
 export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSync: boolean | null }): TargetRow[] {
-  const ratio = (t: RatioTarget): TargetRow => ratioRow(metrics, t);
+  const ratio = (...args: RatioArgs): TargetRow => ratioRow(metrics, ...args);
   const ours = (id: string): number | undefined => metrics.find((m) => m.id === id)?.median.ours;
 
   // 3 and 8b: the messages per handoff and per grant stay flat in N (a herd grows them with N).
@@ -103,31 +95,10 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
   const groupOverOne = metrics.find((m) => m.id === 'multiLock.groupOverOne')?.rounds.ours ?? [];
 
   return [
-    ratio({
-      id: '1a',
-      label: 'uncontended cycles/s: ours ÷ Kazoo',
-      metricId: UNCONTENDED,
-      other: 'kazoo',
-      op: '>=',
-      threshold: 1.5,
-    }),
-    ratio({
-      id: '1b',
-      label: 'uncontended cycles/s: ours ÷ raw',
-      metricId: UNCONTENDED,
-      other: 'raw',
-      op: '>=',
-      threshold: 1,
-    }),
-    ratio({ id: '2a', label: 'handoff p50: ours ÷ raw', metricId: HANDOFF, other: 'raw', op: '<=', threshold: 1.3 }),
-    ratio({
-      id: '2b',
-      label: 'handoff p50: ours ÷ Kazoo',
-      metricId: HANDOFF,
-      other: 'kazoo',
-      op: '<=',
-      threshold: 0.7,
-    }),
+    ratio('1a', 'uncontended cycles/s: ours ÷ Kazoo', UNCONTENDED, 'kazoo', ['>=', 1.5]),
+    ratio('1b', 'uncontended cycles/s: ours ÷ raw', UNCONTENDED, 'raw', ['>=', 1]),
+    ratio('2a', 'handoff p50: ours ÷ raw', HANDOFF, 'raw', ['<=', 1.3]),
+    ratio('2b', 'handoff p50: ours ÷ Kazoo', HANDOFF, 'kazoo', ['<=', 0.7]),
     perHandoff.length < 2
       ? notMeasured('3', 'requests+notifications per handoff constant in N (ours)', 'flat in N')
       : {
@@ -170,23 +141,14 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
       (v) => ratioCell(v, [Math.min(...groupOverOne), Math.max(...groupOverOne)]),
       (v) => v <= 1.5,
     ),
-    ratio({
-      id: '7b',
-      label: 'multi-lock, 5 free names, p50: ours acquireAll ÷ Kazoo 5 Locks in turn',
-      metricId: 'multiLock.groupP50Us',
-      other: 'kazoo',
-      op: '<=',
-      threshold: 1 / 3,
-      shown: '<= 0.333× (3× faster)',
-    }),
-    ratio({
-      id: '8a',
-      label: 'leases, grants/s: ours ÷ Kazoo Semaphore',
-      metricId: 'leases.grantsPerSec',
-      other: 'kazoo',
-      op: '>=',
-      threshold: 2,
-    }),
+    ratio(
+      '7b',
+      'multi-lock, 5 free names, p50: ours acquireAll ÷ Kazoo 5 Locks in turn',
+      'multiLock.groupP50Us',
+      'kazoo',
+      ['<=', 1 / 3, '<= 0.333× (3× faster)'],
+    ),
+    ratio('8a', 'leases, grants/s: ours ÷ Kazoo Semaphore', 'leases.grantsPerSec', 'kazoo', ['>=', 2]),
     perGrant.length < 2
       ? notMeasured('8b', 'leases: requests+notifications per grant flat in N (ours)', 'within 10%')
       : {
@@ -196,77 +158,36 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
           threshold: `N=${gN.n} within 10% of N=${g1.n}`,
           pass: gN.value / g1.value <= 1.1 && gN.value / g1.value >= 1 / 1.1,
         },
-    ratio({
-      id: '1c',
-      label: 'uncontended cycles/s: ours ÷ Curator',
-      metricId: UNCONTENDED,
-      other: 'curator',
-      op: '>=',
-      threshold: 1.3,
-    }),
+    ratio('1c', 'uncontended cycles/s: ours ÷ Curator', UNCONTENDED, 'curator', ['>=', 1.3]),
     floorRow(metrics, '1f', ''),
     floorRow(metrics, '1g', ''),
-    ratio({
-      id: '2c',
-      label: 'handoff p50: ours ÷ Curator',
-      metricId: HANDOFF,
-      other: 'curator',
-      op: '<=',
-      threshold: 1,
-    }),
+    ratio('2c', 'handoff p50: ours ÷ Curator', HANDOFF, 'curator', ['<=', 1]),
     largest === undefined
       ? notMeasured('3b', 'drain of 50 waiters: ours ÷ Curator', '<= 1×')
-      : ratio({
-          id: '3b',
-          label: `drain of ${largest} waiters: ours ÷ Curator`,
-          metricId: `drain.${largest}.drainMs`,
-          other: 'curator',
-          op: '<=',
-          threshold: 1,
-        }),
-    ratio({
-      id: '6',
-      label: 'read-heavy reader throughput: ours ÷ Curator InterProcessReadWriteLock',
-      metricId: 'readHeavy.readerCyclesPerSec',
-      other: 'curator',
-      op: '>=',
-      threshold: 2,
-    }),
-    ratio({
-      id: '7c',
-      label: 'multi-lock, 5 free names, p50: ours acquireAll ÷ Curator InterProcessMultiLock',
-      metricId: 'multiLock.groupP50Us',
-      other: 'curator',
-    }),
-    ratio({
-      id: '8c',
-      label: 'leases, grants/s: ours ÷ Curator InterProcessSemaphoreV2',
-      metricId: 'leases.grantsPerSec',
-      other: 'curator',
-    }),
+      : ratio('3b', `drain of ${largest} waiters: ours ÷ Curator`, `drain.${largest}.drainMs`, 'curator', ['<=', 1]),
+    ratio(
+      '6',
+      'read-heavy reader throughput: ours ÷ Curator InterProcessReadWriteLock',
+      'readHeavy.readerCyclesPerSec',
+      'curator',
+      ['>=', 2],
+    ),
+    ratio(
+      '7c',
+      'multi-lock, 5 free names, p50: ours acquireAll ÷ Curator InterProcessMultiLock',
+      'multiLock.groupP50Us',
+      'curator',
+    ),
+    ratio('8c', 'leases, grants/s: ours ÷ Curator InterProcessSemaphoreV2', 'leases.grantsPerSec', 'curator'),
   ];
 }
 
 /** The ensemble pass's targets (scenarios 1 and 2 on three servers, every session on one follower). */
 export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
-    ratioRow(metrics, {
-      id: 'E1',
-      label: 'ensemble: uncontended cycles/s: ours ÷ Curator',
-      metricId: UNCONTENDED,
-      other: 'curator',
-      op: '>=',
-      threshold: 1.4,
-    }),
+    ratioRow(metrics, 'E1', 'ensemble: uncontended cycles/s: ours ÷ Curator', UNCONTENDED, 'curator', ['>=', 1.4]),
     floorRow(metrics, 'E1f', 'ensemble: '),
     floorRow(metrics, 'E1g', 'ensemble: '),
-    ratioRow(metrics, {
-      id: 'E2',
-      label: 'ensemble: handoff p50: ours ÷ Curator',
-      metricId: HANDOFF,
-      other: 'curator',
-      op: '<=',
-      threshold: 1,
-    }),
+    ratioRow(metrics, 'E2', 'ensemble: handoff p50: ours ÷ Curator', HANDOFF, 'curator', ['<=', 1]),
   ];
 }

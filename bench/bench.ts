@@ -1,14 +1,16 @@
 /**
  * `npm run bench`: this library side by side with the raw node-zookeeper-client loop,
  * Kazoo 2.8 and Curator 5, on a ZooKeeper it starts itself; then, in a full run or with
- * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See bench.options.ts for the flags.
+ * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See options.ts for the flags.
  */
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
-import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './bench.options.js';
-import { runBench } from './bench.runner.js';
-import { writeReports } from './report/results.writer.js';
-import { consoleReport } from './report/table.report.js';
+import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './options.js';
+import type { BenchResults } from './results.js';
+import { runBench } from './runner.js';
+import { consoleReport } from './report/tables.js';
+import { writeReports } from './report/write.js';
 
 const ROOT = join(__dirname, '..');
 
@@ -16,6 +18,16 @@ async function main(): Promise<void> {
   const options = parseBenchArgs(process.argv.slice(2));
   if (options.help) {
     console.log(USAGE);
+    return;
+  }
+  const docsDir = join(ROOT, 'docs', 'bench');
+  if (options.render) {
+    const saved = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults;
+    console.log(
+      `written: ${writeReports(saved, { docsDir })
+        .map((p) => relative(ROOT, p))
+        .join(', ')}`,
+    );
     return;
   }
   const log = (line: string): void => console.error(line);
@@ -33,9 +45,9 @@ async function main(): Promise<void> {
     standalone !== undefined;
   const written = writeReports(results, {
     resultsDir: join(ROOT, 'bench-results'),
-    docsDir: full ? join(ROOT, 'docs', 'bench') : undefined,
+    docsDir: full ? docsDir : undefined,
   });
-  console.log(`written: ${written.map((p) => p.slice(ROOT.length + 1)).join(', ')}`);
+  console.log(`written: ${written.map((p) => relative(ROOT, p)).join(', ')}`);
   if (!full)
     console.log(
       'docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy',

@@ -20,7 +20,7 @@ import org.apache.zookeeper.Version;
 /**
  * Apache Curator 5 (Debian's libcurator-recipes-java) as a benchmark worker, the Java side of
  * bench/workers/impl.protocol.ts as kazoo_bench.worker.py is the Python side. Built by
- * bench/support/curator.build.ts, run as: java -cp <classes>:<jars> CuratorBenchWorker
+ * bench/support/curator-build.ts, run as: java -cp <classes>:<jars> CuratorBenchWorker
  * <connectionString> <baseZnode> <warmupMs>; then one JSON command per line on stdin, one
  * answer per line on stdout (slf4j-nop on the class path keeps the libraries' logs off it).
  *
@@ -113,7 +113,7 @@ public class CuratorBenchWorker {
     /**
      * Every recipe's code path in a loop for `ms` before the ready line, so the JIT has
      * compiled them before the runner's warm-up round (a JVM starts interpreted; so does V8,
-     * and the Node workers warm up the same way: bench/workers/worker.warmup.ts). Names carry
+     * and the Node workers warm up the same way: bench/workers/impl.worker.ts). Names carry
      * the pid: two workers warm up at once.
      */
     private void warmUp(long ms) throws Exception {

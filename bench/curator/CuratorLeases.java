@@ -15,7 +15,7 @@ import org.apache.curator.framework.recipes.locks.Lease;
  *
  * The window opens at grant number `warmupGrants` and closes after `grants` more grants, or
  * `durationMs` after it opened; every session's counts are taken at both ends, so per grant
- * they are a steady state's (as bench/support/grant.window.ts and kazoo_leases.py).
+ * they are a steady state's (as bench/support/grant-window.ts and kazoo_leases.py).
  */
 final class CuratorLeases {
     private final List<CuratorSession> sessions;

@@ -1,4 +1,5 @@
-import type { WorkerOp } from '../workers/impl.protocol.js';
+import type { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
+import type { Counts, WorkerOp } from '../workers/impl.protocol.js';
 
 /** One implementation as a Node worker hosts it: a handler per protocol op it supports. */
 export interface BenchImpl {
@@ -12,3 +13,14 @@ export interface BenchImpl {
 export const now = (): bigint => process.hrtime.bigint();
 
 export const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** How an op of ours opens and closes its sessions: each tracked, so the worker's close ends any left open. */
+export interface OursSessions {
+  open(): Promise<ZkLockBackend>;
+  close(backend: ZkLockBackend): Promise<void>;
+}
+
+/** The library's own request counter (notifications included). */
+export function counts(backend: ZkLockBackend): Counts {
+  return backend.client.counter.snapshot();
+}

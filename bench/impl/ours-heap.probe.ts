@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { LockHandle } from '../../lib/core/port/lock-backend.js';
 import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
-import { counts } from './ours.sessions.js';
+import { counts } from './bench-impl.js';
 
 const ROOT = join(__dirname, '..', '..');
 

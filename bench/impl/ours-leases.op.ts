@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { GrantWindow } from '../support/grant.window.js';
+import { GrantWindow } from '../support/grant-window.js';
 import type { LeasesParams, LeasesResult } from '../workers/recipe-ops.protocol.js';
-import { range } from './bench-impl.js';
-import { counts, type OursSessions } from './ours.sessions.js';
+import { counts, range, type OursSessions } from './bench-impl.js';
 
 /**
  * Scenario 8 for this library: `contenders` sessions, each looping `acquireLease` → hold

@@ -1,7 +1,6 @@
-import { runInTurns } from '../support/variant.turns.js';
+import { runInTurns } from '../support/variant-turns.js';
 import type { MultiLockParams, MultiLockResult, MultiLockVariant } from '../workers/recipe-ops.protocol.js';
-import { range } from './bench-impl.js';
-import { counts, type OursSessions } from './ours.sessions.js';
+import { counts, range, type OursSessions } from './bench-impl.js';
 
 /**
  * Scenario 7 for this library, on one session: `acquireAll` of `locks` free names, one

@@ -6,7 +6,7 @@ import { ReentrantLocker } from '../../lib/core/reentrancy/reentrant-locker.js';
 import { LockTimeoutError } from '../../lib/core/errors/errors.js';
 import type { LockHandle } from '../../lib/core/port/lock-backend.js';
 import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
-import { addCounts, countsDelta } from '../support/request.counts.js';
+import { addCounts, countsDelta } from '../support/request-counts.js';
 import type {
   Counts,
   DrainGoResult,
@@ -26,12 +26,11 @@ import type {
   UncontendedResult,
 } from '../workers/impl.protocol.js';
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
-import { now, range, type BenchImpl } from './bench-impl.js';
+import { counts, now, range, type BenchImpl, type OursSessions } from './bench-impl.js';
 import { measureHeapPerLock } from './ours-heap.probe.js';
 import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
-import { counts, type OursSessions } from './ours.sessions.js';
 
 /**
  * This library, through its public API and default options only (whatever lib/ does when

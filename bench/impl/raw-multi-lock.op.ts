@@ -1,7 +1,7 @@
 import * as zookeeper from 'node-zookeeper-client';
 
-import { blockerOf, nodePrefix, type RawZk } from '../raw-client.loop.js';
-import { runInTurns } from '../support/variant.turns.js';
+import { blockerOf, nodePrefix, type RawZk } from '../raw-client.js';
+import { runInTurns } from '../support/variant-turns.js';
 import type { MultiLockParams, MultiLockResult } from '../workers/recipe-ops.protocol.js';
 import { range } from './bench-impl.js';
 

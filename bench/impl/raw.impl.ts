@@ -10,9 +10,9 @@ import {
   rawRelease,
   rawReleaseAsync,
   RawZk,
-} from '../raw-client.loop.js';
-import { addCounts, countsDelta } from '../support/request.counts.js';
-import { WireSession } from '../support/wire.session.js';
+} from '../raw-client.js';
+import { addCounts, countsDelta } from '../support/request-counts.js';
+import { WireSession } from '../support/wire-session.js';
 import type {
   Counts,
   DrainGoResult,

@@ -1,6 +1,6 @@
-import type { MetricRow, RoundTripRow } from '../bench.results.js';
-import { addCounts, notificationsOf, requestsOf } from '../support/request.counts.js';
-import { median } from '../support/sample.stats.js';
+import type { MetricRow, RoundTripRow } from '../results.js';
+import { addCounts, notificationsOf, requestsOf } from '../support/request-counts.js';
+import { median } from '../support/sample-stats.js';
 import type { Counts, DrainGoResult, ImplName } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';
 

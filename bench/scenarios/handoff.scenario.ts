@@ -1,5 +1,5 @@
-import { addCounts } from '../support/request.counts.js';
-import { mean, nsBetween, percentile } from '../support/sample.stats.js';
+import { addCounts } from '../support/request-counts.js';
+import { mean, nsBetween, percentile } from '../support/sample-stats.js';
 import type { Counts, HandoffCloseResult, HoldResult, ReleaseResult } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, roundTripRows, type Scenario } from './scenario.js';
 

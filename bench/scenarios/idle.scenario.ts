@@ -1,4 +1,4 @@
-import { median } from '../support/sample.stats.js';
+import { median } from '../support/sample-stats.js';
 import type { IdleResult } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, type Scenario } from './scenario.js';
 

@@ -1,5 +1,5 @@
-import type { MetricRow } from '../bench.results.js';
-import { notificationsOf, requestsOf } from '../support/request.counts.js';
+import type { MetricRow } from '../results.js';
+import { notificationsOf, requestsOf } from '../support/request-counts.js';
 import type { Counts, ImplName } from '../workers/impl.protocol.js';
 import type { LeasesResult } from '../workers/recipe-ops.protocol.js';
 import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';

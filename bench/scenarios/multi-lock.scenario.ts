@@ -1,6 +1,6 @@
-import type { MetricRow } from '../bench.results.js';
-import { addCounts } from '../support/request.counts.js';
-import { median } from '../support/sample.stats.js';
+import type { MetricRow } from '../results.js';
+import { addCounts } from '../support/request-counts.js';
+import { median } from '../support/sample-stats.js';
 import type { Counts, ImplName } from '../workers/impl.protocol.js';
 import type { MultiLockResult, MultiLockVariant, MultiLockVariantRun } from '../workers/recipe-ops.protocol.js';
 import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';

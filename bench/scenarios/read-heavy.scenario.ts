@@ -1,4 +1,4 @@
-import { percentile } from '../support/sample.stats.js';
+import { percentile } from '../support/sample-stats.js';
 import type { Counts, ReadHeavyResult } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, roundTripRows, type Scenario } from './scenario.js';
 
@@ -57,15 +57,6 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
 
   summarize(samples) {
     const readers = Object.values(samples).flat()[0]?.readers ?? 0;
-    const notes = (Object.entries(samples) as Array<[string, ReadHeavySample[]]>)
-      .filter(([, list]) => list.some((s) => s.stalls > 0))
-      .map(([impl, list]) => {
-        const why =
-          impl === 'kazoo'
-            ? " Kazoo 2.8's ReadLock takes the highest writer in the queue as its predecessor, also one queued after it, and that writer waits on the reader: a deadlock (python-zk/kazoo#649, fixed by #650 after 2.8) that only the timeout breaks. Kazoo's read-heavy figures measure that deadlock."
-            : '';
-        return `read-heavy, ${impl}: ${list.map((s) => s.stalls).join(', ')} acquires (by round) gave up after ${list[0].stallTimeoutMs} ms.${why}`;
-      });
     return {
       metrics: [
         metricRow({
@@ -107,7 +98,6 @@ export const readHeavyScenario: Scenario<ReadHeavySample> = {
         units: s.countedCycles,
       })),
       problems: [],
-      notes,
     };
   },
 };

@@ -1,4 +1,4 @@
-import { notificationsOf, requestsOf } from '../support/request.counts.js';
+import { notificationsOf, requestsOf } from '../support/request-counts.js';
 import type { Counts, ReentrantResult } from '../workers/impl.protocol.js';
 import { byImpl, metricRow, roundTripRows, type Scenario } from './scenario.js';
 

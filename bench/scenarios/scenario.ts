@@ -1,9 +1,9 @@
-import type { ScenarioCounts } from '../bench.options.js';
-import type { MetricRow, RoundTripRow, ScenarioSummary } from '../bench.results.js';
-import { median } from '../support/sample.stats.js';
-import type { QueueProbe } from '../support/queue.probe.js';
-import { medianCounts, notificationsOf, perUnit, requestsOf } from '../support/request.counts.js';
-import type { WorkerChannel } from '../support/worker.channel.js';
+import type { ScenarioCounts } from '../options.js';
+import type { MetricRow, RoundTripRow, ScenarioSummary } from '../results.js';
+import { median } from '../support/sample-stats.js';
+import type { QueueProbe } from '../support/queue-probe.js';
+import { medianCounts, notificationsOf, perUnit, requestsOf } from '../support/request-counts.js';
+import type { WorkerChannel } from '../support/worker-channel.js';
 import { OTHER_IMPLS, type Counts, type ImplName } from '../workers/impl.protocol.js';
 
 /** What a scenario run can use: its workers, the queue probe, and the counts. */
@@ -101,5 +101,3 @@ export function roundTripRows<S>(
     };
   });
 }
-
-export const emptySummary = (): ScenarioSummary => ({ metrics: [], roundTrips: [], problems: [] });

@@ -1,6 +1,6 @@
-import { addCounts } from '../support/request.counts.js';
+import { addCounts } from '../support/request-counts.js';
 import type { Counts, UncontendedResult } from '../workers/impl.protocol.js';
-import type { MetricRow } from '../bench.results.js';
+import type { MetricRow } from '../results.js';
 import { byImpl, metricRow, roundTripRows, type SamplesByImpl, type Scenario } from './scenario.js';
 
 /** The metric of the raw pipelined cycles (`floorRows`). */

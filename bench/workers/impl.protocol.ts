@@ -1,5 +1,5 @@
 /**
- * What the orchestrator (bench/bench.runner.ts) asks each implementation's worker process,
+ * What the orchestrator (bench/runner.ts) asks each implementation's worker process,
  * and what the worker answers. The Node workers (`ours`, `raw`), the Kazoo worker
  * (bench/kazoo/kazoo_bench.worker.py) and the Curator worker
  * (bench/curator/CuratorBenchWorker.java) speak the same protocol: one JSON object per

@@ -1,7 +1,7 @@
 import type { Scenario } from '../scenarios/scenario.js';
 import type { ImplName } from '../workers/impl.protocol.js';
-import { WorkerChannel } from './worker.channel.js';
-import type { WorkerSpawns } from './worker.spawn.js';
+import { WorkerChannel } from './worker-channel.js';
+import type { WorkerSpawns } from './worker-spawn.js';
 
 /**
  * The worker processes some scenarios need: one per implementation, two where the

@@ -1,5 +1,5 @@
-import type { ScenarioCounts } from './bench.options.js';
-import type { ClientCpuRow } from './support/client-cpu.js';
+import type { ScenarioCounts } from './options.js';
+import type { ClientCpuRow } from './support/cpu.js';
 import type { Counts, ImplName, OtherImpl } from './workers/impl.protocol.js';
 
 /** One measured quantity across implementations and rounds. */
@@ -40,8 +40,6 @@ export interface ScenarioSummary {
   readonly roundTrips: RoundTripRow[];
   /** Consistency problems found in the samples (e.g. a reentrant call that sent a request). */
   readonly problems: string[];
-  /** What a reader must know to read the figures right (e.g. a figure that measures a bug). */
-  readonly notes?: string[];
 }
 
 export interface TargetRow {
@@ -53,28 +51,6 @@ export interface TargetRow {
   /** null: not evaluated in this run (the reason is in `note`). */
   readonly pass: boolean | null;
   readonly note?: string;
-  /**
-   * The two round-trip rows that say where the compared figures' time goes (ours and the
-   * other implementation's, per the same unit): a missed target is explained with them.
-   */
-  readonly basis?: TargetBasis;
-}
-
-/**
- * One side of a compared figure: the metric and implementation whose median it is, and its
- * round-trip row (its `scenario`, a part of its `per`: the first such row of `impl`).
- */
-export interface RoundTripRef {
-  readonly metricId: string;
-  readonly impl: ImplName;
-  readonly scenario: number;
-  readonly per: string;
-}
-
-/** The numerator (ours) and the denominator of a target's ratio. */
-export interface TargetBasis {
-  readonly a: RoundTripRef;
-  readonly b: RoundTripRef;
 }
 
 export interface BenchMeta {
@@ -105,7 +81,7 @@ export interface BenchMeta {
     readonly loadavgStart: number[];
     readonly loadavgEnd: number[];
   };
-  /** How the orchestrator knew waiters were queued before a release (see queue.probe.ts). */
+  /** How the orchestrator knew waiters were queued before a release (see queue-probe.ts). */
   readonly queueProbe: string;
   /** Each worker's clock read between two of the orchestrator's: CLOCK_MONOTONIC is shared. */
   readonly clockChecks: Array<{ readonly worker: string; readonly ok: boolean; readonly windowUs: number }>;
@@ -132,7 +108,6 @@ export interface BenchResults {
   readonly clientCpu?: ClientCpuRow[];
   readonly targets: TargetRow[];
   readonly problems: string[];
-  readonly notes: string[];
   /** The pass on a 3-server ensemble (scenarios 1 and 2), when run (`--ensemble`, or a full run). */
   readonly ensemble?: BenchResults;
 }

@@ -147,6 +147,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    except with --quick
   --shared-workers one set of workers runs every scenario in turn, round after round
                    (a scenario then runs in a worker the ones before it have used)
+  --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
+                   results file of an earlier run (after a change to the report's layout)
   ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
   ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 
@@ -156,7 +158,8 @@ export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
 export function parseBenchArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): BenchOptions & { help: boolean } {
+): BenchOptions & { help: boolean; render?: string } {
+  let render: string | undefined;
   let rounds: number | undefined;
   let warmupRounds: number | undefined;
   let quick = false;
@@ -192,7 +195,8 @@ export function parseBenchArgs(
       const unknown = scenarios.filter((s) => !(ALL_SCENARIOS as readonly number[]).includes(s));
       if (unknown.length || scenarios.length === 0)
         throw new Error(`--scenario: no scenario ${unknown.join(', ') || '(none given)'}\n\n${USAGE}`);
-    } else if (flag === '--help' || flag === '-h') help = true;
+    } else if (flag === '--render') render = value();
+    else if (flag === '--help' || flag === '-h') help = true;
     else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
   }
   const connectionString = env.ZK_CONNECT || undefined;
@@ -221,5 +225,6 @@ export function parseBenchArgs(
     freshWorkers: freshWorkers ?? !quick,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
+    ...(render ? { render } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import type { Counts } from '../workers/impl.protocol.js';
-import { addCounts, countsDelta } from './request.counts.js';
+import { addCounts, countsDelta } from './request-counts.js';
 
 /**
  * Grants seen by a lease scenario's contenders, and the window of them it measures: it

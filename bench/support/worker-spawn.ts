@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ImplName } from '../workers/impl.protocol.js';
-import { buildCuratorWorker, type CuratorBuild } from './curator.build.js';
-import type { WorkerSpawn } from './worker.channel.js';
+import { buildCuratorWorker, type CuratorBuild } from './curator-build.js';
+import type { WorkerSpawn } from './worker-channel.js';
 
 const ROOT = join(__dirname, '..', '..');
 const PYTHON = '/usr/bin/python3';

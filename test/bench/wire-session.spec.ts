@@ -1,4 +1,4 @@
-import { WireSession } from '../../bench/support/wire.session';
+import { WireSession } from '../../bench/support/wire-session';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 import { liveSessions } from '../support/zookeeper/live-sessions';
 import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';

@@ -3,21 +3,19 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import { ENSEMBLE_SCENARIOS, type BenchOptions } from './bench.options.js';
-import type { BenchMeta, BenchResults } from './bench.results.js';
-import { ensembleTargets } from './report/curator-targets.report.js';
-import { missedTargetNotes } from './report/missed-targets.notes.js';
-import { evaluateTargets } from './report/targets.report.js';
-import { SCENARIOS } from './scenarios/all.scenarios.js';
-import { runRounds, type RoundRecords, type RoundsSetup } from './bench.rounds.js';
-import { clientCpuRows } from './support/client-cpu.js';
-import { processCpuNs } from './support/server-cpu.js';
-import { QueueProbe } from './support/queue.probe.js';
-import { warmUpServer } from './support/server.warmup.js';
-import type { WorkerChannel } from './support/worker.channel.js';
-import { WorkerPool } from './support/worker.pool.js';
-import { WorkerSpawns } from './support/worker.spawn.js';
-import { openZkTarget } from './support/zookeeper.target.js';
+import { ENSEMBLE_SCENARIOS, type BenchOptions } from './options.js';
+import type { BenchMeta, BenchResults } from './results.js';
+import { ensembleTargets, evaluateTargets } from './report/targets.js';
+import { SCENARIOS } from './scenarios/all-scenarios.js';
+import { runRounds, type RoundRecords, type RoundsSetup } from './rounds.js';
+import { clientCpuRows } from './support/cpu.js';
+import { processCpuNs } from './support/cpu.js';
+import { QueueProbe } from './support/queue-probe.js';
+import { warmUpServer } from './raw-client.js';
+import type { WorkerChannel } from './support/worker-channel.js';
+import { WorkerPool } from './support/worker-pool.js';
+import { WorkerSpawns } from './support/worker-spawn.js';
+import { openZkTarget } from './support/zookeeper-target.js';
 import type { ClockResult, ImplName } from './workers/impl.protocol.js';
 
 const ROOT = join(__dirname, '..');
@@ -135,10 +133,6 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       clientCpu,
       targets,
       problems: summaries.flatMap((s) => s.problems),
-      notes: [
-        ...summaries.flatMap((s) => s.notes ?? []),
-        ...missedTargetNotes(targets, metrics, roundTrips, clientCpu),
-      ],
     };
   } finally {
     await pool?.stop();

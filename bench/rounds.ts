@@ -1,8 +1,8 @@
-import type { BenchMeta, BenchResults } from './bench.results.js';
+import type { BenchMeta, BenchResults } from './results.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
-import { addSpans, measuredCpu, type CpuSpan } from './support/client-cpu.js';
-import { shuffled } from './support/sample.stats.js';
-import type { WorkerPool } from './support/worker.pool.js';
+import { addSpans, measuredCpu, type CpuSpan } from './support/cpu.js';
+import { shuffled } from './support/sample-stats.js';
+import type { WorkerPool } from './support/worker-pool.js';
 import type { ImplName } from './workers/impl.protocol.js';
 
 export interface Round {

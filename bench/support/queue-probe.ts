@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { fourLetter } from '../../lib/core/zookeeper/session/four-letter.js';
-import { RawZk } from '../raw-client.loop.js';
+import { RawZk } from '../raw-client.js';
 
 /**
  * Tells the orchestrator when waiters are really queued (their node created and their

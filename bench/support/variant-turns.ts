@@ -1,7 +1,7 @@
 import type { Counts } from '../workers/impl.protocol.js';
 import type { MultiLockVariantRun } from '../workers/recipe-ops.protocol.js';
-import { addCounts, countsDelta } from './request.counts.js';
-import { shuffled } from './sample.stats.js';
+import { addCounts, countsDelta } from './request-counts.js';
+import { shuffled } from './sample-stats.js';
 
 /**
  * Runs each variant once per cycle, in a fresh order each cycle, so machine noise falls

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-
 import * as zookeeper from 'node-zookeeper-client';
-
 import type { Counts } from './workers/impl.protocol.js';
 
 /** Callback of every raw request: the error, or null. */
@@ -248,5 +246,30 @@ export const rawAcquireAsync = (zk: RawZk, dir: string, prefix: string): Promise
 export const rawReleaseAsync = (zk: RawZk, path: string): Promise<void> =>
   new Promise((resolve, reject) => rawRelease(zk, path, (error) => (error ? reject(error) : resolve())));
 
-export const rawCycleAsync = (zk: RawZk, dir: string, prefix: string): Promise<void> =>
-  new Promise((resolve, reject) => rawCycle(zk, dir, prefix, (error) => (error ? reject(error) : resolve())));
+/**
+ * Runs the JVM's JIT of the server paths every scenario uses (create, getChildren,
+ * delete) hot before round 1: `chains` concurrent uncontended loops on one session for
+ * `durationMs`. Returns the cycles done.
+ */
+export async function warmUpServer(zk: RawZk, root: string, durationMs: number, chains = 64): Promise<number> {
+  const dirs = Array.from({ length: chains }, (_, i) => `${root}/warmup/${i}`);
+  await Promise.all(dirs.map((dir) => zk.mkdirp(dir)));
+  const until = Date.now() + durationMs;
+  let cycles = 0;
+  await Promise.all(
+    dirs.map(
+      (dir) =>
+        new Promise<void>((resolve, reject) => {
+          const prefix = nodePrefix();
+          const next = (error: Error | null): void => {
+            if (error) return reject(error);
+            if (Date.now() >= until) return resolve();
+            cycles++;
+            rawCycle(zk, dir, prefix, next);
+          };
+          next(null);
+        }),
+    ),
+  );
+  return cycles;
+}

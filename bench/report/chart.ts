@@ -1,7 +1,6 @@
-import type { BenchResults, MetricRow } from '../bench.results.js';
+import type { BenchResults, MetricRow } from '../results.js';
 import { IMPLS, type ImplName, type OtherImpl } from '../workers/impl.protocol.js';
-import { format } from './number.format.js';
-import { ratioCell } from './table.report.js';
+import { format, ratioCell } from './tables.js';
 
 const COLORS: Record<ImplName, string> = { ours: '#2f6fb0', raw: '#8a8f98', kazoo: '#d9822b', curator: '#3a9a5b' };
 const WIDTH = 960;

@@ -1,4 +1,4 @@
-import type { ZkWatchListener } from './zk-session.js';
+import type { ZkWatchListener } from './zk-session-types.js';
 
 /**
  * Who waits on which ZooKeeper watch. One watch serves every listener of a path; a

@@ -21,6 +21,7 @@ import { ConnectAttemptDeadline } from './connect-attempt-deadline.js';
 import { whenConnected, whenSo, whileConnected } from './connection-waits.js';
 import { InflightRequests } from './inflight-requests.js';
 import { OwnNodes } from './own-nodes.js';
+import { ReattachSettling } from './reattach-settling.js';
 import { MultiReadSupport } from './multi-read-support.js';
 import { aclBytes, inRequests, type ZkOp } from './request-batches.js';
 import { sessionCall, type CallContext, type Invoke } from './session-call.js';
@@ -117,14 +118,8 @@ export class ZkSession extends EventEmitter {
   private readonly ownNodes: OwnNodes;
   /** Declared lost by the client alone (no proof for the whole timeout): the server may still keep it. */
   private presumedLost = false;
-  /**
-   * Set while a re-attached session deletes what the lost session object left (see
-   * `settle`): every request but the session's own waits for it.
-   */
-  private settling: Promise<void> | undefined;
-  /** True while the session sends a request of its own, which `settling` does not hold back. */
-  private ownRequest = false;
-  private settleRunning = false;
+  /** A re-attached session's deleting of what its lost object left: every request but its own waits for it. */
+  private readonly settling: ReattachSettling;
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -143,7 +138,15 @@ export class ZkSession extends EventEmitter {
       ...(reattach && { sessionId: reattach.sessionId, sessionPassword: reattach.sessionPassword }),
     });
     this.ownNodes = new OwnNodes(reattach?.nodes);
-    if (reattach) this.settling = new Promise((resolve) => this.once('settled', resolve));
+    this.settling = new ReattachSettling(this.ownNodes, reattach !== undefined, {
+      barrier: () => this.barrier(),
+      getChildren: (path) => this.getChildren(path),
+      remove: (path) => this.remove(path),
+      isConnected: () => this.connected,
+      isLost: () => this.isLost,
+      close: (why) => void this.close(why),
+      settled: () => this.settled(),
+    });
     if (config.credentials) this.client.addAuthInfo('digest', config.credentials.authPayload());
     this.acl = config.credentials?.acl() ?? OPEN_ACL;
     this.client.on('state', (state: zookeeper.State) => this.onState(state));
@@ -212,7 +215,7 @@ export class ZkSession extends EventEmitter {
 
   /** Connected, and (re-attached) done deleting what the lost session object left. */
   get isConnected(): boolean {
-    return this.connected && !this.settling;
+    return this.connected && !this.settling.pending;
   }
 
   get isLost(): boolean {
@@ -342,7 +345,7 @@ export class ZkSession extends EventEmitter {
   private onConnected(): void {
     this.attempt.end();
     // A re-attaching object's first connect starts its clock as a new session's does: it
-    // grants nothing, and sends nothing but its own requests, until `settle` has had a write
+    // grants nothing, and sends nothing but its own requests, until `settling` has had a write
     // on the connection answered, which is the re-attach's proof (see `QuorumEvidence`).
     const firstConnect = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
@@ -350,60 +353,14 @@ export class ZkSession extends EventEmitter {
     this.serverChecked = false;
     this.liveness.holdPairs(true);
     this.liveness.onConnected(this.attempt.startedAt, firstConnect);
-    if (this.settling) this.settle();
+    if (this.settling.pending) this.settling.run();
     else this.emit('connected');
     this.checkServer(++this.connection);
   }
 
-  /**
-   * Deletes, first thing on the re-attached session, every node the lost session object
-   * left: its holders were told their locks are lost, its waiters queued again with new
-   * nodes, so those nodes only block everyone. Again on the next connection after a
-   * connection loss; a delete the server refuses otherwise (an ACL changed under us) ends
-   * the session, which frees them. Requests held back meanwhile go once it is done, or
-   * fail with the loss when the session is lost first.
-   */
-  private settle(): void {
-    if (this.settleRunning) return;
-    this.settleRunning = true;
-    const own = <T>(send: () => Promise<T>): Promise<T> => this.sendOwn(send);
-    this.ownNodes
-      .settle({
-        barrier: () => own(() => this.barrier()),
-        getChildren: (path) => own(() => this.getChildren(path)),
-        remove: (path) => own(() => this.remove(path)),
-      })
-      .then(
-        () => this.settled(),
-        (error: unknown) => {
-          this.settleRunning = false;
-          if (this.isLost) return;
-          if (!(error instanceof ZkOperationError) || error.zkCode !== 'CONNECTION_LOSS') {
-            const code = error instanceof ZkOperationError ? error.zkCode : String(error);
-            void this.close(
-              `a node of the session could not be deleted (${code}), so the session was ended to free it`,
-            );
-          } else if (this.connected) this.settle(); // reconnected before the loss was told: else on the next connect
-        },
-      );
-  }
-
   /** Requests held back by `settling` go (or fail, if the session was lost). */
   private settled(): void {
-    if (!this.settling) return;
-    this.settling = undefined;
-    this.emit('settled');
-    if (this.connected && !this.isLost) this.emit('connected');
-  }
-
-  /** Sends the requests `send` makes synchronously past `settling`: the session's own. */
-  private sendOwn<T>(send: () => Promise<T>): Promise<T> {
-    this.ownRequest = true;
-    try {
-      return send();
-    } finally {
-      this.ownRequest = false;
-    }
+    if (this.settling.finish() && this.connected && !this.isLost) this.emit('connected');
   }
 
   /**
@@ -436,8 +393,7 @@ export class ZkSession extends EventEmitter {
       // took it back, even one it then leaves: leaving first would fail the deletes, and
       // each re-attach there would touch the session again, its old nodes blocking everyone
       // for as long as the client kept trying (an observer as the only other server).
-      if (this.settling) this.once('settled', leave);
-      else leave();
+      this.settling.whenSettled(leave);
     });
   }
 
@@ -450,7 +406,7 @@ export class ZkSession extends EventEmitter {
 
   private readonly livenessHooks: LivenessHooks = {
     heartbeat: () => {
-      if (this.connected) this.sendOwn(() => this.barrier()).catch(() => undefined);
+      if (this.connected) this.settling.own(() => this.barrier()).catch(() => undefined);
     },
     anchor: () => {
       if (!this.connected) return;
@@ -510,9 +466,7 @@ export class ZkSession extends EventEmitter {
 
   /** Sends one request, tracked while in flight (see `sessionCall`). */
   private call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
-    if (this.settling && !this.ownRequest)
-      return this.settling.then(() => sessionCall<T>(this.callContext, op, path, invoke, write));
-    return sessionCall<T>(this.callContext, op, path, invoke, write);
+    return this.settling.hold(() => sessionCall<T>(this.callContext, op, path, invoke, write));
   }
 
   private requestSizes: { chrootBytes: number; aclBytes: number } | undefined;

@@ -11,13 +11,12 @@ import { lockMessages } from '../../errors/messages.js';
 import { deadline } from '../../util/deadline.js';
 import { publishSession, type SessionMessage } from '../../diagnostics/diagnostics.js';
 import { refusedConnectWatch } from './refused-connect-watch.js';
-import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client-options.js';
-import { ZkRequestCounter } from './zk-request-counter.js';
+import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions, chrootOf } from './zk-client-options.js';
+import { ZkRequestCounter } from './session-call.js';
 import type { ServerFacts } from './server-check.js';
 import { ClientOutage } from './client-outage.js';
 import { ZkSession } from './zk-session.js';
 import type { ZkReattach } from './zk-session-types.js';
-import { chrootOf } from './chroot.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost

@@ -1,6 +1,6 @@
 import type { OwnNodes } from './own-nodes.js';
 import type { ZkCredentials } from './zk-credentials.js';
-import type { ZkRequestCounter } from './zk-request-counter.js';
+import type { ZkRequestCounter } from './session-call.js';
 
 export interface ZkSessionConfig {
   readonly connectionString: string;

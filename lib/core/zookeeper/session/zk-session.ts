@@ -16,7 +16,7 @@ import {
   sendingTogether,
   whenClientClosed,
 } from './zk-client-internals.js';
-import { chrootOf } from './chroot.js';
+import { chrootOf } from './zk-client-options.js';
 import { ConnectAttemptDeadline } from './connect-attempt-deadline.js';
 import { whenConnected, whenSo, whileConnected } from './connection-waits.js';
 import { InflightRequests } from './inflight-requests.js';

@@ -15,8 +15,7 @@ import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions, chroot
 import { ZkRequestCounter } from './session-call.js';
 import type { ServerFacts } from './server-check.js';
 import { ClientOutage } from './client-outage.js';
-import { ZkSession } from './zk-session.js';
-import type { ZkReattach } from './zk-session-types.js';
+import { ZkSession, type ZkReattach } from './zk-session.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost

@@ -17,40 +17,26 @@ import {
   whenClientClosed,
 } from './zk-client-internals.js';
 import { chrootOf } from './zk-client-options.js';
-import { ConnectAttemptDeadline } from './connect-attempt-deadline.js';
 import { whenConnected, whenSo, whileConnected } from './connection-waits.js';
 import { InflightRequests } from './inflight-requests.js';
 import { OwnNodes } from './own-nodes.js';
+import type { ZkCredentials } from './zk-credentials.js';
 import { ReattachSettling } from './reattach-settling.js';
 import { MultiReadSupport } from './multi-read-support.js';
-import { aclBytes, inRequests, type ZkOp } from './request-batches.js';
-import { sessionCall, type CallContext, type Invoke } from './session-call.js';
+import { aclBytes, inRequests, type ZkMultiOp, type ZkNodeMode, type ZkOp } from './request-batches.js';
+import { sessionCall, type CallContext, type Invoke, type ZkRequestCounter } from './session-call.js';
 import { SERVER_CHECK_TIMEOUT_MS, ServerFactsCache, askServer, unfitness } from './server-check.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust-gate.js';
 import { installJuteCodec, newMultiReadRequest } from './wire/jute-codec.js';
 import type { MultiResult, ZkReadOp } from './wire/multi-read.js';
-import { ZkWatchRegistry } from './zk-watch-registry.js';
-import { readResultOf, toStat, type RawStat } from './zk-stat.js';
-import type {
-  ZkMultiOp,
-  ZkNodeMode,
-  ZkReadResult,
-  ZkReattach,
-  ZkSessionConfig,
-  ZkStat,
-  ZkWatchListener,
-} from './zk-session-types.js';
+import { ZkWatchRegistry, type ZkWatchListener } from './zk-watch-registry.js';
+import { readResultOf, toStat, type RawStat, type ZkReadResult, type ZkStat } from './zk-stat.js';
 
-export type {
-  ZkMultiOp,
-  ZkNodeMode,
-  ZkReadOp,
-  ZkReadResult,
-  ZkSessionConfig,
-  ZkStat,
-  ZkWatchListener,
-} from './zk-session-types.js';
+export type { ZkMultiOp, ZkNodeMode } from './request-batches.js';
+export type { ZkReadOp } from './wire/multi-read.js';
+export type { ZkReadResult, ZkStat } from './zk-stat.js';
+export type { ZkWatchListener } from './zk-watch-registry.js';
 
 /** The most ops `readAll` puts in one `multiRead` (and at most `MAX_REQUEST_BYTES` of them): its reply of lock nodes' data stays well below 1 MB too. */
 export const MULTI_READ_OPS = 500;
@@ -70,6 +56,46 @@ const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
   'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
 };
+
+export interface ZkSessionConfig {
+  readonly connectionString: string;
+  readonly sessionTimeoutMs: number;
+  readonly spinDelayMs: number;
+  readonly counter: ZkRequestCounter;
+  /** Digest credentials: sent on every connect, and the ACL of every node created. */
+  readonly credentials?: ZkCredentials;
+  /** Ask the server for this session back (it was declared lost by the client alone), and delete `nodes` first. */
+  readonly reattach?: ZkReattach;
+}
+
+/** A server session to ask back: its id and password, and the nodes its last session object left. */
+export interface ZkReattach {
+  readonly sessionId: Buffer;
+  readonly sessionPassword: Buffer;
+  readonly nodes: OwnNodes;
+}
+
+/**
+ * The bound on one connection attempt. node-zookeeper-client waits for the server's
+ * answer to its connect request without limit, so a server that accepts connections but
+ * never answers would stall it forever: past the deadline `overdue` runs (the session
+ * drops the socket, and the client goes on to the next server).
+ */
+class ConnectAttemptDeadline {
+  /** When the attempt under way began (`performance.now()` time). */
+  startedAt = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+
+  begin(boundMs: number, overdue: () => void): void {
+    this.startedAt = performance.now();
+    clearTimeout(this.timer);
+    this.timer = setTimeout(overdue, boundMs);
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+  }
+}
 
 /**
  * One ZooKeeper session, over one node-zookeeper-client instance, as promises.

@@ -1,4 +1,4 @@
-import type { ZkWatchListener } from './zk-session-types.js';
+export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
 
 /**
  * Who waits on which ZooKeeper watch. One watch serves every listener of a path; a

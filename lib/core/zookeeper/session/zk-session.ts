@@ -2,7 +2,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 
 import * as zookeeper from 'node-zookeeper-client';
 
-import { ZkOperationError, ZkServerRefusedError, ZkSessionLostError } from '../../errors/errors.js';
+import { ZkOperationError, type ZkServerRefusedError, ZkSessionLostError } from '../../errors/errors.js';
 import {
   beforeSocketEvents,
   connectedServer,
@@ -25,7 +25,7 @@ import { ReattachSettling } from './reattach-settling.js';
 import { MultiReadSupport } from './multi-read-support.js';
 import { aclBytes, inRequests, type ZkMultiOp, type ZkNodeMode, type ZkOp } from './request-batches.js';
 import { sessionCall, type CallContext, type Invoke, type ZkRequestCounter } from './session-call.js';
-import { SERVER_CHECK_TIMEOUT_MS, ServerFactsCache, askServer, unfitness } from './server-check.js';
+import { ServerCheck } from './server-check.js';
 import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust-gate.js';
 import { installJuteCodec, newMultiReadRequest } from './wire/jute-codec.js';
@@ -122,21 +122,24 @@ export class ZkSession extends EventEmitter {
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
-  // Pairs wait for the answer: a short session must not wait the whole check timeout.
-  private readonly serverFacts = new ServerFactsCache((server, signal) =>
-    askServer(server, signal, Math.min(SERVER_CHECK_TIMEOUT_MS, Math.round(this.timeoutMs / 4))),
-  );
+  private readonly serverCheck = new ServerCheck({
+    server: () => connectedServer(this.client),
+    timeoutMs: () => this.timeoutMs,
+    connectionString: () => this.config.connectionString,
+    isUp: () => this.connected && !this.isLost,
+    passed: (server, facts) => {
+      this.liveness.holdPairs(false);
+      this.emit('server-checked', server, facts);
+    },
+    leave: () => this.livenessHooks.dropConnection(performance.now()),
+    refused: (refusal) => this.emit('server-refused', refusal),
+    whenSettled: (then) => this.settling.whenSettled(then),
+  });
   private readonly readsTogether = new MultiReadSupport(
     () => connectedServer(this.client),
-    (server) => this.serverFacts.get(server).then((facts) => facts?.takesMultiRead),
+    (server) => this.serverCheck.facts.get(server).then((facts) => facts?.takesMultiRead),
   );
   private connected = false;
-  /** Counts connections, so that a server check answering late applies to none but its own. */
-  private connection = 0;
-  /** The server connected now passed its check (or could not be checked). */
-  private serverChecked = false;
-  private lastRefusal: ZkServerRefusedError | undefined;
-  private readonly refused = new Set<string>();
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
   private readonly callContext: CallContext;
@@ -282,21 +285,21 @@ export class ZkSession extends EventEmitter {
   }
 
   /**
-   * Resolves once connected to a server that passed its check (see `checkServer`), or could
+   * Resolves once connected to a server that passed its check (see `ServerCheck`), or could
    * not be checked; rejects if the session is lost or `stop` aborts first.
    */
   whenServerChecked(stop?: AbortSignal): Promise<void> {
-    return whenSo(this, () => this.connected && this.serverChecked, 'server-checked', stop);
+    return whenSo(this, () => this.connected && this.serverCheck.passed, 'server-checked', stop);
   }
 
   /** The latest server left because the liveness proof does not hold through it, if any. */
   get refusal(): ZkServerRefusedError | undefined {
-    return this.lastRefusal;
+    return this.serverCheck.refusal;
   }
 
   /** How many distinct servers were left so far for that reason. */
   get refusedServers(): number {
-    return this.refused.size;
+    return this.serverCheck.refusedCount;
   }
 
   /** Resolves once connected; rejects if the session is lost or `stop` aborts first. */
@@ -376,51 +379,17 @@ export class ZkSession extends EventEmitter {
     const firstConnect = this.sessionIdHex === '';
     this.sessionIdHex = this.client.getSessionId().toString('hex');
     this.connected = true;
-    this.serverChecked = false;
+    this.serverCheck.connected();
     this.liveness.holdPairs(true);
     this.liveness.onConnected(this.attempt.startedAt, firstConnect);
     if (this.settling.pending) this.settling.run();
     else this.emit('connected');
-    this.checkServer(++this.connection);
+    this.serverCheck.check();
   }
 
   /** Requests held back by `settling` go (or fail, if the session was lost). */
   private settled(): void {
     if (this.settling.finish() && this.connected && !this.isLost) this.emit('connected');
-  }
-
-  /**
-   * Asks the server connected now about itself (`srvr`, `conf`; once per server, in the
-   * background) and leaves it if the liveness proof does not hold through it: an observer,
-   * or a timeout under 2 × its tickTime (see `unfitness`). Until it passes, no pair of
-   * writes proves the session (a connect still does); a server that cannot say passes.
-   */
-  private checkServer(connection: number): void {
-    const server = connectedServer(this.client);
-    const asked = server === undefined ? Promise.resolve(undefined) : this.serverFacts.get(server);
-    void asked.then((facts) => {
-      if (connection !== this.connection || !this.connected || this.isLost) return;
-      const unfit = facts && unfitness(facts, this.timeoutMs);
-      if (!unfit || server === undefined) {
-        this.serverChecked = true;
-        this.liveness.holdPairs(false);
-        this.emit('server-checked', server, facts);
-        return;
-      }
-      const leave = (): void => {
-        if (connection !== this.connection || !this.connected || this.isLost) return;
-        this.livenessHooks.dropConnection(performance.now());
-        if (this.refused.has(server)) return; // said once per server and session, not at every pass
-        this.refused.add(server);
-        this.lastRefusal = new ZkServerRefusedError(server, unfit, this.timeoutMs, this.config.connectionString);
-        this.emit('server-refused', this.lastRefusal);
-      };
-      // A session given back deletes what its lost object left through whichever server
-      // took it back, even one it then leaves: leaving first would fail the deletes, and
-      // each re-attach there would touch the session again, its old nodes blocking everyone
-      // for as long as the client kept trying (an observer as the only other server).
-      this.settling.whenSettled(leave);
-    });
   }
 
   private onDisconnected(): void {
@@ -475,7 +444,7 @@ export class ZkSession extends EventEmitter {
     this.presumedLost = presumed;
     this.liveness.stop();
     this.readsTogether.close();
-    this.serverFacts.close();
+    this.serverCheck.close();
     this.attempt.end();
     this.connected = false;
     const error = new ZkSessionLostError(this.sessionIdHex || 'unconnected', why);

@@ -13,6 +13,7 @@ import {
   onConnecting,
   onSocketOutcome,
   queueRequest,
+  removeAtVersion,
   sendingTogether,
   whenClientClosed,
 } from './zk-client-internals.js';
@@ -110,9 +111,12 @@ class ConnectAttemptDeadline {
  * Events: `connected`, `disconnected`, `at-risk`, `lost` (error); `tcp-accepted` and
  * `tcp-failed` (error) for each TCP connection attempt.
  *
- * Its parts, each owned here: the proof that the leader hears from it (`SessionLiveness`),
- * trust, loss and close, the one way requests are sent (`call`), the reads, the writes
- * (tracking its own ephemeral nodes, `OwnNodes`) and the watched reads (`ZkWatchRegistry`).
+ * In this order: its state (connection, trust, loss, close), the reads, the reads sent
+ * together, the writes, the watched reads, and the private life of the connection. It owns
+ * its parts and they never reach back into it: the proof that the leader hears from it
+ * (`SessionLiveness`), the check of each server (`ServerCheck`), the ephemeral nodes it may
+ * have made (`OwnNodes`) and, when re-attached, their deletion first (`ReattachSettling`),
+ * who waits on which watch (`ZkWatchRegistry`), and the requests in flight (`sessionCall`).
  */
 export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
@@ -139,6 +143,7 @@ export class ZkSession extends EventEmitter {
     () => connectedServer(this.client),
     (server) => this.serverCheck.facts.get(server).then((facts) => facts?.takesMultiRead),
   );
+  private requestSizes: { chrootBytes: number; aclBytes: number } | undefined;
   private connected = false;
   private sessionIdHex = '';
   private readonly attempt = new ConnectAttemptDeadline();
@@ -316,6 +321,135 @@ export class ZkSession extends EventEmitter {
   }
 
   /**
+   * Ends the session: with the server's agreement when connected (its ephemeral nodes go
+   * at once), otherwise by dropping the client (they go when the server expires it).
+   */
+  async close(why = 'closed'): Promise<void> {
+    const closed = whenClientClosed(this.client);
+    if (!isClientStopped(this.client)) {
+      if (this.connected) this.client.close();
+      else forceCloseClient(this.client);
+    }
+    this.lose(why, true);
+    await closed;
+  }
+
+  /** Whether `path` exists (without a watch). */
+  async exists(path: string): Promise<boolean> {
+    const [stat] = await this.call<[unknown]>('exists', path, (cb) => this.client.exists(path, cb as never));
+    return Boolean(stat);
+  }
+
+  async getChildren(path: string): Promise<{ children: string[]; stat: ZkStat }> {
+    const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
+      this.client.getChildren(path, cb as never),
+    );
+    return { children, stat: toStat(stat) };
+  }
+
+  async getData(path: string): Promise<Buffer | undefined> {
+    const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
+    return data;
+  }
+
+  /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
+  async getDataAndCtime(
+    path: string,
+  ): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
+    const [data, raw] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
+    const { ctimeMs, owner } = toStat(raw);
+    return { data, ctimeMs: ctimeMs!, owner };
+  }
+
+  /** `getData` with the node's stat (without a watch). */
+  async getDataAndStat(path: string): Promise<{ data: Buffer; stat: ZkStat }> {
+    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+      this.client.getData(path, cb as never),
+    );
+    return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
+  }
+
+  /**
+   * Several reads as one request (ZooKeeper's `multiRead`, 3.6 and later), answered
+   * together: per op, in order, its result or the ZooKeeper error it met (the other ops
+   * are read all the same). Send one only when `canReadTogether()` says the server takes
+   * it; a server that refuses it (UNIMPLEMENTED) is sent no other.
+   */
+  async multiRead(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
+    const server = connectedServer(this.client);
+    try {
+      const [results] = await this.call<[MultiResult[]]>('multiRead', ops[0].path, (cb) =>
+        queueRequest(this.client, newMultiReadRequest(ops), (error, payload) =>
+          cb(error, (payload as { results: MultiResult[] } | undefined)?.results),
+        ),
+      );
+      return results.map(readResultOf);
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.zkCode === 'UNIMPLEMENTED') this.readsTogether.refused(server);
+      throw error;
+    }
+  }
+
+  /**
+   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops (and
+   * `MAX_REQUEST_BYTES`) when the server takes them, otherwise one request each. Per op,
+   * in order, its result or the ZooKeeper error it met. Rejects when a `multiRead` fails
+   * whole (a lost connection) or the session is lost.
+   */
+  async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
+    if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));
+    const runs = this.inRequests(ops, (op) => [op], MULTI_READ_OPS);
+    return (await Promise.all(runs.map((run) => this.multiRead(run)))).flat();
+  }
+
+  /**
+   * True when a `multiRead` can be sent now: the server connected now said it takes one.
+   * Asked about a server for the first time, it asks it in the background (and says no).
+   */
+  canReadTogether(): boolean {
+    return this.readsTogether.usable();
+  }
+
+  /**
+   * Settles once `canReadTogether()` knows for the server connected now (each server is
+   * asked once); `undefined` when it knows already.
+   */
+  readyToReadTogether(): Promise<void> | undefined {
+    return this.readsTogether.ready();
+  }
+
+  /**
+   * `items` in consecutive runs, each run's ops (`opsOf`) small enough for one `multi` or
+   * `multiRead` (`MAX_REQUEST_BYTES`, at most `maxOps`): a longer request would make
+   * ZooKeeper drop the connection.
+   */
+  inRequests<T>(items: readonly T[], opsOf: (item: T) => readonly ZkOp[], maxOps = Infinity): T[][] {
+    this.requestSizes ??= {
+      chrootBytes: Buffer.byteLength(chrootOf(this.connectionString) ?? '', 'utf8'),
+      aclBytes: aclBytes(this.acl),
+    };
+    return inRequests(items, opsOf, this.requestSizes, maxOps);
+  }
+
+  /** One read of `readAll`, as a request of its own. */
+  private async readOne({ op, path }: ZkReadOp): Promise<ZkReadResult> {
+    try {
+      if (op === 'getChildren') return { children: (await this.getChildren(path)).children };
+      const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
+        this.client.getData(path, cb as never),
+      );
+      return { data, stat: toStat(stat) };
+    } catch (error) {
+      if (error instanceof ZkOperationError) return { error: error.zkCode };
+      throw error;
+    }
+  }
+
+  /**
    * A write that changes nothing (the heartbeat's), answered once the leader committed it.
    * Per-session FIFO order then makes every later read on this connection see each write
    * of this session the leader accepted before it; and after a reconnect to another
@@ -331,18 +465,164 @@ export class ZkSession extends EventEmitter {
     }
   }
 
-  /**
-   * Ends the session: with the server's agreement when connected (its ephemeral nodes go
-   * at once), otherwise by dropping the client (they go when the server expires it).
-   */
-  async close(why = 'closed'): Promise<void> {
-    const closed = whenClientClosed(this.client);
-    if (!isClientStopped(this.client)) {
-      if (this.connected) this.client.close();
-      else forceCloseClient(this.client);
+  async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
+    const ephemeral = mode === 'ephemeral-sequential';
+    if (ephemeral) this.ownNodes.creating(path);
+    try {
+      const [created] = await this.call<[string]>('create', path, (cb) =>
+        this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
+      );
+      if (ephemeral) this.ownNodes.answered(path, created);
+      return created;
+    } catch (error) {
+      if (ephemeral && refused(error)) this.ownNodes.answered(path, undefined);
+      throw error;
     }
-    this.lose(why, true);
-    await closed;
+  }
+
+  /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
+  async setData(path: string, data: Buffer): Promise<void> {
+    await this.call('setData', path, (cb) => this.client.setData(path, data, -1, cb as never));
+  }
+
+  async remove(path: string): Promise<void> {
+    try {
+      await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') this.ownNodes.removed(path);
+      throw error;
+    }
+    this.ownNodes.removed(path);
+  }
+
+  /**
+   * A lookup sent behind a barrier found no node of the ephemeral sequential create of
+   * `requested` (whose reply was lost): it did not happen, or its node is gone. The session
+   * stops listing it (see `OwnNodes`).
+   */
+  noneCreated(requested: string): void {
+    this.ownNodes.answered(requested, undefined);
+  }
+
+  /**
+   * Several writes as one transaction (ZooKeeper's `multi`), one request and one commit:
+   * all of them happen, or none. Resolves with each op's created path (`undefined` for a
+   * delete), in order. A ZooKeeper error fails the whole transaction, nothing changed, as
+   * a `ZkOperationError` naming the first op that failed. As with any write, a connection
+   * loss leaves unknown whether it committed (all of it or nothing).
+   */
+  async multi(ops: readonly ZkMultiOp[]): Promise<Array<string | undefined>> {
+    const transaction = this.client.transaction();
+    for (const op of ops) {
+      if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
+      else removeAtVersion(transaction, op.path, op.version ?? -1);
+    }
+    let failed = 0; // the index of the op that failed the transaction
+    const ephemeral = ops.filter((op) => op.op === 'create' && op.mode === 'ephemeral-sequential');
+    for (const { path } of ephemeral) this.ownNodes.creating(path);
+    try {
+      const [results] = await this.call<[Array<{ path?: string }>]>('multi', ops[0].path, (cb) =>
+        transaction.commit((error, results?: Array<{ err?: number }>) => {
+          failed = Math.max(0, results?.findIndex((result) => result.err !== undefined && result.err !== 0) ?? 0);
+          cb(error as Error | null, results);
+        }),
+      );
+      ops.forEach((op, i) => {
+        if (op.op === 'remove') this.ownNodes.removed(op.path);
+        else if (op.mode === 'ephemeral-sequential') this.ownNodes.answered(op.path, results[i].path);
+      });
+      return results.map((result) => result.path);
+    } catch (error) {
+      // Refused whole: nothing of it happened.
+      if (refused(error)) for (const { path } of ephemeral) this.ownNodes.answered(path, undefined);
+      if (!(error instanceof ZkOperationError) || failed === 0) throw error;
+      throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
+    }
+  }
+
+  /** Runs `send`; the requests it makes synchronously leave in one socket write. */
+  sendingTogether<T>(send: () => T): T {
+    return sendingTogether(this.client, send);
+  }
+
+  /**
+   * Reads `path` with a one-shot data watch (not `exists`: on a node that just vanished
+   * that leaves a creation watch that never fires). `listener` gets the watch's event
+   * (or, rarely, the event of an earlier watch on the same path: a harmless early wake);
+   * `false` means the node does not exist and nothing is watched. One ZooKeeper watch
+   * serves every listener of a path; `unwatch` drops ours.
+   */
+  async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
+    return (await this.watchedRead(path, listener, 'getData', () => true)) ?? false;
+  }
+
+  /**
+   * `watchData` that also returns what it read: the node's data (empty when it has none),
+   * or `null` when the node does not exist (then nothing is watched).
+   */
+  async watchDataValue(path: string, listener: ZkWatchListener): Promise<Buffer | null> {
+    return this.watchedRead(path, listener, 'getData', ([data]) => (data as Buffer | undefined) ?? Buffer.alloc(0));
+  }
+
+  /**
+   * `getChildren` with a one-shot children watch (any child created or deleted fires it),
+   * or `null` when `path` does not exist (then nothing is watched). As with `watchData`,
+   * `listener` is registered before asking; `unwatch` drops it.
+   */
+  async watchChildren(path: string, listener: ZkWatchListener): Promise<{ children: string[]; stat: ZkStat } | null> {
+    return this.watchedRead(path, listener, 'getChildren', ([children, stat]) => ({
+      children: children as string[],
+      stat: toStat(stat as RawStat),
+    }));
+  }
+
+  /**
+   * `watchData` answering the node's data version (how many times its data was set), or
+   * `null` when the node does not exist (then nothing is watched).
+   */
+  async watchDataVersion(path: string, listener: ZkWatchListener): Promise<number | null> {
+    return this.watchedRead(path, listener, 'getData', ([, stat]) => (stat as { version: number }).version);
+  }
+
+  /**
+   * A read with a one-shot watch, `listener` registered before asking: the reply and the
+   * notification can arrive in one TCP chunk, and the client emits the notification before
+   * our promise for the reply resolves. `null` when the node does not exist (then nothing
+   * is watched, and the listener is dropped).
+   */
+  private async watchedRead<T>(
+    path: string,
+    listener: ZkWatchListener,
+    op: 'getData' | 'getChildren',
+    result: (reply: unknown[]) => T,
+  ): Promise<T | null> {
+    this.watchers.add(path, listener);
+    try {
+      const reply = await this.call<unknown[]>(op, path, (cb) =>
+        op === 'getData'
+          ? this.client.getData(path, this.dispatch, cb as never)
+          : this.client.getChildren(path, this.dispatch, cb as never),
+      );
+      return result(reply);
+    } catch (error) {
+      this.unwatch(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
+
+  unwatch(path: string, listener: ZkWatchListener): void {
+    this.watchers.remove(path, listener);
+  }
+
+  /** Listeners waiting on watches, for tests asserting that nothing is left behind. */
+  watcherCount(): number {
+    return this.watchers.count();
+  }
+
+  /** Sends one request, tracked while in flight (see `sessionCall`). */
+  private call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
+    return this.settling.hold(() => sessionCall<T>(this.callContext, op, path, invoke, write));
   }
 
   private readonly dispatch = (event: zookeeper.Event): void => {
@@ -458,296 +738,9 @@ export class ZkSession extends EventEmitter {
     if (!closing && !isClientStopped(this.client)) forceCloseClient(this.client);
     this.emit('lost', error);
   }
-
-  /** Sends one request, tracked while in flight (see `sessionCall`). */
-  private call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
-    return this.settling.hold(() => sessionCall<T>(this.callContext, op, path, invoke, write));
-  }
-
-  private requestSizes: { chrootBytes: number; aclBytes: number } | undefined;
-
-  /** Whether `path` exists (without a watch). */
-  async exists(path: string): Promise<boolean> {
-    const [stat] = await this.call<[unknown]>('exists', path, (cb) => this.client.exists(path, cb as never));
-    return Boolean(stat);
-  }
-
-  async getChildren(path: string): Promise<{ children: string[]; stat: ZkStat }> {
-    const [children, stat] = await this.call<[string[], RawStat]>('getChildren', path, (cb) =>
-      this.client.getChildren(path, cb as never),
-    );
-    return { children, stat: toStat(stat) };
-  }
-
-  async getData(path: string): Promise<Buffer | undefined> {
-    const [data] = await this.call<[Buffer | undefined]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    return data;
-  }
-
-  /** Data, creation time and (for an ephemeral node) its owner session id, in hex: what `locks()` lists. */
-  async getDataAndCtime(
-    path: string,
-  ): Promise<{ data: Buffer | undefined; ctimeMs: number; owner: string | undefined }> {
-    const [data, raw] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    const { ctimeMs, owner } = toStat(raw);
-    return { data, ctimeMs: ctimeMs!, owner };
-  }
-
-  /** `getData` with the node's stat (without a watch). */
-  async getDataAndStat(path: string): Promise<{ data: Buffer; stat: ZkStat }> {
-    const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-      this.client.getData(path, cb as never),
-    );
-    return { data: data ?? Buffer.alloc(0), stat: toStat(stat) };
-  }
-
-  /**
-   * Several reads as one request (ZooKeeper's `multiRead`, 3.6 and later), answered
-   * together: per op, in order, its result or the ZooKeeper error it met (the other ops
-   * are read all the same). Send one only when `canReadTogether()` says the server takes
-   * it; a server that refuses it (UNIMPLEMENTED) is sent no other.
-   */
-  async multiRead(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
-    const server = connectedServer(this.client);
-    try {
-      const [results] = await this.call<[MultiResult[]]>('multiRead', ops[0].path, (cb) =>
-        queueRequest(this.client, newMultiReadRequest(ops), (error, payload) =>
-          cb(error, (payload as { results: MultiResult[] } | undefined)?.results),
-        ),
-      );
-      return results.map(readResultOf);
-    } catch (error) {
-      if (error instanceof ZkOperationError && error.zkCode === 'UNIMPLEMENTED') this.readsTogether.refused(server);
-      throw error;
-    }
-  }
-
-  /**
-   * Reads, all sent at once: as `multiRead`s of up to `MULTI_READ_OPS` ops (and
-   * `MAX_REQUEST_BYTES`) when the server takes them, otherwise one request each. Per op,
-   * in order, its result or the ZooKeeper error it met. Rejects when a `multiRead` fails
-   * whole (a lost connection) or the session is lost.
-   */
-  async readAll(ops: readonly ZkReadOp[]): Promise<ZkReadResult[]> {
-    if (ops.length < 2 || !this.canReadTogether()) return Promise.all(ops.map((op) => this.readOne(op)));
-    const runs = this.inRequests(ops, (op) => [op], MULTI_READ_OPS);
-    return (await Promise.all(runs.map((run) => this.multiRead(run)))).flat();
-  }
-
-  /**
-   * `items` in consecutive runs, each run's ops (`opsOf`) small enough for one `multi` or
-   * `multiRead` (`MAX_REQUEST_BYTES`, at most `maxOps`): a longer request would make
-   * ZooKeeper drop the connection.
-   */
-  inRequests<T>(items: readonly T[], opsOf: (item: T) => readonly ZkOp[], maxOps = Infinity): T[][] {
-    this.requestSizes ??= {
-      chrootBytes: Buffer.byteLength(chrootOf(this.connectionString) ?? '', 'utf8'),
-      aclBytes: aclBytes(this.acl),
-    };
-    return inRequests(items, opsOf, this.requestSizes, maxOps);
-  }
-
-  /** One read of `readAll`, as a request of its own. */
-  private async readOne({ op, path }: ZkReadOp): Promise<ZkReadResult> {
-    try {
-      if (op === 'getChildren') return { children: (await this.getChildren(path)).children };
-      const [data, stat] = await this.call<[Buffer | undefined, RawStat]>('getData', path, (cb) =>
-        this.client.getData(path, cb as never),
-      );
-      return { data, stat: toStat(stat) };
-    } catch (error) {
-      if (error instanceof ZkOperationError) return { error: error.zkCode };
-      throw error;
-    }
-  }
-
-  /**
-   * True when a `multiRead` can be sent now: the server connected now said it takes one.
-   * Asked about a server for the first time, it asks it in the background (and says no).
-   */
-  canReadTogether(): boolean {
-    return this.readsTogether.usable();
-  }
-
-  /**
-   * Settles once `canReadTogether()` knows for the server connected now (each server is
-   * asked once); `undefined` when it knows already.
-   */
-  readyToReadTogether(): Promise<void> | undefined {
-    return this.readsTogether.ready();
-  }
-
-  async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
-    const ephemeral = mode === 'ephemeral-sequential';
-    if (ephemeral) this.ownNodes.creating(path);
-    try {
-      const [created] = await this.call<[string]>('create', path, (cb) =>
-        this.client.create(path, data, this.acl, CREATE_MODES[mode], cb as never),
-      );
-      if (ephemeral) this.ownNodes.answered(path, created);
-      return created;
-    } catch (error) {
-      if (ephemeral && refused(error)) this.ownNodes.answered(path, undefined);
-      throw error;
-    }
-  }
-
-  /**
-   * Reads `path` with a one-shot data watch (not `exists`: on a node that just vanished
-   * that leaves a creation watch that never fires). `listener` gets the watch's event
-   * (or, rarely, the event of an earlier watch on the same path: a harmless early wake);
-   * `false` means the node does not exist and nothing is watched. One ZooKeeper watch
-   * serves every listener of a path; `unwatch` drops ours.
-   */
-  async watchData(path: string, listener: ZkWatchListener): Promise<boolean> {
-    return (await this.watchedRead(path, listener, 'getData', () => true)) ?? false;
-  }
-
-  /**
-   * `watchData` that also returns what it read: the node's data (empty when it has none),
-   * or `null` when the node does not exist (then nothing is watched).
-   */
-  async watchDataValue(path: string, listener: ZkWatchListener): Promise<Buffer | null> {
-    return this.watchedRead(path, listener, 'getData', ([data]) => (data as Buffer | undefined) ?? Buffer.alloc(0));
-  }
-
-  /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
-  async setData(path: string, data: Buffer): Promise<void> {
-    await this.call('setData', path, (cb) => this.client.setData(path, data, -1, cb as never));
-  }
-
-  /**
-   * `getChildren` with a one-shot children watch (any child created or deleted fires it),
-   * or `null` when `path` does not exist (then nothing is watched). As with `watchData`,
-   * `listener` is registered before asking; `unwatch` drops it.
-   */
-  async watchChildren(path: string, listener: ZkWatchListener): Promise<{ children: string[]; stat: ZkStat } | null> {
-    return this.watchedRead(path, listener, 'getChildren', ([children, stat]) => ({
-      children: children as string[],
-      stat: toStat(stat as RawStat),
-    }));
-  }
-
-  /**
-   * `watchData` answering the node's data version (how many times its data was set), or
-   * `null` when the node does not exist (then nothing is watched).
-   */
-  async watchDataVersion(path: string, listener: ZkWatchListener): Promise<number | null> {
-    return this.watchedRead(path, listener, 'getData', ([, stat]) => (stat as { version: number }).version);
-  }
-
-  /**
-   * A read with a one-shot watch, `listener` registered before asking: the reply and the
-   * notification can arrive in one TCP chunk, and the client emits the notification before
-   * our promise for the reply resolves. `null` when the node does not exist (then nothing
-   * is watched, and the listener is dropped).
-   */
-  private async watchedRead<T>(
-    path: string,
-    listener: ZkWatchListener,
-    op: 'getData' | 'getChildren',
-    result: (reply: unknown[]) => T,
-  ): Promise<T | null> {
-    this.watchers.add(path, listener);
-    try {
-      const reply = await this.call<unknown[]>(op, path, (cb) =>
-        op === 'getData'
-          ? this.client.getData(path, this.dispatch, cb as never)
-          : this.client.getChildren(path, this.dispatch, cb as never),
-      );
-      return result(reply);
-    } catch (error) {
-      this.unwatch(path, listener);
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
-  }
-
-  unwatch(path: string, listener: ZkWatchListener): void {
-    this.watchers.remove(path, listener);
-  }
-
-  /** Listeners waiting on watches, for tests asserting that nothing is left behind. */
-  watcherCount(): number {
-    return this.watchers.count();
-  }
-
-  /** Runs `send`; the requests it makes synchronously leave in one socket write. */
-  sendingTogether<T>(send: () => T): T {
-    return sendingTogether(this.client, send);
-  }
-
-  /**
-   * A lookup sent behind a barrier found no node of the ephemeral sequential create of
-   * `requested` (whose reply was lost): it did not happen, or its node is gone. The session
-   * stops listing it (see `OwnNodes`).
-   */
-  noneCreated(requested: string): void {
-    this.ownNodes.answered(requested, undefined);
-  }
-
-  async remove(path: string): Promise<void> {
-    try {
-      await this.call('remove', path, (cb) => this.client.remove(path, -1, cb as never));
-    } catch (error) {
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') this.ownNodes.removed(path);
-      throw error;
-    }
-    this.ownNodes.removed(path);
-  }
-
-  /**
-   * Several writes as one transaction (ZooKeeper's `multi`), one request and one commit:
-   * all of them happen, or none. Resolves with each op's created path (`undefined` for a
-   * delete), in order. A ZooKeeper error fails the whole transaction, nothing changed, as
-   * a `ZkOperationError` naming the first op that failed. As with any write, a connection
-   * loss leaves unknown whether it committed (all of it or nothing).
-   */
-  async multi(ops: readonly ZkMultiOp[]): Promise<Array<string | undefined>> {
-    const transaction = this.client.transaction();
-    for (const op of ops) {
-      if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
-      else removeAtVersion(transaction, op.path, op.version ?? -1);
-    }
-    let failed = 0; // the index of the op that failed the transaction
-    const ephemeral = ops.filter((op) => op.op === 'create' && op.mode === 'ephemeral-sequential');
-    for (const { path } of ephemeral) this.ownNodes.creating(path);
-    try {
-      const [results] = await this.call<[Array<{ path?: string }>]>('multi', ops[0].path, (cb) =>
-        transaction.commit((error, results?: Array<{ err?: number }>) => {
-          failed = Math.max(0, results?.findIndex((result) => result.err !== undefined && result.err !== 0) ?? 0);
-          cb(error as Error | null, results);
-        }),
-      );
-      ops.forEach((op, i) => {
-        if (op.op === 'remove') this.ownNodes.removed(op.path);
-        else if (op.mode === 'ephemeral-sequential') this.ownNodes.answered(op.path, results[i].path);
-      });
-      return results.map((result) => result.path);
-    } catch (error) {
-      // Refused whole: nothing of it happened.
-      if (refused(error)) for (const { path } of ephemeral) this.ownNodes.answered(path, undefined);
-      if (!(error instanceof ZkOperationError) || failed === 0) throw error;
-      throw new ZkOperationError('multi', ops[failed].path, error.zkCode, error.cause);
-    }
-  }
 }
 
 /** A ZooKeeper error answered a write: it did not happen (a lost connection leaves that unknown). */
 function refused(error: unknown): boolean {
   return error instanceof ZkOperationError && error.zkCode !== 'CONNECTION_LOSS';
-}
-
-/**
- * `transaction.remove(path, version)`, with version 0 kept: node-zookeeper-client turns a
- * version of 0 into -1 (`version || -1`), which would delete at any version.
- */
-function removeAtVersion(transaction: zookeeper.Transaction, path: string, version: number): void {
-  transaction.remove(path, version);
-  const ops = (transaction as unknown as { ops: Array<{ version: number }> }).ops;
-  ops[ops.length - 1].version = version;
 }

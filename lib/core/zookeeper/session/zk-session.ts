@@ -31,7 +31,7 @@ import { SessionLiveness, type LivenessHooks } from './session-liveness.js';
 import { TrustGate } from './trust-gate.js';
 import { installJuteCodec, newMultiReadRequest } from './wire/jute-codec.js';
 import type { MultiResult, ZkReadOp } from './wire/multi-read.js';
-import { ZkWatchRegistry, type ZkWatchListener } from './zk-watch-registry.js';
+import { ZkWatchRegistry, type ZkWatcher, type ZkWatchListener } from './zk-watch-registry.js';
 import { readResultOf, toStat, type RawStat, type ZkReadResult, type ZkStat } from './zk-stat.js';
 
 export type { ZkMultiOp, ZkNodeMode } from './request-batches.js';
@@ -122,7 +122,7 @@ export class ZkSession extends EventEmitter {
   private readonly lostController = new AbortController();
   private readonly client: zookeeper.Client;
   private readonly inflight = new InflightRequests();
-  private readonly watchers = new ZkWatchRegistry();
+  private readonly watchers = new ZkWatchRegistry(() => this.config.counter.count('notification'));
   private readonly liveness: SessionLiveness;
   private readonly acl: zookeeper.ACL[];
   private readonly trust = new TrustGate();
@@ -584,31 +584,20 @@ export class ZkSession extends EventEmitter {
     return this.watchedRead(path, listener, 'getData', ([, stat]) => (stat as { version: number }).version);
   }
 
-  /**
-   * A read with a one-shot watch, `listener` registered before asking: the reply and the
-   * notification can arrive in one TCP chunk, and the client emits the notification before
-   * our promise for the reply resolves. `null` when the node does not exist (then nothing
-   * is watched, and the listener is dropped).
-   */
-  private async watchedRead<T>(
+  /** A read with a one-shot watch: see `ZkWatchRegistry.read`. */
+  private watchedRead<T>(
     path: string,
     listener: ZkWatchListener,
     op: 'getData' | 'getChildren',
     result: (reply: unknown[]) => T,
   ): Promise<T | null> {
-    this.watchers.add(path, listener);
-    try {
-      const reply = await this.call<unknown[]>(op, path, (cb) =>
+    const send = (watcher: ZkWatcher): Promise<unknown[]> =>
+      this.call<unknown[]>(op, path, (cb) =>
         op === 'getData'
-          ? this.client.getData(path, this.dispatch, cb as never)
-          : this.client.getChildren(path, this.dispatch, cb as never),
+          ? this.client.getData(path, watcher, cb as never)
+          : this.client.getChildren(path, watcher, cb as never),
       );
-      return result(reply);
-    } catch (error) {
-      this.unwatch(path, listener);
-      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
-      throw error;
-    }
+    return this.watchers.read(path, listener, send, result);
   }
 
   unwatch(path: string, listener: ZkWatchListener): void {
@@ -624,11 +613,6 @@ export class ZkSession extends EventEmitter {
   private call<T extends unknown[]>(op: string, path: string, invoke: Invoke, write?: boolean): Promise<T> {
     return this.settling.hold(() => sessionCall<T>(this.callContext, op, path, invoke, write));
   }
-
-  private readonly dispatch = (event: zookeeper.Event): void => {
-    this.config.counter.count('notification');
-    this.watchers.fire(event.getName(), event.getPath());
-  };
 
   private onState(state: zookeeper.State): void {
     if (this.isLost) return;

@@ -167,7 +167,7 @@ export class ZkClient extends EventEmitter {
    * on at the server: a server restarted on its data revives every session it had, and a
    * client cut off past its deadline may come back before the server expired it. The next
    * session object asks for it back, so the client never has two, and deletes the nodes the
-   * lost one left before anything else is sent (see `ZkSessionLifecycle.settle`); a fresh
+   * lost one left before anything else is sent (see `ReattachSettling`); a fresh
    * session only if the server says it expired. One the server expired, closed or refused
    * is not asked back.
    */

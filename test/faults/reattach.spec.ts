@@ -128,6 +128,9 @@ describe('a session declared lost by the client is asked back, and what it left 
           if (op === ZK_OP.delete && path === held.path) statesAtDelete.push(holder.status().state);
         return log(...requests);
       };
+      // Connected is said once the old node's delete has gone out, not before.
+      const deleteSentAtConnected: boolean[] = [];
+      holder.client.on('connected', () => deleteSentAtConnected.push(statesAtDelete.length > 0));
       proxy.blackhole();
       // Back as soon as the client declares the session lost: the server keeps it for up to
       // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive. An acquire
@@ -151,6 +154,7 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(oldDeleted).toBeGreaterThanOrEqual(0);
       expect(firstCreate).toBeGreaterThan(oldDeleted);
       expect(statesAtDelete).toEqual(['disconnected']);
+      expect(deleteSentAtConnected).toEqual([true]);
       await lock.release();
       const mine = await again;
       expect(mine.fencingToken).toBeGreaterThan(lock.fencingToken);

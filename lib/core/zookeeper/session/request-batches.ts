@@ -1,7 +1,6 @@
 import type zookeeper from 'node-zookeeper-client';
 
 import type { ZkReadOp } from './wire/multi-read.js';
-import type { ZkMultiOp } from './zk-session-types.js';
 
 /**
  * The most bytes of ops one `multi` or `multiRead` carries. ZooKeeper reads no request
@@ -18,6 +17,14 @@ export const MAX_REQUEST_BYTES = 512 * 1024;
  * version or watch flag (4); rounded up.
  */
 const OP_OVERHEAD_BYTES = 32;
+
+export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+
+/** One write of a `multi` transaction. */
+export type ZkMultiOp =
+  | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: ZkNodeMode }
+  /** `version`: only if the node's data version is still this one (BAD_VERSION otherwise); any when absent. */
+  | { readonly op: 'remove'; readonly path: string; readonly version?: number };
 
 export type ZkOp = ZkMultiOp | ZkReadOp;
 

@@ -1,4 +1,4 @@
-import type { ServerUnfitness } from '../../errors/errors.js';
+import { ZkServerRefusedError, type ServerUnfitness } from '../../errors/errors.js';
 import { fourLetter } from './four-letter.js';
 import { takesMultiRead } from './multi-read-support.js';
 
@@ -104,5 +104,103 @@ export class ServerFactsCache {
   /** Ends the questions in flight (their sockets close); they answer `undefined`. */
   close(): void {
     this.stopped.abort(new Error('session closed'));
+  }
+}
+
+/** What `ServerCheck` needs of its session. */
+export interface ServerCheckHost {
+  /** The server connected now (`host:port`), if any. */
+  server(): string | undefined;
+  /** The session timeout the server granted. */
+  timeoutMs(): number;
+  connectionString(): string;
+  /** Connected, and not lost. */
+  isUp(): boolean;
+  /** The server connected now passed its check, or could not be checked. */
+  passed(server: string | undefined, facts: ServerFacts | undefined): void;
+  /** Leaves the server connected now. */
+  leave(): void;
+  /** A server was left for the first time in this session. */
+  refused(refusal: ZkServerRefusedError): void;
+  /** Runs `then` once a re-attached session deleted what its lost object left; at once otherwise. */
+  whenSettled(then: () => void): void;
+}
+
+/**
+ * One session's check of each server it connects to: asks the server about itself
+ * (`srvr`, `conf`; once per server, in the background) and leaves it if the liveness
+ * proof does not hold through it: an observer, or a timeout under 2 × its tickTime (see
+ * `unfitness`). Until it passes, no pair of writes proves the session (a connect still
+ * does); a server that cannot say passes.
+ */
+export class ServerCheck {
+  /** What the servers said, shared with `MultiReadSupport`. */
+  readonly facts: ServerFactsCache;
+  /** Counts connections, so that a server check answering late applies to none but its own. */
+  private connection = 0;
+  private passedNow = false;
+  private lastRefusal: ZkServerRefusedError | undefined;
+  private readonly refusedServers = new Set<string>();
+
+  constructor(private readonly host: ServerCheckHost) {
+    // Pairs wait for the answer: a short session must not wait the whole check timeout.
+    this.facts = new ServerFactsCache((server, signal) =>
+      askServer(server, signal, Math.min(SERVER_CHECK_TIMEOUT_MS, Math.round(host.timeoutMs() / 4))),
+    );
+  }
+
+  /** The server connected now passed its check (or could not be checked). */
+  get passed(): boolean {
+    return this.passedNow;
+  }
+
+  /** The latest server left, if any. */
+  get refusal(): ZkServerRefusedError | undefined {
+    return this.lastRefusal;
+  }
+
+  /** How many distinct servers were left so far. */
+  get refusedCount(): number {
+    return this.refusedServers.size;
+  }
+
+  /** A connection is made: its server is unchecked until `check` says otherwise. */
+  connected(): void {
+    this.connection++;
+    this.passedNow = false;
+  }
+
+  /** Checks the server of the connection made last, in the background. */
+  check(): void {
+    const connection = this.connection;
+    const server = this.host.server();
+    const asked = server === undefined ? Promise.resolve(undefined) : this.facts.get(server);
+    void asked.then((facts) => {
+      if (connection !== this.connection || !this.host.isUp()) return;
+      const unfit = facts && unfitness(facts, this.host.timeoutMs());
+      if (!unfit || server === undefined) {
+        this.passedNow = true;
+        this.host.passed(server, facts);
+        return;
+      }
+      const leave = (): void => {
+        if (connection !== this.connection || !this.host.isUp()) return;
+        this.host.leave();
+        if (this.refusedServers.has(server)) return; // said once per server and session, not at every pass
+        this.refusedServers.add(server);
+        this.lastRefusal = new ZkServerRefusedError(server, unfit, this.host.timeoutMs(), this.host.connectionString());
+        this.host.refused(this.lastRefusal);
+      };
+      // A session given back deletes what its lost object left through whichever server
+      // took it back, even one it then leaves: leaving first would fail the deletes, and
+      // each re-attach there would touch the session again, its old nodes blocking everyone
+      // for as long as the client kept trying (an observer as the only other server).
+      this.host.whenSettled(leave);
+    });
+  }
+
+  /** Ends the questions in flight; nothing is asked from now on. */
+  close(): void {
+    this.facts.close();
   }
 }

@@ -2,7 +2,6 @@ import { ZkOperationError } from '../../errors/errors.js';
 import { zkErrorName } from './zk-error-code.js';
 import type { InflightRequests } from './inflight-requests.js';
 import type { SessionLiveness } from './session-liveness.js';
-import type { ZkRequestCounter } from './zk-request-counter.js';
 
 /** Requests the leader must commit: only their answers prove the session's life (see SessionLiveness). */
 const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'remove', 'heartbeat', 'setData', 'multi']);
@@ -54,4 +53,27 @@ export function sessionCall<T extends unknown[]>(
       reject(ctx.lostReason() ?? new ZkOperationError(op, path, zkCode!, error));
     });
   });
+}
+
+/**
+ * ZooKeeper requests sent, by operation, plus the watch notifications received
+ * (`notification`): shows where every round trip goes.
+ */
+export class ZkRequestCounter {
+  private readonly counts = new Map<string, number>();
+
+  count(op: string): void {
+    this.counts.set(op, (this.counts.get(op) ?? 0) + 1);
+  }
+
+  /** A copy of the counts so far, e.g. `{ create: 3, getChildren: 4, remove: 3 }`. */
+  snapshot(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+
+  total(): number {
+    let sum = 0;
+    for (const n of this.counts.values()) sum += n;
+    return sum;
+  }
 }

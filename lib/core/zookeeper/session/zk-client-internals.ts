@@ -1,4 +1,4 @@
-import type { Client } from 'node-zookeeper-client';
+import type { Client, Transaction } from 'node-zookeeper-client';
 
 /**
  * The only place that reaches into node-zookeeper-client 1.1.3's private fields. The public
@@ -158,4 +158,14 @@ export function dropStaleBytesOnConnect(client: Client): void {
   cm.on('state', (state) => {
     if (state === CM_CONNECTING) cm.pendingBuffer = null;
   });
+}
+
+/**
+ * `transaction.remove(path, version)`, with version 0 kept: node-zookeeper-client turns a
+ * version of 0 into -1 (`version || -1`), which would delete at any version.
+ */
+export function removeAtVersion(transaction: Transaction, path: string, version: number): void {
+  transaction.remove(path, version);
+  const ops = (transaction as unknown as { ops: Array<{ version: number }> }).ops;
+  ops[ops.length - 1].version = version;
 }

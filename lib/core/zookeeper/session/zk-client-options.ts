@@ -99,3 +99,8 @@ function validateConnectionString(value: unknown): asserts value is string {
     if (port < 1 || port > 65535) fail(`port ${port} is out of range`);
   }
 }
+
+/** The chroot of a connection string (`host:port,host:port/chroot`), if any: the client prepends it to every path. */
+export function chrootOf(connectionString: string): string | undefined {
+  return connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
+}

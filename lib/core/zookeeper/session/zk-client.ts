@@ -11,13 +11,11 @@ import { lockMessages } from '../../errors/messages.js';
 import { deadline } from '../../util/deadline.js';
 import { publishSession, type SessionMessage } from '../../diagnostics/diagnostics.js';
 import { refusedConnectWatch } from './refused-connect-watch.js';
-import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions } from './zk-client-options.js';
-import { ZkRequestCounter } from './zk-request-counter.js';
+import { REFUSED_CONNECT_MS, SPIN_DELAY_MS, type ResolvedZkClientOptions, chrootOf } from './zk-client-options.js';
+import { ZkRequestCounter } from './session-call.js';
 import type { ServerFacts } from './server-check.js';
 import { ClientOutage } from './client-outage.js';
-import { ZkSession } from './zk-session.js';
-import type { ZkReattach } from './zk-session-types.js';
-import { chrootOf } from './chroot.js';
+import { ZkSession, type ZkReattach } from './zk-session.js';
 
 /**
  * Keeps one live ZooKeeper session: connects with a deadline, and when a session is lost
@@ -169,7 +167,7 @@ export class ZkClient extends EventEmitter {
    * on at the server: a server restarted on its data revives every session it had, and a
    * client cut off past its deadline may come back before the server expired it. The next
    * session object asks for it back, so the client never has two, and deletes the nodes the
-   * lost one left before anything else is sent (see `ZkSessionLifecycle.settle`); a fresh
+   * lost one left before anything else is sent (see `ReattachSettling`); a fresh
    * session only if the server says it expired. One the server expired, closed or refused
    * is not asked back.
    */

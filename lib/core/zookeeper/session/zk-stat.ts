@@ -2,7 +2,31 @@ import * as zookeeper from 'node-zookeeper-client';
 
 import { zkErrorName } from './zk-error-code.js';
 import type { MultiResult } from './wire/multi-read.js';
-import type { ZkReadResult, ZkStat } from './zk-session-types.js';
+
+export interface ZkStat {
+  /** zxid of the last change to this node's children, as ZooKeeper's signed 64-bit long. */
+  readonly pzxid: bigint;
+  readonly czxid: bigint;
+  /** zxid of the last change to this node's data (its creation, or a later `setData`). */
+  readonly mzxid?: bigint;
+  /** Bytes of data the node holds (a lease directory's marker, for one). */
+  readonly dataLength?: number;
+  /** How many times the node's data was set since its creation (the version a conditional write names). */
+  readonly version?: number;
+  /** When the node was created: ms since the epoch, by the clock of the ZooKeeper leader that committed it. */
+  readonly ctimeMs?: number;
+  /** The session owning an ephemeral node, `0x…` in hex as ZooKeeper's logs show it; `undefined` for a persistent node. */
+  readonly owner?: string;
+}
+
+/**
+ * One read of a `multiRead` (or `readAll`): the children, or the data (`undefined` for a
+ * node created without any) and stat, or the ZooKeeper error it met (e.g. `NO_NODE`).
+ */
+export type ZkReadResult =
+  | { readonly children: string[] }
+  | { readonly data: Buffer | undefined; readonly stat: ZkStat }
+  | { readonly error: string };
 
 /** A `Stat` as node-zookeeper-client decodes it: its longs as 8-byte buffers. */
 export interface RawStat {

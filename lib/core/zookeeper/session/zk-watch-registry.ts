@@ -1,4 +1,11 @@
-import type { ZkWatchListener } from './zk-session.js';
+import type * as zookeeper from 'node-zookeeper-client';
+
+import { ZkOperationError } from '../../errors/errors.js';
+
+export type ZkWatchListener = (event: { readonly type: string; readonly path: string }) => void;
+
+/** What node-zookeeper-client calls with a watch's notification. */
+export type ZkWatcher = (event: zookeeper.Event) => void;
 
 /**
  * Who waits on which ZooKeeper watch. One watch serves every listener of a path; a
@@ -6,6 +13,38 @@ import type { ZkWatchListener } from './zk-session.js';
  */
 export class ZkWatchRegistry {
   private readonly listeners = new Map<string, Set<ZkWatchListener>>();
+
+  /** `notified`: told of each notification, before its listeners (the session counts them). */
+  constructor(private readonly notified: () => void) {}
+
+  /** The watcher every watched read gives the client: wakes the listeners of the notified path. */
+  readonly dispatch: ZkWatcher = (event) => {
+    this.notified();
+    this.fire(event.getName(), event.getPath());
+  };
+
+  /**
+   * A read with a one-shot watch, `listener` registered before asking: the reply and the
+   * notification can arrive in one TCP chunk, and the client emits the notification before
+   * our promise for the reply resolves. `send` asks, with `dispatch` as the watcher. `null`
+   * when the node does not exist (then nothing is watched, and the listener is dropped).
+   */
+  async read<T>(
+    path: string,
+    listener: ZkWatchListener,
+    send: (watcher: ZkWatcher) => Promise<unknown[]>,
+    result: (reply: unknown[]) => T,
+  ): Promise<T | null> {
+    this.add(path, listener);
+    try {
+      const reply = await send(this.dispatch);
+      return result(reply);
+    } catch (error) {
+      this.remove(path, listener);
+      if (error instanceof ZkOperationError && error.zkCode === 'NO_NODE') return null;
+      throw error;
+    }
+  }
 
   add(path: string, listener: ZkWatchListener): void {
     let set = this.listeners.get(path);

@@ -138,7 +138,6 @@ export class LockService
    * `timeoutMs` (default: `acquireTimeoutMs`).
    */
   leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
-    if (!this.backend.leaseContenders) throw new TypeError('This lock backend has no leases (leaseContenders).');
     return this.backend.leaseContenders(name, this.readOptions(options));
   }
 

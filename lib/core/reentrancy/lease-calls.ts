@@ -21,8 +21,6 @@ export class LeaseRunner {
 
   async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
     const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, this.defaultTimeoutMs);
-    if (!this.backend.acquireLease)
-      throw new TypeError('This lock backend has no leases (acquireLease): use ZkLockBackend or InMemoryLockBackend.');
     return this.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal }));
   }
 

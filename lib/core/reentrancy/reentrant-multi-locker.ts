@@ -12,7 +12,6 @@ import { refuseLost, watchLoss } from './loss-watch.js';
 import { ChainHold } from './chain-hold.js';
 import { heldInScope, lockScopeStorage, namesHeldInScope, scopeKeyOf } from './lock-scope.js';
 import type { PendingWork } from '../util/pending-work.js';
-import { acquireAll } from '../multi/acquire-all.js';
 import { LockGroupHandle } from '../multi/lock-group-handle.js';
 import { resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
 import { lockOrderConflict, planLocks, type PlannedLock } from '../multi/multi-lock-plan.js';
@@ -112,10 +111,7 @@ export class ReentrantMultiLocker {
     options: ResolvedMultiAcquireOptions,
   ): Promise<readonly LockHandle[]> {
     const locks = fresh.map(({ name, mode }) => ({ name, mode }));
-    const group = this.backend.acquireAll
-      ? await this.backend.acquireAll(locks, options)
-      : await acquireAll(this.backend, locks, options);
-    return group.handles;
+    return (await this.backend.acquireAll(locks, options)).handles;
   }
 
   /** Runs `fn` in a scope where the chain holds every grant of `holds` (one scope, entered with `run()`). */

@@ -21,8 +21,11 @@ export type {
   AcquireLeaseOptions,
   LeaseContender,
   LeaseHandle,
+  NodeFormat,
+  LockList,
+  LockListEntry,
+  MultiAcquireOptions,
 } from './core/port/lock-backend.js';
-export type { NodeFormat } from './core/port/lock-backend.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/session-status.js';
 export { LOCK_CHANNELS } from './core/diagnostics/diagnostics.js';
 export type {
@@ -72,14 +75,13 @@ export type {
   WithLockCallOptions,
   WithLocksCallOptions,
   RunAlwaysOptions,
-} from './core/reentrancy/with-lock-options.js';
-export type { LeaseCallOptions } from './core/reentrancy/lease-calls.js';
-export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/reentrancy/locker-events.js';
-export type { ReentrancyOption } from './core/reentrancy/reentrancy-option.js';
+  ReentrancyOption,
+  LeaseCallOptions,
+} from './core/reentrancy/call-options.js';
+export type { LockerEvents, LockLostEvent, LockSkippedEvent, SkipReason } from './core/reentrancy/lock-call-policy.js';
 
 // Several locks at once, all or nothing, deadlock-free (backends' and ReentrantLocker's acquireAll).
 export { acquireAll } from './core/multi/acquire-all.js';
-export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/lock-backend.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
 export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';

@@ -1,8 +1,7 @@
 import type { LockList, LeaseHandle, MultiLockHandle, LockHandle } from '../core/port/lock-backend.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/with-lock-options.js';
-import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
+import type { WithLockCallOptions, WithLocksCallOptions, LeaseCallOptions } from '../core/reentrancy/call-options.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockRunner {

@@ -20,13 +20,13 @@ import {
 } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
-import type { ReentrancyOption } from '../core/reentrancy/reentrancy-option.js';
 import type {
+  ReentrancyOption,
   RunAlwaysOptions,
   WithLockCallOptions,
   WithLocksCallOptions,
-} from '../core/reentrancy/with-lock-options.js';
-import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
+  LeaseCallOptions,
+} from '../core/reentrancy/call-options.js';
 import { lockLogEvents } from './lock-log.events.js';
 import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 
-import type { OnLockLost } from '../core/reentrancy/with-lock-options.js';
+import type { OnLockLost } from '../core/reentrancy/call-options.js';
 import { type LockLostError, InvalidLeaderGroupError } from '../core/errors/errors.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
 import { leaderLockName } from '../core/leader/leader-group.js';

@@ -1,4 +1,4 @@
-import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
+import type { LeaseCallOptions } from '../core/reentrancy/call-options.js';
 import { resolveLeaseOptions } from '../core/port/options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';

@@ -3,7 +3,7 @@ import {
   resolveWithLockOptions,
   type WithLockCallOptions,
   type WithLocksCallOptions,
-} from '../core/reentrancy/with-lock-options.js';
+} from '../core/reentrancy/call-options.js';
 import type { LockMethodDecorator } from './decorator.types.js';
 import { keyFor } from './key-function.js';
 import { lockMethod } from './locked-method.js';

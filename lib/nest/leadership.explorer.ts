@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 
-import { WHEN_LEADER_METADATA } from './decorated-methods.js';
+import { WHEN_LEADER_METADATA } from './decorators/decorated-methods.js';
 import { LeadershipService } from './leadership.service.js';
 import { LockService } from './lock.service.js';
 import { instanceSeenBy, type NestModuleLike } from './module-visibility.js';

@@ -27,8 +27,8 @@ import type {
   WithLocksCallOptions,
   LeaseCallOptions,
 } from '../core/reentrancy/call-options.js';
-import { lockLogEvents } from './lock-log.events.js';
-import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
+import { lockLogEvents } from './lock-log.listener.js';
+import { lockServiceRegistry, type LockServiceLike } from './service-registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
 
@@ -40,7 +40,7 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
  */
 @Injectable()
 export class LockService
-  implements LockRunner, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+  implements LockServiceLike, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly locker: ReentrantLocker;
 

@@ -5,7 +5,7 @@ import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { LeadershipExplorer } from './leadership.explorer.js';
 import { LeadershipService } from './leadership.service.js';
 import { LockContextInterceptor } from './lock-context.interceptor.js';
-import { LockErrorInterceptor } from './lock-error.interceptor.js';
+import { LockErrorInterceptor } from './errors/lock-error.interceptor.js';
 import { LockService } from './lock.service.js';
 import { WithLockExplorer } from './with-lock.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';

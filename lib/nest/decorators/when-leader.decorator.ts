@@ -1,18 +1,14 @@
 import { Logger } from '@nestjs/common';
 
-import type { OnLockLost } from '../core/reentrancy/call-options.js';
-import { type LockLostError, InvalidLeaderGroupError } from '../core/errors/errors.js';
-import { assertKnownOptions } from '../core/errors/unknown-option.js';
-import { leaderLockName } from '../core/leader/leader-group.js';
-import { resolveLeaderWorkOptions } from '../core/leader/leader-work.js';
-import { copyMethodMetadata } from './copy-method-metadata.js';
-import { WHEN_LEADER_METADATA } from './decorated-methods.js';
-import { WhenLeaderUsageError } from './errors/when-leader-usage.error.js';
-import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
-import { leadershipMessages } from './leadership.messages.js';
-import { leadershipRegistry } from './leadership.registry.js';
-import { lockServiceRegistry } from './lock-service.registry.js';
-import { methodLabel } from './method-label.js';
+import type { OnLockLost } from '../../core/reentrancy/call-options.js';
+import { type LockLostError, InvalidLeaderGroupError } from '../../core/errors/errors.js';
+import { assertKnownOptions } from '../../core/errors/unknown-option.js';
+import { leaderLockName } from '../../core/leader/leader-group.js';
+import { resolveLeaderWorkOptions } from '../../core/leader/leader-work.js';
+import { copyMethodMetadata, WHEN_LEADER_METADATA, methodLabel } from './decorated-methods.js';
+import { WhenLeaderUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
+import { leadershipMessages } from '../errors/messages.js';
+import { leadershipRegistry, lockServiceRegistry } from '../service-registry.js';
 
 /** Metadata key marking a method wrapped by `@WhenLeader` (value: its group). */
 export { WHEN_LEADER_METADATA };

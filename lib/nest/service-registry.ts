@@ -1,10 +1,12 @@
-import type { LockList, LeaseHandle, MultiLockHandle, LockHandle } from '../core/port/lock-backend.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { WithLockCallOptions, WithLocksCallOptions, LeaseCallOptions } from '../core/reentrancy/call-options.js';
+import type { LeaderWorkOptions } from '../core/leader/leader-work.js';
+import type { LeaderTerm } from '../core/leader/leadership-term.js';
+import type { LeaseHandle, LockHandle, LockList, MultiLockHandle } from '../core/port/lock-backend.js';
+import type { LeaseCallOptions, WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/call-options.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
-export interface LockRunner {
+export interface LockServiceLike {
   withLock<T>(
     name: string,
     fn: (handle: LockHandle) => T | Promise<T>,
@@ -22,24 +24,31 @@ export interface LockRunner {
 
 interface Registry {
   /** Services of applications between their module init and their shutdown, oldest first, with whether they started. */
-  readonly live: Map<LockRunner, { started: boolean }>;
+  readonly live: Map<LockServiceLike, { started: boolean }>;
   /** Instances with decorated methods, bound at module init to the service their module sees. */
-  readonly owners: WeakMap<object, LockRunner>;
+  readonly owners: WeakMap<object, LockServiceLike>;
   /** Classes with decorated methods, to the services of the applications that provide them. */
-  readonly classes: WeakMap<Function, Set<LockRunner>>;
+  readonly classes: WeakMap<Function, Set<LockServiceLike>>;
   /** The service of the application a call runs for (set around handlers and decorated methods). */
-  readonly ambient: AsyncLocalStorage<LockRunner>;
+  readonly ambient: AsyncLocalStorage<LockServiceLike>;
 }
 
-// Shared by every loaded copy of the package (CommonJS and ESM builds alike).
-const KEY = Symbol.for('nestjs-zk-lock.lock-services.v2');
-const holder = globalThis as typeof globalThis & { [KEY]?: Registry };
-const registry: Registry = (holder[KEY] ??= {
+/**
+ * The value under `Symbol.for(key)` on `globalThis`, made once: shared by every loaded copy
+ * of the package (CommonJS and ESM builds alike). A key names its value's shape: a change
+ * of shape takes a new key.
+ */
+function processWide<T>(key: string, make: () => T): T {
+  const holder = globalThis as typeof globalThis & Record<symbol, T | undefined>;
+  return (holder[Symbol.for(key)] ??= make());
+}
+
+const registry: Registry = processWide('nestjs-zk-lock.lock-services.v2', () => ({
   live: new Map(),
   owners: new WeakMap(),
   classes: new WeakMap(),
   ambient: new AsyncLocalStorage(),
-});
+}));
 
 /**
  * How a decorated method finds its application's `LockService` at call time, in this
@@ -53,7 +62,7 @@ const registry: Registry = (holder[KEY] ??= {
  */
 export const lockServiceRegistry = {
   /** The application's service, from its module init (decorated methods work in onModuleInit hooks) until `remove`. */
-  add(service: LockRunner, bindings: { instances: readonly object[]; classes: readonly Function[] }): void {
+  add(service: LockServiceLike, bindings: { instances: readonly object[]; classes: readonly Function[] }): void {
     if (!registry.live.has(service)) registry.live.set(service, { started: false });
     for (const instance of bindings.instances) registry.owners.set(instance, service);
     for (const type of bindings.classes) {
@@ -63,19 +72,19 @@ export const lockServiceRegistry = {
     }
   },
   /** The application finished starting (its bootstrap hooks run). */
-  started(service: LockRunner): void {
+  started(service: LockServiceLike): void {
     const entry = registry.live.get(service);
     if (entry) entry.started = true;
   },
-  remove(service: LockRunner): void {
+  remove(service: LockServiceLike): void {
     registry.live.delete(service);
   },
   /** Runs `fn` as part of `service`'s application, for the methods it calls. */
-  runFor<T>(service: LockRunner, fn: () => T): T {
+  runFor<T>(service: LockServiceLike, fn: () => T): T {
     return registry.ambient.getStore() === service ? fn() : registry.ambient.run(service, fn);
   },
   /** The service for a decorated method called on `target` (an instance, or a class for static methods), or why there is none. */
-  find(target: unknown): LockRunner | string {
+  find(target: unknown): LockServiceLike | string {
     const owner = isObject(target) ? registry.owners.get(target) : undefined;
     if (owner && registry.live.has(owner)) return owner;
     const type = classOf(target);
@@ -92,13 +101,13 @@ export const lockServiceRegistry = {
  * Of several applications, the one that started when the others never did (their start
  * failed), or else the newest still starting: never a guess between two running ones.
  */
-function supersedingStart(providers: LockRunner[]): LockRunner | undefined {
+function supersedingStart(providers: LockServiceLike[]): LockServiceLike | undefined {
   const started = providers.filter((service) => registry.live.get(service)?.started);
   if (started.length === 1) return started[0];
   return started.length === 0 ? providers.at(-1) : undefined;
 }
 
-function whyNone(providers: LockRunner[]): string {
+function whyNone(providers: LockServiceLike[]): string {
   if (registry.live.size === 0) return 'no application with ZkLockModule is running in this process';
   if (providers.length === 0) {
     return 'no running application provides its class with ZkLockModule (make it a provider or controller of a module that imports ZkLockModule, or call it from code that runs for one)';
@@ -114,3 +123,31 @@ function classOf(target: unknown): Function | undefined {
   if (typeof target === 'object' && target !== null) return (target as { constructor?: Function }).constructor;
   return undefined;
 }
+
+/** What `@WhenLeader` needs of a `LeadershipService`: `LeaderElection.runAsLeader` of a group. */
+export interface LeadershipLike {
+  runAsLeader<T>(
+    group: string,
+    fn: (term: LeaderTerm) => T | Promise<T>,
+    options: LeaderWorkOptions,
+  ): Promise<T> | undefined;
+}
+
+const leaderships = processWide('nestjs-zk-lock.leadership.v2', () => new WeakMap<object, LeadershipLike>());
+
+/**
+ * Each application's `LeadershipService`, under that application's `LockService`: a
+ * `@WhenLeader` method finds its application's `LockService` through the lock-service
+ * registry, and its leadership here. Held weakly, and only from construction to shutdown.
+ */
+export const leadershipRegistry = {
+  register(lockService: object, leadership: LeadershipLike): void {
+    leaderships.set(lockService, leadership);
+  },
+  unregister(lockService: object, leadership: LeadershipLike): void {
+    if (leaderships.get(lockService) === leadership) leaderships.delete(lockService);
+  },
+  find(lockService: object): LeadershipLike | undefined {
+    return leaderships.get(lockService);
+  },
+};

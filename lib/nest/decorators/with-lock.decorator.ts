@@ -1,16 +1,14 @@
-import type { LockList } from '../core/port/lock-backend.js';
+import type { LockList } from '../../core/port/lock-backend.js';
 import {
   resolveWithLockOptions,
   type WithLockCallOptions,
   type WithLocksCallOptions,
-} from '../core/reentrancy/call-options.js';
-import type { LockMethodDecorator } from './decorator.types.js';
+} from '../../core/reentrancy/call-options.js';
+import { type LockMethodDecorator, lockMethod } from './locked-method.js';
 import { keyFor } from './key-function.js';
-import { lockMethod } from './locked-method.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
-import { WithLockUsageError } from './errors/with-lock-usage.error.js';
-import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
-import type { LockRunner } from './lock-service.registry.js';
+import { WithLockUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
+import type { LockServiceLike } from '../service-registry.js';
 
 export { WITH_LOCK_METADATA };
 
@@ -73,7 +71,7 @@ function checkDeclaration(name: LockNameSource, options: WithLockOptions | undef
 
 /** A key function's list of names: each string taken in the decorator's `mode`. */
 function runWithLocks(
-  service: LockRunner,
+  service: LockServiceLike,
   method: string,
   key: LockList,
   body: () => unknown,

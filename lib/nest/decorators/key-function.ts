@@ -1,5 +1,5 @@
-import { InvalidLockNameError, ZkLockError } from '../core/errors/errors.js';
-import { WithLockUsageError } from './errors/with-lock-usage.error.js';
+import { InvalidLockNameError, ZkLockError } from '../../core/errors/errors.js';
+import { WithLockUsageError } from '../errors/errors.js';
 
 /**
  * What a decorator's name source gives for one call: the fixed name, or the key function's

@@ -1,11 +1,9 @@
-import type { LeaseCallOptions } from '../core/reentrancy/call-options.js';
-import { resolveLeaseOptions } from '../core/port/options.js';
-import type { LockMethodDecorator } from './decorator.types.js';
+import type { LeaseCallOptions } from '../../core/reentrancy/call-options.js';
+import { resolveLeaseOptions } from '../../core/port/options.js';
+import { type LockMethodDecorator, lockMethod } from './locked-method.js';
 import { keyFor } from './key-function.js';
-import { lockMethod } from './locked-method.js';
 import { WITH_LEASE_METADATA } from './decorated-methods.js';
-import { WithLockUsageError } from './errors/with-lock-usage.error.js';
-import { ZkLockModuleMissingError } from './errors/zk-lock-module-missing.error.js';
+import { WithLockUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
 
 /** Options of `@WithLease`: `maxLeases` (required, the same for every client) and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
 export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;

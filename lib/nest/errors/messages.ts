@@ -1,4 +1,4 @@
-import type { LockLostError } from '../core/errors/errors.js';
+import type { LockLostError } from '../../core/errors/errors.js';
 
 /** What the leadership glue tells users, written once. */
 export const leadershipMessages = {

@@ -4,6 +4,8 @@ import type { LeaderWorkOptions } from '../core/leader/leader-work.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
 import type { LeaseHandle, LockHandle, LockList, MultiLockHandle } from '../core/port/lock-backend.js';
 import type { LeaseCallOptions, WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/call-options.js';
+import { ZkLockModuleMissingError } from './errors/errors.js';
+import { type Decorator, nestMessages } from './errors/messages.js';
 
 /** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
 export interface LockServiceLike {
@@ -83,19 +85,28 @@ export const lockServiceRegistry = {
   runFor<T>(service: LockServiceLike, fn: () => T): T {
     return registry.ambient.getStore() === service ? fn() : registry.ambient.run(service, fn);
   },
-  /** The service for a decorated method called on `target` (an instance, or a class for static methods), or why there is none. */
-  find(target: unknown): LockServiceLike | string {
-    const owner = isObject(target) ? registry.owners.get(target) : undefined;
-    if (owner && registry.live.has(owner)) return owner;
-    const type = classOf(target);
-    const providers = [...((type && registry.classes.get(type)) || [])].filter((service) => registry.live.has(service));
-    if (providers.length === 1) return providers[0];
-    const ambient = registry.ambient.getStore();
-    if (ambient && registry.live.has(ambient) && (providers.length === 0 || providers.includes(ambient)))
-      return ambient;
-    return supersedingStart(providers.length > 0 ? providers : [...registry.live.keys()]) ?? whyNone(providers);
+  /**
+   * The service for `method`, decorated with `decorator`, called on `target` (an instance,
+   * or a class for static methods); `ZkLockModuleMissingError` saying why there is none.
+   */
+  serviceFor(target: unknown, method: string, decorator: Decorator): LockServiceLike {
+    const found = find(target);
+    if (typeof found === 'string') throw new ZkLockModuleMissingError(method, found, decorator);
+    return found;
   },
 };
+
+/** The service for a decorated method called on `target`, or why there is none. */
+function find(target: unknown): LockServiceLike | string {
+  const owner = isObject(target) ? registry.owners.get(target) : undefined;
+  if (owner && registry.live.has(owner)) return owner;
+  const type = classOf(target);
+  const providers = [...((type && registry.classes.get(type)) || [])].filter((service) => registry.live.has(service));
+  if (providers.length === 1) return providers[0];
+  const ambient = registry.ambient.getStore();
+  if (ambient && registry.live.has(ambient) && (providers.length === 0 || providers.includes(ambient))) return ambient;
+  return supersedingStart(providers.length > 0 ? providers : [...registry.live.keys()]) ?? whyNone(providers);
+}
 
 /**
  * Of several applications, the one that started when the others never did (their start
@@ -108,12 +119,10 @@ function supersedingStart(providers: LockServiceLike[]): LockServiceLike | undef
 }
 
 function whyNone(providers: LockServiceLike[]): string {
-  if (registry.live.size === 0) return 'no application with ZkLockModule is running in this process';
-  if (providers.length === 0) {
-    return 'no running application provides its class with ZkLockModule (make it a provider or controller of a module that imports ZkLockModule, or call it from code that runs for one)';
-  }
-  return 'several running applications provide its class, and this call runs for none of them (call it from a handler, a provider or a decorated method of one application)';
+  if (registry.live.size === 0) return nestMessages.noService.noApplication;
+  return providers.length === 0 ? nestMessages.noService.notProvided : nestMessages.noService.ambiguous;
 }
+
 function isObject(value: unknown): value is object {
   return (typeof value === 'object' && value !== null) || typeof value === 'function';
 }

@@ -1,7 +1,8 @@
-import { copyMethodMetadata, methodLabel } from './decorated-methods.js';
-import { WithLockUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
-import { refuseGenerators } from './key-function.js';
+import { WithLockUsageError } from '../errors/errors.js';
+import { nestMessages, type Decorator } from '../errors/messages.js';
 import { lockServiceRegistry, type LockServiceLike } from '../service-registry.js';
+import { wrapMethod } from './decorated-methods.js';
+import { InvalidLockNameError, ZkLockError } from '../../core/errors/errors.js';
 
 /**
  * The types that let the compiler check a decorated method against its lock decorator
@@ -68,43 +69,64 @@ export type LockedCall = (
   method: string,
 ) => Promise<unknown>;
 
+type LockDecorator = '@WithLock' | '@WithLease';
+
 /**
- * What `@WithLock` and `@WithLease` do to a method: check it is one (and not a
- * generator, nor resolving to a stream or an Observable: see `streamingKind`), replace it with an async function that finds its application's
- * `LockService` at call time and runs the original through `run`, and keep every other
- * decorator's metadata plus `metadata` under `metadataKey`.
+ * Checks a lock decorator's declaration when the class is defined: a name (or key
+ * function), no `signal` (a decorator cannot know which call to cancel), and options that
+ * `resolve` accepts (its error becomes a `WithLockUsageError` naming the decorator).
  */
-export function lockMethod(
-  decorator: '@WithLock' | '@WithLease',
-  target: object,
-  key: string | symbol,
-  descriptor: PropertyDescriptor | undefined,
-  metadata: { readonly key: string | symbol; readonly value: unknown },
-  run: LockedCall,
+export function checkDeclaration(
+  decorator: LockDecorator,
+  name: unknown,
+  options: unknown,
+  resolve: () => unknown,
 ): void {
-  const method = methodLabel(target, key);
-  const original = descriptor?.value;
-  if (typeof original !== 'function') {
+  if (typeof name !== 'function' && (typeof name !== 'string' || name === ''))
+    throw new WithLockUsageError(nestMessages.needsName(decorator, name));
+  if (options && typeof options === 'object' && 'signal' in options)
     throw new WithLockUsageError(
-      `${decorator} can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`,
+      nestMessages.noSignal(decorator, decorator === '@WithLock' ? 'withLock' : 'withLease'),
     );
+  try {
+    resolve();
+  } catch (error) {
+    throw new WithLockUsageError(nestMessages.badOption(decorator, (error as Error).message), { cause: error });
   }
-  refuseGenerators(decorator, method, original);
-  const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-    const service = lockServiceRegistry.find(this);
-    if (typeof service === 'string') throw new ZkLockModuleMissingError(method, service, decorator);
-    const result = await run(
-      service,
-      args,
-      () => lockServiceRegistry.runFor(service, () => original.apply(this, args)),
-      method,
+}
+
+/**
+ * The decorator `@WithLock` and `@WithLease` make of `run`, which does to a method: check it is one (and not a generator,
+ * whose body runs after the call returns), replace it with an async function that finds
+ * its application's `LockService` at call time and runs the original through `run`, and
+ * refuse a result consumed after the release (see `streamingKind`).
+ */
+export function lockDecorator(
+  decorator: LockDecorator,
+  metadata: { readonly key: symbol; readonly value: unknown },
+  run: LockedCall,
+): (target: object, key: string | symbol, descriptor?: PropertyDescriptor) => void {
+  return (target, key, descriptor) =>
+    wrapMethod(
+      target,
+      key,
+      descriptor,
+      metadata,
+      (method) => new WithLockUsageError(nestMessages.notAMethod(decorator, method)),
+      (original, method) => {
+        const kind = original.constructor?.name;
+        if (kind === 'AsyncGeneratorFunction' || kind === 'GeneratorFunction')
+          throw new WithLockUsageError(nestMessages.generator(decorator, method));
+        return async function (this: unknown, ...args: unknown[]): Promise<unknown> {
+          const service = lockServiceRegistry.serviceFor(this, method, decorator);
+          const body = (): unknown => lockServiceRegistry.runFor(service, () => original.apply(this, args));
+          const result = await run(service, args, body, method);
+          const streaming = streamingKind(result);
+          if (streaming) throw new WithLockUsageError(nestMessages.streaming(decorator, method, streaming));
+          return result;
+        };
+      },
     );
-    refuseStreamingResult(decorator, method, result);
-    return result;
-  };
-  copyMethodMetadata(original, wrapped);
-  Reflect.defineMetadata?.(metadata.key, metadata.value, wrapped);
-  descriptor!.value = wrapped;
 }
 
 /**
@@ -122,11 +144,25 @@ export function streamingKind(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Refuses a result that would be consumed after the lock's release (see `streamingKind`). */
-export function refuseStreamingResult(decorator: string, method: string, result: unknown): void {
-  const kind = streamingKind(result);
-  if (!kind) return;
-  throw new WithLockUsageError(
-    `${decorator} cannot cover ${method}: it returned ${kind}, which is consumed after the method returned, when the lock is already released. Lock inside the producer instead (LockService.withLock around the work that fills it), or collect the values in the method and return them.`,
-  );
+/**
+ * What a decorator's name source gives for one call: the fixed name, or the key function's
+ * result for the method's arguments. A key function that throws, or returns something
+ * `accept` refuses, fails with `InvalidLockNameError` naming the decorator and method.
+ */
+export function keyFor<K>(
+  source: string | ((...args: any[]) => unknown),
+  args: unknown[],
+  where: { readonly decorator: Decorator; readonly method: string; readonly expected: string },
+  accept: (value: unknown) => value is K,
+): string | K {
+  if (typeof source === 'string') return source;
+  let key: unknown;
+  try {
+    key = source(...args);
+  } catch (error) {
+    if (error instanceof ZkLockError) throw error;
+    throw new InvalidLockNameError(undefined, nestMessages.keyFunctionThrew(where.decorator, where.method, error));
+  }
+  if (accept(key) || (typeof key === 'string' && key !== '')) return key as string | K;
+  throw new InvalidLockNameError(key, nestMessages.keyFunctionReturned(where.decorator, where.method, where.expected));
 }

@@ -5,13 +5,10 @@ import { type LockLostError, InvalidLeaderGroupError } from '../../core/errors/e
 import { assertKnownOptions } from '../../core/errors/unknown-option.js';
 import { leaderLockName } from '../../core/leader/leader-group.js';
 import { resolveLeaderWorkOptions } from '../../core/leader/leader-work.js';
-import { copyMethodMetadata, WHEN_LEADER_METADATA, methodLabel } from './decorated-methods.js';
-import { WhenLeaderUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
-import { leadershipMessages } from '../errors/messages.js';
+import { WhenLeaderUsageError } from '../errors/errors.js';
+import { nestMessages } from '../errors/messages.js';
 import { leadershipRegistry, lockServiceRegistry } from '../service-registry.js';
-
-/** Metadata key marking a method wrapped by `@WhenLeader` (value: its group). */
-export { WHEN_LEADER_METADATA };
+import { WHEN_LEADER_METADATA, wrapMethod } from './decorated-methods.js';
 
 const logger = new Logger('ZkLock');
 
@@ -54,37 +51,46 @@ export function WhenLeader(group: string, options?: WhenLeaderOptions): MethodDe
     assertKnownOptions(options, ['onLockLost'], '@WhenLeader');
   const { onLockLost } = resolveLeaderWorkOptions(options);
   return (target, key, descriptor) => {
-    const method = methodLabel(target, key);
-    const original = descriptor?.value;
-    if (typeof original !== 'function') throw new WhenLeaderUsageError(leadershipMessages.notAMethod(method));
-    const work = {
-      onLockLost,
-      onLost: (error: LockLostError, ignored: boolean) =>
-        logger.warn(leadershipMessages.lost(method, group, error, ignored)),
-    };
-    const wrapped = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const lockService = lockServiceRegistry.find(this);
-      if (typeof lockService === 'string') throw new ZkLockModuleMissingError(method, lockService, '@WhenLeader');
-      // After its application's shutdown began, an instance leads nothing.
-      const run = leadershipRegistry
-        .find(lockService)
-        ?.runAsLeader(group, () => lockServiceRegistry.runFor(lockService, () => original.apply(this, args)), work);
-      if (!run) logger.verbose(leadershipMessages.skipped(method, group)); // routine on every other instance
-      return run;
-    };
-    copyMethodMetadata(original, wrapped);
-    Reflect.defineMetadata?.(WHEN_LEADER_METADATA, group, wrapped);
-    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
+    wrapMethod(
+      target,
+      key,
+      descriptor,
+      { key: WHEN_LEADER_METADATA, value: group },
+      (method) => new WhenLeaderUsageError(nestMessages.notAMethod('@WhenLeader', method)),
+      (original, method) => {
+        const work = {
+          onLockLost,
+          onLost: (error: LockLostError, ignored: boolean) => logger.warn(lostLog(method, group, error, ignored)),
+        };
+        return async function (this: unknown, ...args: unknown[]): Promise<unknown> {
+          const lockService = lockServiceRegistry.serviceFor(this, method, '@WhenLeader');
+          // After its application's shutdown began, an instance leads nothing.
+          const run = leadershipRegistry
+            .find(lockService)
+            ?.runAsLeader(group, () => lockServiceRegistry.runFor(lockService, () => original.apply(this, args)), work);
+          // Routine on every other instance.
+          if (!run) logger.verbose(`Skipped ${method}: this instance does not lead group "${group}" (@WhenLeader).`);
+          return run;
+        };
+      },
+    );
     return descriptor;
   };
 }
 
+const lostLog = (method: string, group: string, error: LockLostError, ignored: boolean): string =>
+  `The term of leadership of group "${group}" that ${method} started under ended while it still ran: ${error.why}. ` +
+  (ignored
+    ? `The call keeps its result (onLockLost: 'ignore').`
+    : `The call will reject with LockLostError when it settles; read leadership.term("${group}")?.signal inside the method to stop early.`);
+
 function checkGroup(group: unknown): void {
-  if (typeof group !== 'string' || group === '') throw new WhenLeaderUsageError(leadershipMessages.needsGroup(group));
+  if (typeof group !== 'string' || group === '')
+    throw new WhenLeaderUsageError(nestMessages.needsName('@WhenLeader', group));
   try {
     leaderLockName(group);
   } catch (error) {
     if (!(error instanceof InvalidLeaderGroupError)) throw error;
-    throw new WhenLeaderUsageError(leadershipMessages.badGroup(error.message), { cause: error });
+    throw new WhenLeaderUsageError(nestMessages.badOption('@WhenLeader', error.message), { cause: error });
   }
 }

@@ -1,9 +1,9 @@
 import type { LeaseCallOptions } from '../../core/reentrancy/call-options.js';
 import { resolveLeaseOptions } from '../../core/port/options.js';
-import { type LockMethodDecorator, lockMethod } from './locked-method.js';
-import { keyFor } from './key-function.js';
+import { checkDeclaration, type LockMethodDecorator, lockDecorator, keyFor } from './locked-method.js';
 import { WITH_LEASE_METADATA } from './decorated-methods.js';
-import { WithLockUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
+import { ZkLockModuleMissingError } from '../errors/errors.js';
+import { nestMessages } from '../errors/messages.js';
 
 /** Options of `@WithLease`: `maxLeases` (required, the same for every client) and `timeoutMs` (default: the module's `acquireTimeoutMs`). */
 export type WithLeaseOptions = Omit<LeaseCallOptions, 'signal'>;
@@ -23,42 +23,16 @@ export function WithLease<const K extends string | ((...args: any[]) => string)>
   name: K,
   options: WithLeaseOptions,
 ): LockMethodDecorator<K> {
-  checkDeclaration(name, options);
-  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
-    lockMethod(
-      '@WithLease',
-      target,
-      key,
-      descriptor,
-      { key: WITH_LEASE_METADATA, value: { name, options } },
-      (service, args, body, method) => {
-        if (!service.withLease)
-          throw new ZkLockModuleMissingError(
-            method,
-            'the LockService it found (a mock?) has no withLease',
-            '@WithLease',
-          );
-        return service.withLease(leaseNameFor(name, args, method), body, options);
-      },
-    );
-}
-
-function checkDeclaration(name: unknown, options: WithLeaseOptions | undefined): void {
-  if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
-    throw new WithLockUsageError(
-      `@WithLease needs a semaphore name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`,
-    );
-  }
-  if (options && typeof options === 'object' && 'signal' in options) {
-    throw new WithLockUsageError(
-      '@WithLease takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLease with a signal instead.',
-    );
-  }
-  try {
-    resolveLeaseOptions(options, 0);
-  } catch (error) {
-    throw new WithLockUsageError(`@WithLease: ${(error as Error).message}`);
-  }
+  checkDeclaration('@WithLease', name, options, () => resolveLeaseOptions(options, 0));
+  return lockDecorator(
+    '@WithLease',
+    { key: WITH_LEASE_METADATA, value: { name, options } },
+    (service, args, body, method) => {
+      if (!service.withLease)
+        throw new ZkLockModuleMissingError(method, nestMessages.noService.mockWithoutWithLease, '@WithLease');
+      return service.withLease(leaseNameFor(name, args, method), body, options);
+    },
+  );
 }
 
 function leaseNameFor(source: string | ((...args: any[]) => string), args: unknown[], method: string): string {

@@ -4,13 +4,11 @@ import {
   type WithLockCallOptions,
   type WithLocksCallOptions,
 } from '../../core/reentrancy/call-options.js';
-import { type LockMethodDecorator, lockMethod } from './locked-method.js';
-import { keyFor } from './key-function.js';
+import { checkDeclaration, type LockMethodDecorator, lockDecorator, keyFor } from './locked-method.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
-import { WithLockUsageError, ZkLockModuleMissingError } from '../errors/errors.js';
+import { ZkLockModuleMissingError } from '../errors/errors.js';
+import { nestMessages } from '../errors/messages.js';
 import type { LockServiceLike } from '../service-registry.js';
-
-export { WITH_LOCK_METADATA };
 
 /**
  * Options of `@WithLock`: `mode`, `timeoutMs` (default: the module's `acquireTimeoutMs`, or
@@ -35,38 +33,16 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
  * ```
  */
 export function WithLock<const K extends LockNameSource>(name: K, options?: WithLockOptions): LockMethodDecorator<K> {
-  checkDeclaration(name, options);
-  return (target: object, key: string | symbol, descriptor?: PropertyDescriptor) =>
-    lockMethod(
-      '@WithLock',
-      target,
-      key,
-      descriptor,
-      { key: WITH_LOCK_METADATA, value: { name, options } },
-      (service, args, body, method) => {
-        const lockKey = lockNameFor(name, args, method);
-        if (typeof lockKey === 'string') return service.withLock(lockKey, body, options ?? {});
-        return runWithLocks(service, method, lockKey, body, options);
-      },
-    );
-}
-
-function checkDeclaration(name: LockNameSource, options: WithLockOptions | undefined): void {
-  if (typeof name !== 'function' && (typeof name !== 'string' || name === '')) {
-    throw new WithLockUsageError(
-      `@WithLock needs a lock name: a non-empty string or a function of the method's arguments, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`,
-    );
-  }
-  if (options && 'signal' in options) {
-    throw new WithLockUsageError(
-      '@WithLock takes no signal option: a decorator cannot know which call to cancel. Use LockService.withLock with a signal instead.',
-    );
-  }
-  try {
-    resolveWithLockOptions(options, 0);
-  } catch (error) {
-    throw new WithLockUsageError(`@WithLock: ${(error as Error).message}`);
-  }
+  checkDeclaration('@WithLock', name, options, () => resolveWithLockOptions(options, 0));
+  return lockDecorator(
+    '@WithLock',
+    { key: WITH_LOCK_METADATA, value: { name, options } },
+    (service, args, body, method) => {
+      const lockKey = lockNameFor(name, args, method);
+      if (typeof lockKey === 'string') return service.withLock(lockKey, body, options ?? {});
+      return runWithLocks(service, method, lockKey, body, options);
+    },
+  );
 }
 
 /** A key function's list of names: each string taken in the decorator's `mode`. */
@@ -77,11 +53,7 @@ function runWithLocks(
   body: () => unknown,
   options: WithLockOptions | undefined,
 ): Promise<unknown> {
-  if (!service.withLocks)
-    throw new ZkLockModuleMissingError(
-      method,
-      'the LockService it found (a mock?) has no withLocks, which a key function returning several names needs',
-    );
+  if (!service.withLocks) throw new ZkLockModuleMissingError(method, nestMessages.noService.mockWithoutWithLocks);
   const { mode, ...rest } = options ?? {};
   const locks = mode ? key.map((entry) => (typeof entry === 'string' ? { name: entry, mode } : entry)) : key;
   return service.withLocks(locks, body, rest as WithLocksCallOptions);
@@ -89,6 +61,6 @@ function runWithLocks(
 
 function lockNameFor(source: LockNameSource, args: unknown[], method: string): string | LockList {
   // An array is checked by withLocks, before anything is sent.
-  const where = { decorator: '@WithLock', method, expected: 'a non-empty string (or an array of names)' };
+  const where = { decorator: '@WithLock' as const, method, expected: 'a non-empty string (or an array of names)' };
   return keyFor(source, args, where, (key): key is LockList => Array.isArray(key));
 }

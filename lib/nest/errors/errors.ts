@@ -1,4 +1,5 @@
 import { ZkLockError } from '../../core/errors/errors.js';
+import { type Decorator, nestMessages } from './messages.js';
 
 /** `@WithLock` put where it cannot work (not on a method), or given a bad name or option. */
 export class WithLockUsageError extends ZkLockError {
@@ -10,14 +11,11 @@ export class WhenLeaderUsageError extends ZkLockError {
   readonly code = 'WHEN_LEADER_USAGE';
 }
 
-/** A `@WithLock` or `@WhenLeader` method ran where no `LockService` is alive. */
+/** A `@WithLock`, `@WithLease` or `@WhenLeader` method ran where no `LockService` is alive. */
 export class ZkLockModuleMissingError extends ZkLockError {
   readonly code = 'ZK_LOCK_MODULE_MISSING';
 
-  constructor(method: string, why: string, decorator = '@WithLock') {
-    super(
-      `${decorator} on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
-        '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started.',
-    );
+  constructor(method: string, why: string, decorator: Decorator = '@WithLock') {
+    super(nestMessages.moduleMissing(decorator, method, why));
   }
 }

@@ -6,8 +6,6 @@ import { ZK_LOCK_RESOLVED_OPTIONS } from '../zk-lock.constants.js';
 import type { LockServiceOptions } from '../zk-lock-module.options.js';
 import { ZkLockError } from '../../core/errors/errors.js';
 
-export { httpStatusOf } from './lock-error-mapping.js';
-
 /**
  * Turns lock errors into answers, so that users need no filter of their own: in HTTP
  * handlers 423 Locked, 409 Conflict or 503 (`httpErrors`); in RPC handlers (microservices)
@@ -49,9 +47,6 @@ export class LockErrorInterceptor implements NestInterceptor {
     throw mapped;
   }
 }
-
-/** @deprecated The former name of `LockErrorInterceptor` (it now maps RPC errors too). */
-export const LockHttpErrorInterceptor = LockErrorInterceptor;
 
 // @nestjs/common's metadata keys (the same in Nest 11 and 12), read without a deep import.
 const EXCEPTION_FILTERS_METADATA = '__exceptionFilters__';

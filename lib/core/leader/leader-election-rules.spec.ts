@@ -9,7 +9,7 @@ import type { AcquireOptions, LeaseHandle, LockBackend, LockHandle, MultiLockHan
 import { LeaderElection, type LeadershipChange } from './leader-election.js';
 
 // The election's rules against a scripted backend; its behaviour on ZooKeeper is tested
-// in test/core/leader-election.spec.ts.
+// in test/core/leader-election-zookeeper.spec.ts.
 
 interface ScriptedHandle extends LockHandle {
   lose(reason: Error): void;

@@ -24,7 +24,7 @@ interface WrapperLike {
  * (decorated methods work in `onModuleInit` hooks) until shutdown.
  */
 @Injectable()
-export class WithLockExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class DecoratedMethodsExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly lockService: LockService,

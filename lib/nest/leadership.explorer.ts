@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 
-import { WHEN_LEADER_METADATA } from './decorated-methods.js';
+import { methodsOf, WHEN_LEADER_METADATA } from './decorators/decorated-methods.js';
 import { LeadershipService } from './leadership.service.js';
 import { LockService } from './lock.service.js';
 import { instanceSeenBy, type NestModuleLike } from './module-visibility.js';
@@ -30,26 +30,18 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
     const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()] as unknown as WrapperLike[];
     for (const { metatype, host } of wrappers) {
       if (typeof metatype !== 'function' || !host || instanceSeenBy(host, LockService) !== this.lockService) continue;
-      for (const group of [...groupsIn(metatype.prototype), ...groupsIn(metatype)]) groups.add(group);
+      for (const group of groupsOf(metatype)) groups.add(group);
     }
     for (const group of groups) this.leadership.join(group);
   }
 }
 
-/** Groups of the `@WhenLeader` methods of `start` and its prototype chain. */
-function groupsIn(start: object | null | undefined): string[] {
+/** Groups of the `@WhenLeader` methods of `type` (own or inherited, instance or static). */
+function groupsOf(type: Function): string[] {
   const groups: string[] = [];
-  for (
-    let proto = start;
-    proto && proto !== Object.prototype && proto !== Function.prototype;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    for (const key of Object.getOwnPropertyNames(proto)) {
-      const value = Object.getOwnPropertyDescriptor(proto, key)?.value;
-      const group: unknown =
-        typeof value === 'function' ? Reflect.getOwnMetadata?.(WHEN_LEADER_METADATA, value) : undefined;
-      if (typeof group === 'string') groups.push(group);
-    }
+  for (const method of methodsOf(type)) {
+    const group: unknown = Reflect.getOwnMetadata?.(WHEN_LEADER_METADATA, method);
+    if (typeof group === 'string') groups.push(group);
   }
   return groups;
 }

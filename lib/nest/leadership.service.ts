@@ -3,7 +3,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
 import type { LockBackend } from '../core/port/lock-backend.js';
-import { leadershipRegistry, type LeaderRunner } from './leadership.registry.js';
+import { leadershipRegistry, type LeadershipLike } from './service-registry.js';
 import { LockService } from './lock.service.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
@@ -21,7 +21,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   private readonly joined = new Set<string>();
   private state: 'created' | 'running' | 'closed' = 'created';
   /** How `@WhenLeader` runs a method here (not public API: the decorator is). */
-  private readonly runner: LeaderRunner = {
+  private readonly runner: LeadershipLike = {
     runAsLeader: (group, fn, options) => this.elections.get(group)?.runAsLeader(fn, options),
   };
 

@@ -2,7 +2,7 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import { Observable } from 'rxjs';
 
 import { LockService } from './lock.service.js';
-import { lockServiceRegistry } from './lock-service.registry.js';
+import { lockServiceRegistry } from './service-registry.js';
 
 /**
  * Runs every handler of the application (HTTP, RPC, WebSocket) as part of it, so that

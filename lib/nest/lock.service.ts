@@ -1,16 +1,4 @@
-import type {
-  MultiAcquireOptions,
-  LockList,
-  LeaseContender,
-  LeaseHandle,
-  ListedLock,
-  MultiLockHandle,
-  AcquireOptions,
-  LockBackend,
-  LockContender,
-  LockHandle,
-  ReadOptions,
-} from '../core/port/lock-backend.js';
+import type { LeaseContender, ListedLock, LockBackend, LockContender, ReadOptions } from '../core/port/lock-backend.js';
 import {
   Inject,
   Injectable,
@@ -20,15 +8,8 @@ import {
 } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
-import type { ReentrancyOption } from '../core/reentrancy/reentrancy-option.js';
-import type {
-  RunAlwaysOptions,
-  WithLockCallOptions,
-  WithLocksCallOptions,
-} from '../core/reentrancy/with-lock-options.js';
-import type { LeaseCallOptions } from '../core/reentrancy/lease-calls.js';
-import { lockLogEvents } from './lock-log.events.js';
-import { lockServiceRegistry, type LockRunner } from './lock-service.registry.js';
+import { lockLogEvents } from './lock-log.listener.js';
+import { lockServiceRegistry, type LockServiceLike } from './service-registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
 
@@ -40,17 +21,8 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
  */
 @Injectable()
 export class LockService
-  implements LockRunner, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+  implements LockServiceLike, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
-  private readonly locker: ReentrantLocker;
-
-  constructor(
-    @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
-    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
-  ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents());
-  }
-
   /**
    * Resolves with a held lock, or rejects with `LockTimeoutError` (`timeoutMs: 0`: at once
    * if taken), `LockAbortedError` (`signal`), `LockUpgradeError` (write inside read), or
@@ -58,14 +30,10 @@ export class LockService
    * `LockUnavailableError` (no ZooKeeper session connected: at once for `timeoutMs: 0`,
    * else when the deadline passes with none connected).
    */
-  acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
-    return this.locker.acquire(name, options);
-  }
+  readonly acquire: ReentrantLocker['acquire'];
 
   /** A held lock, or `null` at once if another holder has it; `LockUnavailableError` at once if no session is connected. */
-  tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null> {
-    return this.locker.tryAcquire(name, options);
-  }
+  readonly tryAcquire: ReentrantLocker['tryAcquire'];
 
   /**
    * Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns
@@ -74,19 +42,7 @@ export class LockService
    * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken,
    * or when no ZooKeeper session is connected to ask (a warning once per outage).
    */
-  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
-  withLock<T>(
-    name: string,
-    fn: (handle: LockHandle) => T | Promise<T>,
-    options: WithLockCallOptions,
-  ): Promise<T | undefined>;
-  withLock<T>(
-    name: string,
-    fn: (handle: LockHandle) => T | Promise<T>,
-    options?: WithLockCallOptions,
-  ): Promise<T | undefined> {
-    return this.locker.withLock(name, fn, options as WithLockCallOptions);
-  }
+  readonly withLock: ReentrantLocker['withLock'];
 
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
@@ -94,28 +50,10 @@ export class LockService
    * whole call; on any failure nothing stays held. Names this call chain holds are joined;
    * the others must sort after every lock it holds, or `LockOrderError` at once.
    */
-  acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
-    return this.locker.acquireAll(locks, options);
-  }
+  readonly acquireAll: ReentrantLocker['acquireAll'];
 
   /** `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`, `holdAtLeastMs`, `onLockLost`. */
-  withLocks<T>(
-    locks: LockList,
-    fn: (handle: MultiLockHandle) => T | Promise<T>,
-    options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' },
-  ): Promise<T>;
-  withLocks<T>(
-    locks: LockList,
-    fn: (handle: MultiLockHandle) => T | Promise<T>,
-    options: WithLocksCallOptions,
-  ): Promise<T | undefined>;
-  withLocks<T>(
-    locks: LockList,
-    fn: (handle: MultiLockHandle) => T | Promise<T>,
-    options?: WithLocksCallOptions,
-  ): Promise<T | undefined> {
-    return this.locker.withLocks(locks, fn, options as WithLocksCallOptions);
-  }
+  readonly withLocks: ReentrantLocker['withLocks'];
 
   /**
    * One of `maxLeases` leases on `name`: at most `maxLeases` holders across every instance
@@ -123,13 +61,38 @@ export class LockService
    * must pass the same `maxLeases`. Not reentrant: each call takes one more. Without
    * `timeoutMs`, waits `acquireTimeoutMs`.
    */
-  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
-    return this.locker.acquireLease(name, options);
-  }
+  readonly acquireLease: ReentrantLocker['acquireLease'];
 
   /** Runs `fn(lease)` holding one lease of `name`; rejects with `LockLostError` if the lease was lost while `fn` ran. */
-  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
-    return this.locker.withLease(name, fn, options);
+  readonly withLease: ReentrantLocker['withLease'];
+
+  /**
+   * Runs `fn` as the holder of `handle` (from `acquire`), so that taking the same lock
+   * inside is reentrant instead of waiting for itself; `handle` stays held afterwards.
+   */
+  readonly runHolding: ReentrantLocker['runHolding'];
+
+  /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */
+  readonly held: ReentrantLocker['held'];
+
+  /** Every lock call goes through it: reentrancy, `ifLocked`, `holdAtLeastMs`, and the shutdown's drain. */
+  private readonly locker: ReentrantLocker;
+
+  constructor(
+    @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
+    @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
+  ) {
+    const locker = (this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents()));
+    // Bound, not wrapped: the locker's own overloads and checks serve, written once.
+    this.acquire = locker.acquire.bind(locker);
+    this.tryAcquire = locker.tryAcquire.bind(locker);
+    this.withLock = locker.withLock.bind(locker);
+    this.acquireAll = locker.acquireAll.bind(locker);
+    this.withLocks = locker.withLocks.bind(locker);
+    this.acquireLease = locker.acquireLease.bind(locker);
+    this.withLease = locker.withLease.bind(locker);
+    this.runHolding = locker.runHolding.bind(locker);
+    this.held = locker.held.bind(locker);
   }
 
   /**
@@ -138,7 +101,6 @@ export class LockService
    * `timeoutMs` (default: `acquireTimeoutMs`).
    */
   leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
-    if (!this.backend.leaseContenders) throw new TypeError('This lock backend has no leases (leaseContenders).');
     return this.backend.leaseContenders(name, this.readOptions(options));
   }
 
@@ -160,14 +122,6 @@ export class LockService
     return this.backend.locks(prefix, this.readOptions(options));
   }
 
-  /**
-   * Runs `fn` as the holder of `handle` (from `acquire`), so that taking the same lock
-   * inside is reentrant instead of waiting for itself; `handle` stays held afterwards.
-   */
-  runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T> {
-    return this.locker.runHolding(handle, fn);
-  }
-
   /** Holders and waiters of a lock, in queue order, with the identity each one wrote. */
   contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
     return this.backend.contenders(name, this.readOptions(options));
@@ -178,11 +132,6 @@ export class LockService
     if (options === undefined) return { timeoutMs: this.options.acquireTimeoutMs };
     const named = typeof options !== 'object' || options === null || 'timeoutMs' in options;
     return named ? options : { ...options, timeoutMs: this.options.acquireTimeoutMs };
-  }
-
-  /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */
-  held(name: string): LockHandle | undefined {
-    return this.locker.held(name);
   }
 
   /**

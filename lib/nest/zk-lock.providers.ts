@@ -5,9 +5,9 @@ import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { LeadershipExplorer } from './leadership.explorer.js';
 import { LeadershipService } from './leadership.service.js';
 import { LockContextInterceptor } from './lock-context.interceptor.js';
-import { LockErrorInterceptor } from './lock-error.interceptor.js';
+import { LockErrorInterceptor } from './errors/lock-error.interceptor.js';
 import { LockService } from './lock.service.js';
-import { WithLockExplorer } from './with-lock.explorer.js';
+import { DecoratedMethodsExplorer } from './decorated-methods.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import { resolveModuleOptions, type ResolvedZkLockModuleOptions } from './zk-lock-module.options.js';
@@ -16,7 +16,7 @@ import { ZkSessionLog } from './session-log.listener.js';
 /** What every variant of the module provides over its backend (`ZK_LOCK_BACKEND`) and options. */
 export const LOCK_MODULE_PROVIDERS: Provider[] = [
   LockService,
-  WithLockExplorer,
+  DecoratedMethodsExplorer,
   LeadershipService,
   LeadershipExplorer,
   { provide: APP_INTERCEPTOR, useClass: LockErrorInterceptor },

@@ -14,13 +14,11 @@ import { LeaseLimitMismatchError, LockKindMismatchError } from '../../lib/core/e
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
-type LeaseBackend = LockBackend & Required<Pick<LockBackend, 'acquireLease' | 'leaseContenders'>>;
-
 interface Setup {
   /** `count` clients of one lock service. */
-  clients(count: number): Promise<LeaseBackend[]>;
+  clients(count: number): Promise<LockBackend[]>;
   /** How many waiters queue on `name` (for ordering the test's waiters). */
-  queued(name: string, count: number, via: LeaseBackend): Promise<void>;
+  queued(name: string, count: number, via: LockBackend): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -132,7 +132,7 @@ describe('sample app reservations, unit-tested over ZkLockModule.forTesting()', 
 
     expect(error).toBeInstanceOf(LockLostError);
     expect(error).toMatchObject({ code: 'LOCK_LOST', lockName: showLock(show) });
-    expect(httpStatusOf(error)).toBe(503); // what LockHttpErrorInterceptor answers
+    expect(httpStatusOf(error)).toBe(503); // what LockErrorInterceptor answers
     expect(warn).toHaveBeenCalledWith(expect.stringContaining(`Lock "${showLock(show)}" was lost`));
     await expect(two.get(ReservationsService).reserve(show, 'bob', performance.now())).resolves.toMatchObject({
       instance: 'two',

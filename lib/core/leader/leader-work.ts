@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import { watchLoss } from '../reentrancy/loss-watch.js';
-import { checkOnLockLost, type OnLockLost } from '../reentrancy/with-lock-options.js';
+import { checkOnLockLost, type OnLockLost } from '../reentrancy/call-options.js';
 import { type LockLostError, InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { PendingWork } from '../util/pending-work.js';

@@ -153,21 +153,16 @@ export interface LockBackend {
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<LockHandle | null>;
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
-   * list them in (see `acquireAll` in core/multi). Both backends of this library have it;
-   * it is optional so that backends written before it still compile: `ReentrantLocker`
-   * then runs the generic `acquireAll(backend, …)` over `acquire` and `tryAcquire`.
+   * list them in. A backend without a faster way builds it on its own `acquire` and
+   * `tryAcquire` with `acquireAll(backend, …)` of core/multi.
    */
-  acquireAll?(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle>;
+  acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle>;
   /** Holders and waiters, in queue order. */
   contenders(name: string, options?: ReadOptions): Promise<LockContender[]>;
-  /**
-   * One of `maxLeases` leases on `name`, a counting semaphore (see `ZkLockBackend.acquireLease`).
-   * Both backends of this library have it; optional so that backends written before it
-   * still compile.
-   */
-  acquireLease?(name: string, options: AcquireLeaseOptions): Promise<LeaseHandle>;
+  /** One of `maxLeases` leases on `name`, a counting semaphore (see `ZkLockBackend.acquireLease`). */
+  acquireLease(name: string, options: AcquireLeaseOptions): Promise<LeaseHandle>;
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
-  leaseContenders?(name: string, options?: ReadOptions): Promise<LeaseContender[]>;
+  leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]>;
   /**
    * Asks every current holder of `name` (not the waiters) to release it; resolves with how
    * many were asked. Holders that acquired with `revocable: true` see `revocation` abort.

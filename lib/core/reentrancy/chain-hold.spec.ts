@@ -101,4 +101,19 @@ describe('ChainHold: a grant goes with the last hold of its chain', () => {
     await expect(outer).rejects.toBeInstanceOf(LockLostError);
     expect(nested).toBeInstanceOf(LockLostError);
   });
+  it('a lock lost before a nested call is not re-entered: withLock, acquire and withLocks reject with the loss, no body starts', async () => {
+    const nested: unknown[] = [];
+    let ran = false;
+    const outer = locker.withLock('gone', async () => {
+      mine.loseLock('gone');
+      nested.push(await locker.withLock('gone', () => void (ran = true)).catch((error: unknown) => error));
+      const entered = locker.acquire('gone', { mode: 'read' }).then(async (hold) => void (await hold.release()));
+      nested.push(await entered.catch((error: unknown) => error));
+      nested.push(await locker.withLocks(['gone', 'later'], () => void (ran = true)).catch((error: unknown) => error));
+    });
+    await expect(outer).rejects.toBeInstanceOf(LockLostError);
+    expect(ran).toBe(false);
+    expect(nested).toEqual([expect.any(LockLostError), expect.any(LockLostError), expect.any(LockLostError)]);
+    expect(await mine.locks()).toEqual([]); // nothing was queued for the nested calls
+  });
 });

@@ -1,6 +1,5 @@
 import { LockReentryError, LockUpgradeError } from '../errors/errors.js';
-import type { LockHandle, LockMode } from '../port/lock-backend.js';
-import { ReentrantHandle } from './reentrant-handle.js';
+import { type LockHandle, type LockMode, assertHeld } from '../port/lock-backend.js';
 
 /**
  * One grant as an async call chain holds it: the grant's handle, and the nested holds
@@ -34,11 +33,16 @@ export class ChainHold {
    * is not re-entered), `LockUpgradeError` for `write` under `read`.
    */
   reenter(mode: LockMode, reentrant = true): ReentrantHandle {
+    return this.joinable(mode, reentrant).enter(mode);
+  }
+
+  /** This hold, if a call of the chain may enter it in `mode`; throws as `reenter` does, entering nothing. */
+  joinable(mode: LockMode, reentrant: boolean): this {
     if (!reentrant) throw new LockReentryError(this.handle.name);
     const { signal } = this.handle;
-    if (signal.aborted) throw signal.reason;
+    if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
     if (this.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(this.handle.name);
-    return this.enter(mode);
+    return this;
   }
 
   /** The holder is done: releases the grant once every nested hold is released too. */
@@ -55,5 +59,64 @@ export class ChainHold {
 
   private leave(): void {
     if (--this.nested === 0) this.idle?.();
+  }
+}
+
+/**
+ * What a nested acquire of a lock the call chain already holds returns: the outer grant's
+ * token and signal, no node of its own, and a release that ends this hold only (the grant
+ * goes when its last hold is released, see `ChainHold`).
+ */
+export class ReentrantHandle implements LockHandle {
+  private done = false;
+
+  constructor(
+    private readonly outer: LockHandle,
+    readonly mode: LockMode,
+    private readonly onRelease: () => void,
+  ) {}
+
+  get name(): string {
+    return this.outer.name;
+  }
+
+  get fencingToken(): bigint {
+    return this.outer.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    return this.outer.signal;
+  }
+
+  /** The outer grant's: whether it is revocable was decided by the call that took it. */
+  get revocation(): AbortSignal {
+    return this.outer.revocation;
+  }
+
+  get released(): boolean {
+    return this.done || this.outer.released;
+  }
+
+  isHeld(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
+  }
+
+  async release(): Promise<void> {
+    this.end();
+  }
+
+  /** `release()` without a promise, for the nested `withLock` on its hot path. */
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    this.onRelease();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
   }
 }

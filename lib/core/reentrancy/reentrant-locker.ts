@@ -7,26 +7,25 @@ import type {
   LockHandle,
   LeaseHandle,
 } from '../port/lock-backend.js';
-import { resolveAcquireOptions } from '../port/options.js';
+import { resolveAcquireOptions, resolveLeaseOptions } from '../port/options.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { PendingWork } from '../util/pending-work.js';
-import { ChainHold } from './chain-hold.js';
+import { ChainHold, type ReentrantHandle } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
-import { LeaseRunner, type LeaseCallOptions } from './lease-calls.js';
 import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.js';
-import { LockCallPolicy } from './lock-call-policy.js';
-import { MultiRunner } from './multi-calls.js';
-import type { LockerEvents } from './locker-events.js';
+import { LockCallPolicy, type LockerEvents } from './lock-call-policy.js';
+import { ReentrantMultiLocker } from './reentrant-multi-locker.js';
 import { refuseLost, watchLoss } from './loss-watch.js';
-import type { ReentrantHandle } from './reentrant-handle.js';
-import { resolveReentrant, type ReentrancyOption } from './reentrancy-option.js';
 import {
+  resolveReentrant,
+  type LeaseCallOptions,
+  type ReentrancyOption,
   resolveWithLockOptions,
   type ResolvedWithLockOptions,
   type RunAlwaysOptions,
   type WithLockCallOptions,
   type WithLocksCallOptions,
-} from './with-lock-options.js';
+} from './call-options.js';
 
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
@@ -41,8 +40,7 @@ export class ReentrantLocker {
   /** `withLock` bodies running now, so that shutdown can let them finish. */
   private readonly bodies = new PendingWork();
   private readonly deferred = new DeferredReleases();
-  private readonly leases: LeaseRunner;
-  private readonly multi: MultiRunner;
+  private readonly multi: ReentrantMultiLocker;
   private readonly policy: LockCallPolicy;
   private readonly defaults: ResolvedWithLockOptions;
   /** `scopeKeyOf(backend, name)` is this prefix and the name. */
@@ -56,10 +54,7 @@ export class ReentrantLocker {
     this.policy = new LockCallPolicy(events);
     this.defaults = resolveWithLockOptions(undefined, defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
-    this.leases = new LeaseRunner(backend, defaultTimeoutMs, this.bodies, (name, pending) =>
-      this.policy.acquiring(name, pending),
-    );
-    this.multi = new MultiRunner(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
+    this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
   }
 
   /**
@@ -194,13 +189,28 @@ export class ReentrantLocker {
    * Without `timeoutMs`, waits the locker's default timeout. Not reentrant: each call
    * takes one more.
    */
-  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
-    return this.leases.acquireLease(name, options);
+  async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
+    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, this.defaultTimeoutMs);
+    return this.policy.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal }));
   }
 
-  /** Runs `fn(lease)` holding one lease of `name`, released when `fn` settles. */
-  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
-    return this.leases.withLease(name, fn, options);
+  /**
+   * Runs `fn(lease)` holding one lease of `name`; releases it when `fn` settles; rejects
+   * with `LockLostError` if the lease was lost meanwhile, or already when `fn` would start
+   * (then `fn` never starts). Leases are not reentrant: each call takes one more.
+   */
+  async withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T> {
+    const lease = await this.acquireLease(name, options);
+    if (!lease.isHeld()) return refuseLost(lease);
+    const body = (async () => fn(lease))();
+    void this.bodies.track(body.catch(() => undefined));
+    try {
+      const result = await body;
+      lease.assertHeld(); // lost while fn ran: its work was not done under the lease
+      return result;
+    } finally {
+      await lease.release().catch(() => undefined); // a failed release loses to fn's outcome
+    }
   }
 
   /** The handle this call chain holds for `name`, if any (e.g. to read its fencing token). */

@@ -1,97 +1,113 @@
-import { type ReentrancyOption, resolveReentrant } from './reentrancy-option.js';
-import type {
-  MultiAcquireOptions,
-  LockList,
-  LockBackend,
-  LockHandle,
-  LockMode,
-  MultiLockHandle,
-} from '../port/lock-backend.js';
-import { type LockLostError, LockOrderError, LockReentryError, LockUpgradeError } from '../errors/errors.js';
-import { refuseLost, watchLoss } from './loss-watch.js';
-import { ChainHold } from './chain-hold.js';
-import { heldInScope, lockScopeStorage, namesHeldInScope, scopeKeyOf } from './lock-scope.js';
-import type { PendingWork } from '../util/pending-work.js';
-import { acquireAll } from '../multi/acquire-all.js';
+import { LockOrderError } from '../errors/errors.js';
 import { LockGroupHandle } from '../multi/lock-group-handle.js';
-import { resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
 import { lockOrderConflict, planLocks, type PlannedLock } from '../multi/multi-lock-plan.js';
+import type { LockBackend, LockHandle, LockList, MultiAcquireOptions, MultiLockHandle } from '../port/lock-backend.js';
+import { describeList, resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
+import type { PendingWork } from '../util/pending-work.js';
+import {
+  resolveReentrant,
+  resolveWithLockOptions,
+  type ReentrancyOption,
+  type ResolvedWithLockOptions,
+  type WithLocksCallOptions,
+} from './call-options.js';
+import { ChainHold } from './chain-hold.js';
+import type { DeferredReleases } from './deferred-releases.js';
+import type { LockCallPolicy } from './lock-call-policy.js';
+import { heldInScope, lockScopeStorage, namesHeldInScope, scopeKeyOf } from './lock-scope.js';
+import { refuseLost, watchLoss } from './loss-watch.js';
 
 /** A multi-lock as a call chain holds it: the handle, and the grants of its own (not joined). */
-export interface ChainGroup {
+interface ChainGroup {
   readonly group: LockGroupHandle;
   readonly grants: readonly LockHandle[];
 }
 
-/** How `withLocks` ends, decided by `MultiRunner` from the call's options. */
-export interface GroupSettlement {
-  /** `onLockLost: 'ignore'`: return the body's result even if a lock was lost. */
-  readonly ignoreLoss: boolean;
-  /** Keep the locks until this long after the grant (`holdAtLeastMs`), through `defer`. */
-  readonly holdAtLeastMs: number;
-  readonly defer: (group: MultiLockHandle, delayMs: number) => void;
-  /** Told once if a lock is lost while the body runs. */
-  readonly onLost?: (error: LockLostError, grantedAt: number) => void;
-}
-
 /**
- * `ReentrantLocker`'s `acquireAll` and `withLocks`: names the call chain already holds are
- * joined (no node, no wait; read held and write asked fails at once with
- * `LockUpgradeError`), the others are taken together through the backend's `acquireAll`.
- * The chain's locks stay held while it waits for the others, so it may wait only for names
- * that sort after every lock it holds, listed or not: otherwise `LockOrderError` at once,
- * before anything is sent (see `lockOrderConflict`).
+ * `ReentrantLocker`'s `acquireAll` and `withLocks`, with its default timeout, its call
+ * policy (events, `ifLocked`, shutdown), its deferred releases (`holdAtLeastMs`) and its
+ * bodies tracked for `drain`. Names the call chain already holds are joined (no node, no
+ * wait; read held and write asked fails at once with `LockUpgradeError`), the others are
+ * taken together through the backend's `acquireAll`. The chain's locks stay held while it
+ * waits for the others, so it may wait only for names that sort after every lock it holds,
+ * listed or not: otherwise `LockOrderError` at once, before anything is sent (see
+ * `lockOrderConflict`).
  */
 export class ReentrantMultiLocker {
   constructor(
     private readonly backend: LockBackend,
     private readonly defaultTimeoutMs: number,
     private readonly bodies: PendingWork,
+    private readonly policy: LockCallPolicy,
+    private readonly deferred: DeferredReleases,
   ) {}
 
   async acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
-    return (await this.take(locks, options)).group;
+    return (await this.policy.acquiring(describeList(locks), this.take(locks, options))).group;
+  }
+
+  async withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions,
+  ): Promise<T | undefined> {
+    const { ifLocked, holdAtLeastMs, onLockLost, ...multi } = options ?? {};
+    const { timeoutMs, signal, reentrant } = multi;
+    const call = resolveWithLockOptions(
+      { ifLocked, holdAtLeastMs, onLockLost, timeoutMs, signal, reentrant },
+      this.defaultTimeoutMs,
+    );
+    const label = describeList(locks);
+    const taken = await this.policy.granted(label, call, () =>
+      this.take(locks, { ...multi, timeoutMs: call.timeoutMs }),
+    );
+    if (!taken) return undefined;
+    return this.run(label, call, taken, fn);
   }
 
   /**
-   * Runs `fn` holding a group from `take`, and ends it as `settlement` says. A group with a
-   * lock already lost is released and rejects with the loss: `fn` never starts under it.
+   * Runs `fn` holding a group from `take`, and ends it as `call` says. A group with a lock
+   * already lost is released and rejects with the loss: `fn` never starts under it.
    */
-  async run<T>(
+  private async run<T>(
+    label: string,
+    call: ResolvedWithLockOptions,
     { group, grants }: ChainGroup,
     fn: (handle: MultiLockHandle) => T | Promise<T>,
-    settlement: GroupSettlement,
   ): Promise<T> {
     if (!group.isHeld()) return refuseLost(group);
     const grantedAt = performance.now();
-    const stopWatching = settlement.onLost && watchLoss(group, (error) => settlement.onLost!(error, grantedAt));
+    const stopWatching = this.policy.reportsLoss
+      ? watchLoss(group, (error) => this.policy.lost(label, call, grantedAt, error))
+      : undefined;
     const holds = grants.map((grant) => new ChainHold(grant));
     const body = this.runHolding(holds, async () => fn(group));
     void this.bodies.track(body.catch(() => undefined));
     try {
       const result = await body;
       // Lost while the body ran: its work was not done under the locks.
-      if (!(settlement.ignoreLoss && group.signal.aborted)) group.assertHeld();
+      if (!(call.onLockLost === 'ignore' && group.signal.aborted)) group.assertHeld();
       return result;
     } finally {
       stopWatching?.();
       // The grants go once every nested hold the body started is released, as in withLock.
       await Promise.all(holds.map((hold) => hold.settle()));
-      const delayMs = grantedAt + settlement.holdAtLeastMs - performance.now();
-      if (delayMs > 0 && group.isHeld()) settlement.defer(group, delayMs);
+      const delayMs = grantedAt + call.holdAtLeastMs - performance.now();
+      if (delayMs > 0 && group.isHeld() && !this.policy.closing) this.deferred.schedule(group, delayMs);
       else await group.release().catch(() => undefined); // a failed release loses to the body's outcome
     }
   }
 
   /** The group, with the names this chain holds joined and the others taken together. */
-  async take(locks: LockList, options: (MultiAcquireOptions & ReentrancyOption) | undefined): Promise<ChainGroup> {
+  private async take(
+    locks: LockList,
+    options: (MultiAcquireOptions & ReentrancyOption) | undefined,
+  ): Promise<ChainGroup> {
     const resolved = resolveMultiAcquireOptions(options, this.defaultTimeoutMs);
     const plan = planLocks(locks);
     const reentrant = resolveReentrant(options);
     // Every joined name, and the order, is checked before any is entered: a refusal leaves nothing to undo.
-    const outers = plan.map(({ name, mode }) =>
-      joinable(heldInScope(scopeKeyOf(this.backend, name)), name, mode, reentrant),
-    );
+    const outers = plan.map(({ name, mode }) => heldInScope(scopeKeyOf(this.backend, name))?.joinable(mode, reentrant));
     const fresh = plan.filter((_, i) => !outers[i]);
     const conflict = lockOrderConflict(namesHeldInScope(this.backend), fresh);
     if (conflict) throw new LockOrderError(conflict.held, conflict.missing);
@@ -112,10 +128,7 @@ export class ReentrantMultiLocker {
     options: ResolvedMultiAcquireOptions,
   ): Promise<readonly LockHandle[]> {
     const locks = fresh.map(({ name, mode }) => ({ name, mode }));
-    const group = this.backend.acquireAll
-      ? await this.backend.acquireAll(locks, options)
-      : await acquireAll(this.backend, locks, options);
-    return group.handles;
+    return (await this.backend.acquireAll(locks, options)).handles;
   }
 
   /** Runs `fn` in a scope where the chain holds every grant of `holds` (one scope, entered with `run()`). */
@@ -124,19 +137,4 @@ export class ReentrantMultiLocker {
     for (const hold of holds) scope.set(scopeKeyOf(this.backend, hold.handle.name), hold);
     return lockScopeStorage.run(scope, fn);
   }
-}
-
-/** The chain's hold of `name` if it may be joined in `mode`; throws where joining must fail. */
-function joinable(
-  outer: ChainHold | undefined,
-  name: string,
-  mode: LockMode,
-  reentrant: boolean,
-): ChainHold | undefined {
-  if (!outer) return undefined;
-  if (!reentrant) throw new LockReentryError(name);
-  const { signal } = outer.handle;
-  if (signal.aborted) throw signal.reason; // a lost lock is not re-entered
-  if (outer.handle.mode === 'read' && mode === 'write') throw new LockUpgradeError(name);
-  return outer;
 }

@@ -20,7 +20,7 @@ const STEPS: Step[] = [
 ];
 
 const leaseWaiters = (backend: LockBackend, name: string, count: number): Promise<void> =>
-  waitUntil(async () => (await backend.leaseContenders!(name)).length === count, `${count} lease contenders`);
+  waitUntil(async () => (await backend.leaseContenders(name)).length === count, `${count} lease contenders`);
 
 /**
  * A name is a lock or a lease semaphore of one count at a time, and changes (kind or count)
@@ -35,8 +35,8 @@ export function kindChangeCases(ctx: ConformanceContext): void {
     for (const [i, step] of STEPS.entries()) {
       const client = clients[i % 2];
       if ('lease' in step) {
-        const lease = await client.acquireLease!(name, { maxLeases: step.lease, timeoutMs: 10_000 });
-        expect(await clients[1 - (i % 2)].leaseContenders!(name)).toEqual([expect.objectContaining({ holding: true })]);
+        const lease = await client.acquireLease(name, { maxLeases: step.lease, timeoutMs: 10_000 });
+        expect(await clients[1 - (i % 2)].leaseContenders(name)).toEqual([expect.objectContaining({ holding: true })]);
         expect(lease.maxLeases).toBe(step.lease);
         await lease.release();
       } else {
@@ -52,8 +52,8 @@ export function kindChangeCases(ctx: ConformanceContext): void {
   it('while a semaphore is held or awaited, a lock and another count are refused, and leave nothing', async () => {
     const name = ctx.name('lease-busy');
     const [a, b] = await ctx.world.keepingIdleNames(2);
-    const holders = [await a.acquireLease!(name, { maxLeases: 2 }), await a.acquireLease!(name, { maxLeases: 2 })];
-    const waiting = a.acquireLease!(name, { maxLeases: 2, timeoutMs: 20_000 });
+    const holders = [await a.acquireLease(name, { maxLeases: 2 }), await a.acquireLease(name, { maxLeases: 2 })];
+    const waiting = a.acquireLease(name, { maxLeases: 2, timeoutMs: 20_000 });
     await leaseWaiters(a, name, 3);
     const refusals = async (): Promise<void> => {
       for (const call of [() => b.acquire(name, { timeoutMs: 10_000 }), () => b.tryAcquire(name)]) {
@@ -62,20 +62,20 @@ export function kindChangeCases(ctx: ConformanceContext): void {
         expect(error).toMatchObject({ requested: 'lock', found: 'lease', maxLeases: 2 });
         expect((error as Error).message).toContain('while it is held or awaited');
       }
-      const error = await rejectionOf(b.acquireLease!(name, { maxLeases: 3, timeoutMs: 10_000 }));
+      const error = await rejectionOf(b.acquireLease(name, { maxLeases: 3, timeoutMs: 10_000 }));
       expect(error).toBeInstanceOf(LeaseLimitMismatchError);
       expect(error).toMatchObject({ requested: 3, stored: 2 });
       expect((error as Error).message).toContain('while it is held or awaited with maxLeases 2');
     };
     await refusals();
-    expect(await b.leaseContenders!(name)).toHaveLength(3);
+    expect(await b.leaseContenders(name)).toHaveLength(3);
     await holders[0].release();
     const third = await waiting;
     await refusals(); // held by two, awaited by none
     await holders[1].release();
     await refusals(); // held by one
     await third.release();
-    await (await b.acquireLease!(name, { maxLeases: 3 })).release();
+    await (await b.acquireLease(name, { maxLeases: 3 })).release();
   });
 
   it('while a lock is held or awaited, a lease is refused, and leaves nothing', async () => {
@@ -85,11 +85,11 @@ export function kindChangeCases(ctx: ConformanceContext): void {
     const writer = a.acquire(name, { timeoutMs: 20_000 });
     await queued(a, name, 2);
     const refusal = async (): Promise<void> => {
-      const error = await rejectionOf(b.acquireLease!(name, { maxLeases: 2, timeoutMs: 10_000 }));
+      const error = await rejectionOf(b.acquireLease(name, { maxLeases: 2, timeoutMs: 10_000 }));
       expect(error).toBeInstanceOf(LockKindMismatchError);
       expect(error).toMatchObject({ requested: 'lease', found: 'lock' });
       expect((error as Error).message).toContain('while it is held or awaited as a lock');
-      await expect(b.leaseContenders!(name)).rejects.toBeInstanceOf(LockKindMismatchError);
+      await expect(b.leaseContenders(name)).rejects.toBeInstanceOf(LockKindMismatchError);
     };
     await refusal();
     expect(await b.contenders(name)).toHaveLength(2);
@@ -97,6 +97,6 @@ export function kindChangeCases(ctx: ConformanceContext): void {
     const held = await writer;
     await refusal();
     await held.release();
-    await (await b.acquireLease!(name, { maxLeases: 1 })).release();
+    await (await b.acquireLease(name, { maxLeases: 1 })).release();
   });
 }

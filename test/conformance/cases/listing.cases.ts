@@ -72,11 +72,11 @@ export function listingCases(ctx: ConformanceContext): void {
     const [a, b] = await ctx.world.backends(2);
     const lock = await a.acquire(`${base}/lock`);
     const leases = [
-      await a.acquireLease!(`${base}/pool`, { maxLeases: 2 }),
-      await b.acquireLease!(`${base}/pool`, { maxLeases: 2 }),
+      await a.acquireLease(`${base}/pool`, { maxLeases: 2 }),
+      await b.acquireLease(`${base}/pool`, { maxLeases: 2 }),
     ];
-    const waiting = a.acquireLease!(`${base}/pool`, { maxLeases: 2, timeoutMs: 10_000 });
-    await waitUntil(async () => (await b.leaseContenders!(`${base}/pool`)).length === 3, 'the third lease waits');
+    const waiting = a.acquireLease(`${base}/pool`, { maxLeases: 2, timeoutMs: 10_000 });
+    await waitUntil(async () => (await b.leaseContenders(`${base}/pool`)).length === 3, 'the third lease waits');
     const listing = await b.locks(`${base}/`);
     expect(shape(listing)).toEqual([
       [`${base}/lock`, [['write', true]]],
@@ -92,7 +92,7 @@ export function listingCases(ctx: ConformanceContext): void {
     expect(listing[1]).toMatchObject({ kind: 'lease', maxLeases: 2 });
     const pool = listing[1];
     expect([...pool.holders, ...pool.waiters].map(({ since: _since, sessionId: _sessionId, ...rest }) => rest)).toEqual(
-      await a.leaseContenders!(`${base}/pool`),
+      await a.leaseContenders(`${base}/pool`),
     );
     await Promise.all([lock.release(), ...leases.map((lease) => lease.release())]);
     await (await waiting).release();

@@ -151,7 +151,7 @@ export function revocationCases(ctx: ConformanceContext): void {
     }
     await expect(a.requestRevocation('')).rejects.toBeInstanceOf(InvalidLockNameError);
     const semaphore = `${name}/leases`; // leases are not locks: refused, as contenders() refuses them
-    const lease = await a.acquireLease!(semaphore, { maxLeases: 2 });
+    const lease = await a.acquireLease(semaphore, { maxLeases: 2 });
     await expect(a.requestRevocation(semaphore)).rejects.toBeInstanceOf(LockKindMismatchError);
     await lease.release();
     expect(await a.contenders(name)).toEqual([]);

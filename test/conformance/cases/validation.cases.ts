@@ -115,7 +115,7 @@ export function validationCases(ctx: ConformanceContext): void {
       () => a.contenders('read-options', given),
       () => a.locks('read-options', given),
       () => a.requestRevocation('read-options', given),
-      () => a.leaseContenders!('read-options', given),
+      () => a.leaseContenders('read-options', given),
     ];
     for (const call of calls) {
       const error = await rejectionOf(call());

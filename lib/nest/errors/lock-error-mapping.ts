@@ -10,7 +10,7 @@ import {
   LockUnavailableError,
   LockUpgradeError,
   type ZkLockError,
-} from '../core/errors/errors.js';
+} from '../../core/errors/errors.js';
 
 /** The HTTP status a lock error answers with in an HTTP handler; undefined for any other error. */
 export function httpStatusOf(error: unknown): number | undefined {

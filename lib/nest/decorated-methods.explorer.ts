@@ -2,9 +2,9 @@ import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, ty
 import { DiscoveryService } from '@nestjs/core';
 
 import { LockService } from './lock.service.js';
-import { lockServiceRegistry } from './lock-service.registry.js';
+import { lockServiceRegistry } from './service-registry.js';
 import { instanceSeenBy, type NestModuleLike } from './module-visibility.js';
-import { hasDecoratedMethod } from './decorated-methods.js';
+import { hasDecoratedMethod } from './decorators/decorated-methods.js';
 
 /** The parts of Nest's `InstanceWrapper` this file reads. */
 interface WrapperLike {
@@ -24,7 +24,7 @@ interface WrapperLike {
  * (decorated methods work in `onModuleInit` hooks) until shutdown.
  */
 @Injectable()
-export class WithLockExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class DecoratedMethodsExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly lockService: LockService,

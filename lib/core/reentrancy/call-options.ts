@@ -1,7 +1,23 @@
-import type { MultiAcquireOptions, AcquireOptions } from '../port/lock-backend.js';
 import { InvalidOptionError } from '../errors/errors.js';
+import type { AcquireLeaseOptions, AcquireOptions, MultiAcquireOptions } from '../port/lock-backend.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../port/options.js';
-import { resolveReentrant, type ReentrancyOption } from './reentrancy-option.js';
+
+/** The calls of `ReentrantLocker` (and `LockService`) take one more option than the backends. */
+export interface ReentrancyOption {
+  /**
+   * `false` makes the call queue a node of its own, like Curator's non-reentrant
+   * `InterProcessSemaphoreMutex`: inside a call chain that already holds the lock it fails
+   * at once with `LockReentryError` instead of waiting for itself. Default `true`.
+   */
+  readonly reentrant?: boolean;
+}
+
+/** The `reentrant` option, checked before anything is sent. */
+export function resolveReentrant(options: ReentrancyOption | undefined): boolean {
+  const { reentrant = true } = options ?? {};
+  if (typeof reentrant !== 'boolean') throw new InvalidOptionError('reentrant', reentrant, 'true or false');
+  return reentrant;
+}
 
 /**
  * What `withLock` does when another holder has the lock:
@@ -47,6 +63,9 @@ export interface WithLocksCallOptions extends MultiAcquireOptions, ReentrancyOpt
   readonly holdAtLeastMs?: number;
   readonly onLockLost?: OnLockLost;
 }
+
+/** Options of `acquireLease` and `withLease`: `timeoutMs` defaults to the locker's default timeout. */
+export type LeaseCallOptions = AcquireLeaseOptions;
 
 /** `withLock` options whose `ifLocked` is not `'skip'`: the function always runs (or the call rejects). */
 export type RunAlwaysOptions = WithLockCallOptions & { readonly ifLocked?: 'wait' | 'throw' };

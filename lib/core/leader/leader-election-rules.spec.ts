@@ -5,11 +5,11 @@ import {
   LockLostError,
   InvalidLeaderGroupError,
 } from '../errors/errors.js';
-import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';
+import type { AcquireOptions, LeaseHandle, LockBackend, LockHandle, MultiLockHandle } from '../port/lock-backend.js';
 import { LeaderElection, type LeadershipChange } from './leader-election.js';
 
 // The election's rules against a scripted backend; its behaviour on ZooKeeper is tested
-// in test/core/leader-election.spec.ts.
+// in test/core/leader-election-zookeeper.spec.ts.
 
 interface ScriptedHandle extends LockHandle {
   lose(reason: Error): void;
@@ -56,6 +56,15 @@ class ScriptedBackend implements LockBackend {
   }
   tryAcquire(): Promise<LockHandle | null> {
     throw new Error('not used');
+  }
+  acquireAll(): Promise<MultiLockHandle> {
+    throw new Error('not used');
+  }
+  acquireLease(): Promise<LeaseHandle> {
+    throw new Error('not used');
+  }
+  async leaseContenders() {
+    return [];
   }
   async contenders() {
     return [];

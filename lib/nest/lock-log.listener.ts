@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 
-import type { LockerEvents } from '../core/reentrancy/locker-events.js';
+import type { LockerEvents } from '../core/reentrancy/lock-call-policy.js';
 
 const logger = new Logger('ZkLock');
 

@@ -1,0 +1,21 @@
+import { ZkLockError } from '../../core/errors/errors.js';
+import { type Decorator, nestMessages } from './messages.js';
+
+/** `@WithLock` put where it cannot work (not on a method), or given a bad name or option. */
+export class WithLockUsageError extends ZkLockError {
+  readonly code = 'WITH_LOCK_USAGE';
+}
+
+/** `@WhenLeader` put where it cannot work (not on a method), or given a bad group. */
+export class WhenLeaderUsageError extends ZkLockError {
+  readonly code = 'WHEN_LEADER_USAGE';
+}
+
+/** A `@WithLock`, `@WithLease` or `@WhenLeader` method ran where no `LockService` is alive. */
+export class ZkLockModuleMissingError extends ZkLockError {
+  readonly code = 'ZK_LOCK_MODULE_MISSING';
+
+  constructor(method: string, why: string, decorator: Decorator = '@WithLock') {
+    super(nestMessages.moduleMissing(decorator, method, why));
+  }
+}

@@ -1,0 +1,42 @@
+/** The decorators whose misuse the Nest glue reports. */
+export type Decorator = '@WithLock' | '@WithLease' | '@WhenLeader';
+
+/** What each decorator names, and an example of one. */
+const NAMES: Record<Decorator, string> = {
+  '@WithLock': "a lock name: a non-empty string or a function of the method's arguments",
+  '@WithLease': "a semaphore name: a non-empty string or a function of the method's arguments",
+  '@WhenLeader': 'a leader group: a non-empty string such as "nightly-report"',
+};
+
+/** What the Nest glue's errors say (`WithLockUsageError`, `WhenLeaderUsageError`, `ZkLockModuleMissingError`), written once. */
+export const nestMessages = {
+  needsName: (decorator: Decorator, name: unknown): string =>
+    `${decorator} needs ${NAMES[decorator]}, not ${typeof name === 'string' ? 'an empty string' : typeof name}.`,
+  noSignal: (decorator: Decorator, call: string): string =>
+    `${decorator} takes no signal option: a decorator cannot know which call to cancel. Use LockService.${call} with a signal instead.`,
+  badOption: (decorator: Decorator, why: string): string => `${decorator}: ${why}`,
+  notAMethod: (decorator: Decorator, method: string): string =>
+    `${decorator} can only decorate a method, and ${method} is not one (a property, getter or setter). Put it on a method.`,
+  generator: (decorator: Decorator, method: string): string =>
+    `${decorator} cannot cover ${method}: it is a generator, whose body runs after the call returns, one step at a time. Lock inside it instead (LockService.withLock around the work of each step, or around collecting the results).`,
+  streaming: (decorator: Decorator, method: string, kind: string): string =>
+    `${decorator} cannot cover ${method}: it returned ${kind}, which is consumed after the method returned, when the lock is already released. Lock inside the producer instead (LockService.withLock around the work that fills it), or collect the values in the method and return them.`,
+  keyFunctionThrew: (decorator: Decorator, method: string, error: unknown): string =>
+    `the key function of ${decorator} on ${method} threw: ${(error as Error)?.message ?? String(error)}`,
+  keyFunctionReturned: (decorator: Decorator, method: string, expected: string): string =>
+    `the key function of ${decorator} on ${method} must return ${expected}`,
+  moduleMissing: (decorator: Decorator, method: string, why: string): string =>
+    `${decorator} on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
+    '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started.',
+  /** Why no `LockService` was found (the `why` of `moduleMissing`). */
+  noService: {
+    noApplication: 'no application with ZkLockModule is running in this process',
+    notProvided:
+      'no running application provides its class with ZkLockModule (make it a provider or controller of a module that imports ZkLockModule, or call it from code that runs for one)',
+    ambiguous:
+      'several running applications provide its class, and this call runs for none of them (call it from a handler, a provider or a decorated method of one application)',
+    mockWithoutWithLocks:
+      'the LockService it found (a mock?) has no withLocks, which a key function returning several names needs',
+    mockWithoutWithLease: 'the LockService it found (a mock?) has no withLease',
+  },
+} as const;

@@ -4,8 +4,7 @@ import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 import { nodeFormatFor } from '../port/node-format.js';
 import { RevocationWatch } from './revocation-watch.js';
 import type { ResolvedAcquireOptions } from '../port/options.js';
-import { LockAcquisition } from './queue/lock-acquisition.js';
-import type { AcquisitionContext, SentCreate } from './queue/acquisition-types.js';
+import { LockAcquisition, type AcquisitionContext, type SentCreate } from './queue/acquisition.js';
 import { ZkLockHandle } from './queue/zk-lock-handle.js';
 
 /** What `LockRunner` shares with its backend. */

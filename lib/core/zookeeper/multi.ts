@@ -3,7 +3,7 @@ import { ZkOperationError } from '../errors/errors.js';
 import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
 import { listChildrenTogether, type Listing } from './queue/directory.js';
-import type { SentCreate } from './queue/acquisition-types.js';
+import type { SentCreate } from './queue/acquisition.js';
 import type { ResolvedAcquireOptions } from '../port/options.js';
 import type { NodeReaper } from './queue/node-reaper.js';
 import type { ZkClient } from './session/zk-client.js';

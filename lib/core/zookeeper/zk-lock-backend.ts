@@ -30,7 +30,7 @@ import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
 import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
 import { ZkLeaseRecipe } from './lease.js';
-import type { SentCreate } from './queue/acquisition-types.js';
+import type { SentCreate } from './queue/acquisition.js';
 import { LockRunner } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';
 import { NodeReaper } from './queue/node-reaper.js';

@@ -12,7 +12,7 @@ import { readQueue, signalGrant, watchPredecessor, type Listing, type SeenVersio
 import { waitForChange } from './blocker-wait.js';
 import { leaseNodePrefix } from '../../port/lease-node.js';
 import { leaseNodesWithPrefix, leasePositionOf } from '../../port/lease-queue.js';
-import type { LeaseContext, LeaseGrant, LeaseRequest } from './lease-acquisition-types.js';
+import type { LeaseContext, LeaseGrant, LeaseRequest } from './acquisition.js';
 
 /** Where one attempt stands between listings. */
 interface Turn {

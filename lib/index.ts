@@ -2,7 +2,7 @@
 
 // Core: framework-free ZooKeeper locks.
 export { ZkLockBackend } from './core/zookeeper/zk-lock-backend.js';
-export type { ZkLockHandle } from './core/zookeeper/queue/zk-lock-handle.js';
+export type { ZkLockHandle } from './core/zookeeper/lock.js';
 export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
 export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
 export type {
@@ -82,7 +82,7 @@ export { acquireAll } from './core/multi/acquire-all.js';
 export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/lock-backend.js';
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
-export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
+export type { ZkLeaseHandle } from './core/zookeeper/lease.js';
 export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
 export { MAX_LEASES } from './core/port/options.js';
 

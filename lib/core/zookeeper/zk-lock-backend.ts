@@ -212,7 +212,7 @@ export class ZkLockBackend implements LockBackend {
    * once across all clients, each lease gone with its holder's session. Rejects with
    * `LockTimeoutError`, `LockAbortedError`, `LeaseLimitMismatchError` (another count is
    * stored with the semaphore) or `LockKindMismatchError` (the name is a lock). Not
-   * reentrant: each call takes one more lease. See lib/core/lease.
+   * reentrant: each call takes one more lease. See docs/recipes.md, "Leases".
    */
   acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
     return tracedAcquire(

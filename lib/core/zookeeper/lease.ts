@@ -10,6 +10,8 @@ import {
   acquireNode,
   QueueAcquisition,
   type Grant,
+  type HoldingPosition,
+  type WaitingPosition,
   type QueueDriver,
   type QueueHost,
   type QueueIo,
@@ -83,11 +85,7 @@ class LeaseDriver implements QueueDriver<LeasePosition, Grant> {
     return true;
   }
 
-  async wait(
-    io: QueueIo,
-    position: Exclude<LeasePosition, { kind: 'missing' | 'retire' | 'holding' }>,
-    { wake }: View,
-  ): Promise<Woken> {
+  async wait(io: QueueIo, position: WaitingPosition<LeasePosition>, { wake }: View): Promise<Woken> {
     if (position.kind === 'head') {
       // The head waits on a children watch, and every read it makes next sets the next one:
       // a wake costs one read whatever its cause (a holder leaving, or a node arriving
@@ -104,7 +102,7 @@ class LeaseDriver implements QueueDriver<LeasePosition, Grant> {
     return { watchChildren: signalled || position.deputy };
   }
 
-  grant(io: QueueIo, node: string, _listing: Listing, position: Extract<LeasePosition, { kind: 'holding' }>): Grant {
+  grant(io: QueueIo, node: string, _listing: Listing, position: HoldingPosition<LeasePosition>): Grant {
     if (position.successor) signalGrant(io.session, `${this.ref.dir}/${node}`, this.identity);
     return { session: io.session, node };
   }

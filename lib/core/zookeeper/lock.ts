@@ -13,6 +13,7 @@ import {
   type QueueHost,
   type QueueIo,
   type SentCreate,
+  type WaitingPosition,
   type Woken,
 } from './queue/acquisition.js';
 import { lockDirectoryKind, settleLockDirectory } from './queue/directory-kind.js';
@@ -78,7 +79,7 @@ class LockDriver implements QueueDriver<QueuePosition, LockGrant> {
   }
 
   /** Watches the one node that blocks us (no herd); the read leaves from its notification. */
-  async wait(io: QueueIo, position: Extract<QueuePosition, { kind: 'waiting' }>): Promise<Woken> {
+  async wait(io: QueueIo, position: WaitingPosition<QueuePosition>): Promise<Woken> {
     return { listing: await io.waitAndRead(`${this.dir}/${position.blocker.node}`) };
   }
 

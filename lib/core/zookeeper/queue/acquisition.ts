@@ -1,12 +1,10 @@
 import { LockAbortedError, LockClientClosedError, ZkSessionLostError } from '../../errors/errors.js';
 import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkClient } from '../session/zk-client.js';
-import type { ZkSession } from '../session/zk-session.js';
+import type { ZkSession, ZkWatchListener } from '../session/zk-session.js';
 import { isZkCode } from '../session/zk-error-code.js';
 import { longTimeout } from '../../util/long-timeout.js';
 import { Stop } from '../../util/stop.js';
-import { waitForChange } from './blocker-wait.js';
-import type { ChangeIo } from './directory-kind-change.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
 import { listChildren, removeIfEmpty, type Listing } from './directory.js';
 import type { NodeHandle } from './node-handle.js';
@@ -71,6 +69,15 @@ export interface View {
  */
 export type Woken = { readonly listing: Listing } | { readonly watchChildren: boolean };
 
+/** Runs a request again through connection losses (the caller's `retrying`). */
+export type Retrying = <T>(request: () => Promise<T>) => Promise<T>;
+
+/** How a change waits: through connection losses, and no longer than the call's own stop. */
+export interface ChangeIo {
+  readonly retrying: Retrying;
+  readonly stop: Stop;
+}
+
 /** The I/O of one attempt in one session, lent to the driver. */
 export interface QueueIo extends ChangeIo {
   readonly session: ZkSession;
@@ -78,10 +85,9 @@ export interface QueueIo extends ChangeIo {
   waitAndRead(path: string): Promise<Listing>;
 }
 
-/** Where a node stands in a listing: the loop acts on these three kinds; any other is a wait. */
-export type BasePosition = { readonly kind: 'missing' } | { readonly kind: 'retire' } | { readonly kind: 'holding' };
-type Holding<P> = Extract<P, { readonly kind: 'holding' }>;
-type Waiting<P> = Exclude<P, { readonly kind: 'missing' | 'retire' | 'holding' }>;
+/** Of a recipe's positions (`port/`), the loop acts on `missing`, `retire` and `holding`; any other is a wait. */
+export type HoldingPosition<P> = Extract<P, { readonly kind: 'holding' }>;
+export type WaitingPosition<P> = Exclude<P, { readonly kind: 'missing' | 'retire' | 'holding' }>;
 
 /**
  * What one recipe (a lock, a lease) tells the queue loop: Curator's `LockInternalsDriver`.
@@ -108,9 +114,9 @@ export interface QueueDriver<P extends { readonly kind: string }, G extends Gran
    */
   checkDirectory(io: QueueIo, listing: Listing, first: boolean, leave: () => Promise<void>): boolean | Promise<boolean>;
   /** Waits for the wake-up `position` calls for. */
-  wait(io: QueueIo, position: Waiting<P>, view: View): Promise<Woken>;
+  wait(io: QueueIo, position: WaitingPosition<P>, view: View): Promise<Woken>;
   /** Our node holds: what the caller gets (a fencing token, a signal to our successor). */
-  grant(io: QueueIo, node: string, listing: Listing, position: Holding<P>): G;
+  grant(io: QueueIo, node: string, listing: Listing, position: HoldingPosition<P>): G;
 }
 
 const RESTART = Symbol('restart');
@@ -209,10 +215,10 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
             if (session.proofIsStale) await this.retrying(session, () => session.barrier());
             this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
             granted = true;
-            return this.driver.grant(io, node, listing, position as Holding<P>);
+            return this.driver.grant(io, node, listing, position as HoldingPosition<P>);
           }
           if (this.req.timeoutMs === 0) return null;
-          woken = await this.driver.wait(io, position as Waiting<P>, view);
+          woken = await this.driver.wait(io, position as WaitingPosition<P>, view);
         } finally {
           view.wake?.dispose();
         }
@@ -367,6 +373,45 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
     await session.whileConnected(
       this.ctx.reaper.remove(session, this.req.dir, { node, prefix, find: this.driver.ours }),
     );
+  }
+}
+
+/**
+ * Waits for `path` (the one node a waiter queues behind: no herd) to change or go; a lost
+ * session wakes every watch listener, ending this too.
+ *
+ * `next`, the request the waiter sends once woken (its read of the queue), is sent from
+ * the notification itself, in the tick that delivers it, as a plain-callback client would:
+ * going through the promise chain first costs several turns before the write, on the
+ * critical path of every handoff. Resolves with that request in `sent` (boxed, so that it
+ * is not awaited here), or without it when nothing was sent (the node was gone already, or
+ * the session is lost): the caller then sends its own. The request's rejection is the
+ * caller's to handle when it takes it.
+ */
+export async function waitForChange<T>(
+  session: ZkSession,
+  path: string,
+  stop: Stop,
+  next?: () => Promise<T>,
+): Promise<{ readonly sent?: Promise<T> }> {
+  let sent: Promise<T> | undefined;
+  let listener!: ZkWatchListener;
+  const fired = new Promise<void>(
+    (resolve) =>
+      (listener = () => {
+        if (next && !session.isLost && !stop.isStopped) {
+          sent = next();
+          sent.catch(() => undefined); // taken by the caller; never an unhandled rejection if it stopped
+        }
+        resolve();
+      }),
+  );
+  try {
+    if (!(await stop.race(session.watchData(path, listener)))) return {};
+    await stop.race(fired);
+    return { sent };
+  } finally {
+    session.unwatch(path, listener);
   }
 }
 

@@ -466,7 +466,8 @@ export async function acquireNode<P extends { readonly kind: string }, G extends
     grant.session.checkTrust();
     const { handle, armed } = handleOf(grant, (released) => held.delete(released));
     held.add(handle);
-    // A lock is never held up by a revocation watch: set on reconnect after a drop.
+    // The watch (a revocable lock's) is set when the acquire resolves, unless the connection
+    // dropped meanwhile (it is set on reconnect then): a lock is never held up by a revocation watch.
     if (armed) await grant.session.whileConnected(armed);
     return handle;
   } finally {

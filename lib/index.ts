@@ -32,8 +32,8 @@ export { MAX_LEASES } from './core/port/options.js';
 export { ZkLockBackend } from './core/zookeeper/zk-lock-backend.js';
 export type { ZkLockOptions } from './core/zookeeper/zk-lock-options.js';
 export type { ZkClientOptions } from './core/zookeeper/session/zk-client-options.js';
-export type { ZkLockHandle } from './core/zookeeper/queue/zk-lock-handle.js';
-export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
+export type { ZkLockHandle } from './core/zookeeper/lock.js';
+export type { ZkLeaseHandle } from './core/zookeeper/lease.js';
 export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/session-status.js';
 
 // The in-memory backend, for tests without ZooKeeper (one process only).

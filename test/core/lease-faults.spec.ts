@@ -1,5 +1,5 @@
 import { LockAbortedError, LockLostError, LockTimeoutError, type ZkLockBackend } from '../../lib/index';
-import type { ZkLeaseHandle } from '../../lib/core/zookeeper/queue/zk-lease-handle';
+import type { ZkLeaseHandle } from '../../lib/core/zookeeper/lease';
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';

@@ -1,5 +1,5 @@
 import type { ZkLockBackend } from '../../lib/index';
-import type { ZkLeaseHandle } from '../../lib/core/zookeeper/queue/zk-lease-handle';
+import type { ZkLeaseHandle } from '../../lib/core/zookeeper/lease';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
 import { waitUntil } from '../support/wait-until';

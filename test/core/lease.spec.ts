@@ -6,7 +6,7 @@ import {
   ZkLockError,
   type ZkLockBackend,
 } from '../../lib/index';
-import type { ZkLeaseHandle } from '../../lib/core/zookeeper/queue/zk-lease-handle';
+import type { ZkLeaseHandle } from '../../lib/core/zookeeper/lease';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { watchedPaths } from '../support/watches';

@@ -25,6 +25,28 @@ describe('try, timeout, cancel and close', () => {
     await held.release();
   });
 
+  it('an abort landing as the grant is decided, past every await, rejects the acquire and leaves no node', async () => {
+    const [a] = await fx.many(1);
+    const { session } = a.client;
+    const aborting = new AbortController();
+    // The loop reads proofIsStale last before granting (its barrier): the abort lands there,
+    // after the replies that decided the grant, where no await would notice it.
+    Object.defineProperty(session, 'proofIsStale', {
+      configurable: true,
+      get: () => {
+        aborting.abort(new Error('too late'));
+        return false;
+      },
+    });
+    try {
+      const error = await a.acquire('t-late', { signal: aborting.signal }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockAbortedError);
+    } finally {
+      delete (session as { proofIsStale?: boolean }).proofIsStale;
+    }
+    expect((await fx.nodes('t-late')) ?? []).toEqual([]);
+  });
+
   it('tryAcquire grants a free lock', async () => {
     const [a] = await fx.many(1);
     const lock = await a.tryAcquire('t2', { mode: 'read' });

@@ -42,6 +42,8 @@ export const lockMessages = {
     }. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
   aborted: (name: string): string =>
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
+  /** Why a ZooKeeper lock or lease was lost when its session stopped being trusted. */
+  sessionDistrusted: 'its ZooKeeper session cannot be trusted any more',
   lost: (name: string, why: string): string =>
     `Lock "${name}" was lost: ${why}. Stop touching the protected resource; the fencing token of this grant is no longer valid.`,
   closingUnderHolder:
@@ -110,7 +112,6 @@ export const leaseMessages = {
   },
   inZooKeeper: (dir: string): string => `ZooKeeper directory ${dir}`,
   inMemory: 'the in-memory store',
-  lost: 'its ZooKeeper session cannot be trusted any more',
 } as const;
 
 export const multiLockMessages = {

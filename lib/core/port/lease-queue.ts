@@ -1,5 +1,5 @@
-import { RETIRE_SEQUENCE } from './lock-node.js';
 import { parseLeaseNode, type ParsedLeaseNode } from './lease-node.js';
+import { inQueueOrder, placeIn } from './lock-queue.js';
 
 /**
  * The pure part of the lease recipe: given a semaphore directory's children, who holds,
@@ -15,12 +15,7 @@ import { parseLeaseNode, type ParsedLeaseNode } from './lease-node.js';
 
 /** Lease nodes among `children`, in queue order: by sequence as a number. */
 export function orderLeases(children: readonly string[]): ParsedLeaseNode[] {
-  const queue: ParsedLeaseNode[] = [];
-  for (const child of children) {
-    const parsed = parseLeaseNode(child);
-    if (parsed) queue.push(parsed);
-  }
-  return queue.sort((a, b) => a.sequence - b.sequence);
+  return inQueueOrder(children, parseLeaseNode);
 }
 
 export type LeasePosition =
@@ -37,12 +32,16 @@ export type LeasePosition =
    */
   | { readonly kind: 'waiting'; readonly predecessor: ParsedLeaseNode; readonly deputy: boolean };
 
-/** Where `node` stands among `children` in a semaphore of `maxLeases`. */
+/**
+ * Where `node` stands among `children` in a semaphore of `maxLeases`. As for locks (see
+ * `placeIn`), a node numbered past the counter's safe range, or sharing its number, is
+ * never granted. Such nodes only ever add to the count ahead of the others (a wrapped,
+ * negative one sorts first), so they can delay grants, never add one.
+ */
 export function leasePositionOf(children: readonly string[], node: string, maxLeases: number): LeasePosition {
   const queue = orderLeases(children);
-  const index = queue.findIndex((entry) => entry.node === node);
-  if (index < 0) return { kind: 'missing' };
-  if (!inSafeRange(queue, index)) return { kind: 'retire' };
+  const index = placeIn(queue, node);
+  if (typeof index !== 'number') return index;
   if (index < maxLeases) return { kind: 'holding', successor: index < queue.length - 1 };
   if (index === maxLeases) return { kind: 'head' };
   return { kind: 'waiting', predecessor: queue[index - 1], deputy: index === maxLeases + 1 };
@@ -51,15 +50,4 @@ export function leasePositionOf(children: readonly string[], node: string, maxLe
 /** Lease nodes whose name starts with `prefix` (one attempt's guid and marker), lowest first. */
 export function leaseNodesWithPrefix(children: readonly string[], prefix: string): string[] {
   return orderLeases(children.filter((child) => child.startsWith(prefix))).map((entry) => entry.node);
-}
-
-/**
- * As for locks (see `RETIRE_SEQUENCE`): a node numbered past the counter's safe range, or
- * sharing its number, is never granted. Such nodes only ever add to the count ahead of the
- * others (a wrapped, negative one sorts first), so they can delay grants, never add one.
- */
-function inSafeRange(queue: readonly ParsedLeaseNode[], index: number): boolean {
-  const { sequence } = queue[index];
-  if (sequence < 0 || sequence >= RETIRE_SEQUENCE) return false;
-  return queue[index - 1]?.sequence !== sequence && queue[index + 1]?.sequence !== sequence;
 }

@@ -5,18 +5,49 @@ import { parseLockNode, RETIRE_SEQUENCE, type ParsedLockNode } from './lock-node
  * and whom each waiter must watch. Kept free of I/O so it can be unit-tested exhaustively.
  */
 
+/** A queue node: its name, and ZooKeeper's sequence suffix as a number. */
+export interface Sequenced {
+  readonly node: string;
+  readonly sequence: number;
+}
+
 /**
- * Lock nodes among `children`, in queue order: by sequence as a number. Equal sequences
+ * The children `parse` accepts, in queue order: by sequence as a number. Equal sequences
  * (only past the counter's limit) keep the listing's order; they carry no order at all,
- * which is why `positionOf` never grants a node that shares its number.
+ * which is why `placeIn` never grants a node that shares its number.
  */
-export function orderQueue(children: readonly string[]): ParsedLockNode[] {
-  const queue: ParsedLockNode[] = [];
+export function inQueueOrder<T extends Sequenced>(
+  children: readonly string[],
+  parse: (child: string) => T | null,
+): T[] {
+  const queue: T[] = [];
   for (const child of children) {
-    const parsed = parseLockNode(child);
+    const parsed = parse(child);
     if (parsed) queue.push(parsed);
   }
   return queue.sort((a, b) => a.sequence - b.sequence);
+}
+
+/** Lock nodes among `children`, in queue order (see `inQueueOrder`). */
+export function orderQueue(children: readonly string[]): ParsedLockNode[] {
+  return inQueueOrder(children, parseLockNode);
+}
+
+/**
+ * Where `node` stands in `queue`: its index, else `missing`, or `retire` when it is
+ * numbered past the counter's safe range or shares its number (see `RETIRE_SEQUENCE`):
+ * such a node is never granted.
+ */
+export function placeIn(
+  queue: readonly Sequenced[],
+  node: string,
+): number | { readonly kind: 'missing' } | { readonly kind: 'retire' } {
+  const index = queue.findIndex((entry) => entry.node === node);
+  if (index < 0) return { kind: 'missing' };
+  const { sequence } = queue[index];
+  if (sequence < 0 || sequence >= RETIRE_SEQUENCE) return { kind: 'retire' };
+  if (queue[index - 1]?.sequence === sequence || queue[index + 1]?.sequence === sequence) return { kind: 'retire' };
+  return index;
 }
 
 /**
@@ -40,9 +71,8 @@ export type QueuePosition =
 /** Where `node` stands in `children`: absent, holding, waiting behind one node, or past the counter's safe range. */
 export function positionOf(children: readonly string[], node: string): QueuePosition {
   const queue = orderQueue(children);
-  const index = queue.findIndex((entry) => entry.node === node);
-  if (index < 0) return { kind: 'missing' };
-  if (!inSafeRange(queue, index)) return { kind: 'retire' };
+  const index = placeIn(queue, node);
+  if (typeof index !== 'number') return index;
   const blocker = blockerAt(queue, index);
   return blocker ? { kind: 'waiting', blocker } : { kind: 'holding' };
 }
@@ -50,10 +80,4 @@ export function positionOf(children: readonly string[], node: string): QueuePosi
 /** Lock nodes whose name starts with `prefix` (guid + marker), lowest sequence first. */
 export function nodesWithPrefix(children: readonly string[], prefix: string): string[] {
   return orderQueue(children.filter((child) => child.startsWith(prefix))).map((entry) => entry.node);
-}
-
-function inSafeRange(queue: readonly ParsedLockNode[], index: number): boolean {
-  const { sequence } = queue[index];
-  if (sequence < 0 || sequence >= RETIRE_SEQUENCE) return false;
-  return queue[index - 1]?.sequence !== sequence && queue[index + 1]?.sequence !== sequence;
 }

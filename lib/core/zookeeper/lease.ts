@@ -1,29 +1,180 @@
-import { LockClientClosedError, type LockLostError, LockTimeoutError } from '../errors/errors.js';
-import type { DirectorySweeper } from './queue/directory-sweeper.js';
-import { listChildren } from './queue/directory.js';
-import type { NodeReaper } from './queue/node-reaper.js';
-import type { ZkClient } from './session/zk-client.js';
-import type { ZkSession } from './session/zk-session.js';
-import { isZkCode } from './session/zk-error-code.js';
-import { LeaseAcquisition } from './queue/lease-acquisition.js';
-import { checkNoKazooLeases, LeaseDirectories, leaseCountOf } from './queue/directory-kind.js';
-import { directoryKindOf } from './queue/directory-marker.js';
-import type { AcquireLeaseOptions, LeaseContender } from '../port/lock-backend.js';
-import { leaseMessages } from '../errors/messages.js';
+import { LockTimeoutError } from '../errors/errors.js';
+import { leaseMessages, lockMessages } from '../errors/messages.js';
+import type { AcquireLeaseOptions, LeaseContender, LeaseHandle } from '../port/lock-backend.js';
+import { leaseNodePrefix } from '../port/lease-node.js';
+import { leaseNodesWithPrefix, leasePositionOf, orderLeases, type LeasePosition } from '../port/lease-queue.js';
+import { newAttemptGuid } from '../port/lock-node.js';
 import { resolveLeaseOptions } from '../port/options.js';
-import { orderLeases } from '../port/lease-queue.js';
-import { ZkLeaseHandle } from './queue/zk-lease-handle.js';
+import type { Stop } from '../util/stop.js';
+import {
+  acquireNode,
+  QueueAcquisition,
+  type Grant,
+  type HoldingPosition,
+  type WaitingPosition,
+  type QueueDriver,
+  type QueueHost,
+  type QueueIo,
+  type View,
+  type Woken,
+} from './queue/acquisition.js';
+import { checkNoKazooLeases, LeaseDirectories, leaseCountOf, type SemaphoreRef } from './queue/directory-kind.js';
+import { directoryKindOf } from './queue/directory-marker.js';
+import { listChildren, type Listing } from './queue/directory.js';
+import { NodeHandle, type NodeHandleInit } from './queue/node-handle.js';
+import { isZkCode } from './session/zk-error-code.js';
+import type { ZkSession, ZkWatchListener } from './session/zk-session.js';
 
-/** What the lease recipe shares with `ZkLockBackend`: its session, reaper, and the waits and holds `close()` ends. */
-export interface ZkLeaseHost {
-  readonly client: ZkClient;
-  readonly reaper: NodeReaper;
-  readonly sweeper: DirectorySweeper;
-  readonly identity: Buffer;
-  readonly waits: Map<{ cancel(reason: unknown): void }, Promise<unknown>>;
-  readonly held: Set<{ readonly name: string; revoke(reason: LockLostError): void; release(): Promise<void> }>;
+/** The data version last seen on the node a waiter watches, so a version is acted on once. */
+interface SeenVersion {
+  path?: string;
+  version?: number;
+}
+
+/**
+ * The lease recipe's steps in the queue loop (the rule of `lease-queue.ts`): the directory
+ * made a semaphore of our count before the create and confirmed with the first listing;
+ * the head waits on the children, every other waiter on its predecessor; a grant with
+ * nodes queued behind it signals its successor.
+ */
+class LeaseDriver implements QueueDriver<LeasePosition, Grant> {
+  readonly subject: string;
+  readonly ours = leaseNodesWithPrefix;
+  private readonly seen: SeenVersion = {};
+
+  constructor(
+    private readonly ref: SemaphoreRef,
+    private readonly directories: LeaseDirectories,
+    private readonly identity: Buffer,
+  ) {
+    this.subject = lockMessages.lockSubject(ref.name, 'lease');
+  }
+
+  newPrefix(): string {
+    return leaseNodePrefix(newAttemptGuid());
+  }
+
+  positionOf(children: readonly string[], node: string): LeasePosition {
+    return leasePositionOf(children, node, this.ref.maxLeases);
+  }
+
+  timeoutError(timeoutMs: number): Error {
+    const { name, maxLeases } = this.ref;
+    return new LockTimeoutError(name, 'lease', timeoutMs, leaseMessages.timeout(name, maxLeases, timeoutMs));
+  }
+
+  prepare(io: QueueIo): Promise<void> {
+    return this.directories.prepare(io.session, this.ref, io);
+  }
+
+  /** A vanished directory is made again, with our number of leases. */
+  makeDirectory(io: QueueIo): Promise<void> {
+    return this.directories.recreate(io.session, this.ref, io.retrying);
+  }
+
+  checkDirectory(io: QueueIo, listing: Listing, first: boolean): boolean | Promise<boolean> {
+    if (first) return this.confirm(io, listing);
+    checkNoKazooLeases(this.ref.name, this.ref.dir, listing.children);
+    return true;
+  }
+
+  /** Made a lock's, or another count's, since we checked it: our node goes, and we prepare again. */
+  private async confirm(io: QueueIo, listing: Listing): Promise<boolean> {
+    if (!(await this.directories.confirm(io.session, this.ref, listing.stat, io.retrying))) return false;
+    checkNoKazooLeases(this.ref.name, this.ref.dir, listing.children);
+    return true;
+  }
+
+  async wait(io: QueueIo, position: WaitingPosition<LeasePosition>, { wake }: View): Promise<Woken> {
+    if (position.kind === 'head') {
+      // The head waits on a children watch, and every read it makes next sets the next one:
+      // a wake costs one read whatever its cause (a holder leaving, or a node arriving
+      // behind us, which cannot grant us), and a read without a watch is read again with one.
+      // When that read grants us, its watch stays on the server until the next change
+      // fires it (one notification, no request): cheaper than reading twice per arrival.
+      if (wake) await io.stop.race(wake.fired);
+      return { watchChildren: true };
+    }
+    // Behind a node that now holds, or right behind a head that went, we are most likely
+    // the head: the next read sets the children watch the head needs.
+    const path = `${this.ref.dir}/${position.predecessor.node}`;
+    const signalled = await io.retrying(() => watchPredecessor(io.session, path, io.stop, this.seen));
+    return { watchChildren: signalled || position.deputy };
+  }
+
+  grant(io: QueueIo, node: string, _listing: Listing, position: HoldingPosition<LeasePosition>): Grant {
+    if (position.successor) signalGrant(io.session, `${this.ref.dir}/${node}`, this.identity);
+    return { session: io.session, node };
+  }
+}
+
+/**
+ * A waiter behind the head waits for the node just ahead of it to go, or to signal its
+ * grant (see `signalGrant`). A signal sent before our watch was set shows as a data
+ * version not seen before: we return at once and read the queue again. A version seen
+ * before (someone else wrote the node) is not acted on twice, so no loop can come of it.
+ * Resolves `true` when the node signalled (it holds: we are most likely the head now),
+ * `false` when it went (or the wake had another cause).
+ */
+async function watchPredecessor(session: ZkSession, path: string, stop: Stop, seen: SeenVersion): Promise<boolean> {
+  let listener!: ZkWatchListener;
+  const fired = new Promise<string>((resolve) => (listener = (event) => resolve(event.type)));
+  try {
+    const version = await stop.race(session.watchDataVersion(path, listener));
+    if (version === null) return false; // gone already
+    const fresh = version > 0 && (seen.path !== path || seen.version !== version);
+    seen.path = path;
+    seen.version = version;
+    if (fresh) return true;
+    return (await stop.race(fired)) === 'NODE_DATA_CHANGED';
+  } finally {
+    session.unwatch(path, listener);
+  }
+}
+
+/**
+ * The grant signal: a lease granted with nodes queued behind it writes its node's data
+ * once (the same identity; only the version moves), which fires the data watch of the
+ * waiter right behind it. Sent at once and not waited for: the grant does not pay for it.
+ * It is retried through connection losses; it stops when the node or the session is gone
+ * (the successor's watch then fires on the node's deletion). Any other refusal is left:
+ * the successor then wakes when this lease is released.
+ */
+function signalGrant(session: ZkSession, path: string, identity: Buffer): void {
+  void (async () => {
+    while (!session.isLost) {
+      try {
+        await session.setData(path, identity);
+        return;
+      } catch (error) {
+        if (!isZkCode(error, 'CONNECTION_LOSS')) return;
+        await session.whenConnected().catch(() => undefined);
+      }
+    }
+  })();
+}
+
+export interface ZkLeaseHandleInit extends NodeHandleInit {
+  readonly maxLeases: number;
+}
+
+/**
+ * A granted lease: one ephemeral node among the first `maxLeases` of its semaphore, alive
+ * as long as its session. Lost as a lock is: its signal aborts when the session can no
+ * longer be trusted, before the server could have expired it.
+ */
+export class ZkLeaseHandle extends NodeHandle implements LeaseHandle {
+  readonly maxLeases: number;
+
+  constructor(init: ZkLeaseHandleInit) {
+    super(init, { kind: 'lease', mode: 'lease' });
+    this.maxLeases = init.maxLeases;
+  }
+}
+
+/** What the lease recipe shares with `ZkLockBackend`. */
+export interface ZkLeaseHost extends QueueHost {
   pathOf(name: string): string;
-  startedOnce(): Promise<void>;
 }
 
 /** `ZkLockBackend.acquireLease` and `leaseContenders`: leases on the backend's session. */
@@ -34,33 +185,18 @@ export class ZkLeaseRecipe {
 
   async acquire(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
     const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, Infinity);
-    const { client, reaper, sweeper, identity, waits, held } = this.host;
-    const dir = this.host.pathOf(name);
-    await this.host.startedOnce();
-    if (client.isClosed) throw new LockClientClosedError();
-    const context = { client, reaper, sweeper, identity, directories: this.directories };
-    const acquisition = new LeaseAcquisition(context, { name, dir, maxLeases, timeoutMs, signal });
-    const running = acquisition.run();
-    waits.set(acquisition, running);
-    try {
-      const grant = await running;
-      if (!grant) throw new LockTimeoutError(name, 'lease', 0, leaseMessages.timeout(name, maxLeases, 0));
-      // Checked against the clock now: a grant that comes back to an event loop blocked
-      // past the session's deadline is born lost.
-      grant.session.checkTrust();
-      const handle = new ZkLeaseHandle({
-        name,
-        maxLeases,
-        ...grant,
-        dir,
-        reaper,
-        onReleased: (released) => held.delete(released),
-      });
-      held.add(handle);
-      return handle;
-    } finally {
-      waits.delete(acquisition);
-    }
+    const { host } = this;
+    const dir = host.pathOf(name);
+    const driver = new LeaseDriver({ name, dir, maxLeases }, this.directories, host.identity);
+    const handle = await acquireNode(
+      host,
+      () => new QueueAcquisition(host, driver, { name, dir, timeoutMs, signal }),
+      (grant, onReleased) => ({
+        handle: new ZkLeaseHandle({ name, maxLeases, ...grant, dir, reaper: host.reaper, onReleased }),
+      }),
+    );
+    if (!handle) throw driver.timeoutError(0);
+    return handle;
   }
 
   /**

@@ -1,68 +1,148 @@
-import type { NodeFormat } from '../port/lock-backend.js';
-import { LockClientClosedError } from '../errors/errors.js';
-import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
-import { nodeFormatFor } from '../port/node-format.js';
-import { RevocationWatch } from './revocation.js';
+import type { LockHandle, LockMode, NodeFormat } from '../port/lock-backend.js';
+import { LockTimeoutError } from '../errors/errors.js';
+import { lockMessages } from '../errors/messages.js';
+import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
+import { nodesWithPrefix, positionOf, type QueuePosition } from '../port/lock-queue.js';
 import type { ResolvedAcquireOptions } from '../port/options.js';
-import { LockAcquisition } from './queue/lock-acquisition.js';
-import type { AcquisitionContext, SentCreate } from './queue/acquisition-types.js';
-import { ZkLockHandle } from './queue/zk-lock-handle.js';
+import { RevocationWatch } from './revocation.js';
+import {
+  acquireNode,
+  QueueAcquisition,
+  type Grant,
+  type QueueDriver,
+  type QueueHost,
+  type QueueIo,
+  type SentCreate,
+  type WaitingPosition,
+  type Woken,
+} from './queue/acquisition.js';
+import { lockDirectoryKind, settleLockDirectory } from './queue/directory-kind.js';
+import { ensurePath, type Listing } from './queue/directory.js';
+import { NodeHandle, type NodeHandleInit } from './queue/node-handle.js';
 
-/** What `LockRunner` shares with its backend. */
-export interface LockRunnerContext extends AcquisitionContext {
-  /** Waits under way, so that shutdown can cancel them. */
-  readonly waits: Map<{ cancel(reason: unknown): void }, Promise<unknown>>;
-  /** Locks and leases held, so that shutdown can release them. */
-  readonly held: Set<ZkLockHandle | ZkLeaseHandle>;
-  /** The backend's default node format. */
-  readonly nodeFormat: NodeFormat;
-  /** Connects on first use of a backend made unconnected. */
-  startedOnce(): Promise<void>;
+/** A lock's grant: its fencing token is the listing's pzxid (see docs/fencing.md). */
+export interface LockGrant extends Grant {
+  readonly fencingToken: bigint;
 }
 
-/** One acquire of a `ZkLockBackend`: the acquisition, tracked while it waits, and its grant as a handle. */
-export class LockRunner {
-  constructor(private readonly ctx: LockRunnerContext) {}
+/** The lock recipe's steps in the queue loop: watch the one node that blocks us. */
+class LockDriver implements QueueDriver<QueuePosition, LockGrant> {
+  readonly subject: string;
+  readonly ours = nodesWithPrefix;
+  readonly positionOf = positionOf;
+
+  constructor(
+    private readonly name: string,
+    private readonly dir: string,
+    private readonly mode: LockMode,
+    /** How our node is named (resolved: the call's, else the client's). */
+    private readonly nodeFormat: NodeFormat,
+  ) {
+    this.subject = lockMessages.lockSubject(name, mode);
+  }
+
+  newPrefix(): string {
+    return newLockNodePrefix(this.mode, this.nodeFormat);
+  }
+
+  timeoutError(timeoutMs: number): Error {
+    return new LockTimeoutError(this.name, this.mode, timeoutMs);
+  }
+
+  async makeDirectory(io: QueueIo): Promise<void> {
+    await io.retrying(() => ensurePath(io.session, this.dir));
+  }
+
+  /** A lock's directory has no data: free. Our lease semaphore's is taken over if idle. */
+  checkDirectory(
+    io: QueueIo,
+    { stat }: Listing,
+    first: boolean,
+    leave: () => Promise<void>,
+  ): boolean | Promise<boolean> {
+    // No await for a directory without data (every lock's): no turn of the event loop either.
+    if (!first || !stat.dataLength) return true;
+    return this.unlessSemaphore(io, stat, leave);
+  }
+
+  /**
+   * Our node landed in our lease semaphore's directory: it goes first (ZooKeeper replaces no
+   * directory with a child in it); then the directory becomes a lock's if nobody holds or
+   * awaits a lease there (else `LockKindMismatchError`), and we queue again.
+   */
+  private async unlessSemaphore(io: QueueIo, stat: Listing['stat'], leave: () => Promise<void>): Promise<boolean> {
+    const kind = await io.retrying(() => lockDirectoryKind(io.session, this.dir, this.name, stat));
+    if (kind !== 'lease') return true;
+    await leave();
+    await settleLockDirectory(io.session, this.dir, this.name, io);
+    return false;
+  }
+
+  /** Watches the one node that blocks us (no herd); the read leaves from its notification. */
+  async wait(io: QueueIo, position: WaitingPosition<QueuePosition>): Promise<Woken> {
+    return { listing: await io.waitAndRead(`${this.dir}/${position.blocker.node}`) };
+  }
+
+  grant(io: QueueIo, node: string, listing: Listing): LockGrant {
+    return { session: io.session, node, fencingToken: listing.stat.pzxid };
+  }
+}
+
+export interface ZkLockHandleInit extends NodeHandleInit {
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  /** The watch of a lock acquired with `revocable: true`. */
+  readonly revocation?: RevocationWatch;
+}
+
+/** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
+export class ZkLockHandle extends NodeHandle implements LockHandle {
+  readonly mode: LockMode;
+  readonly fencingToken: bigint;
+  private readonly revocationWatch: RevocationWatch | undefined;
+  private neverRevoked: AbortController | undefined;
+
+  constructor(init: ZkLockHandleInit) {
+    super(init, { kind: 'lock', mode: init.mode });
+    ({ mode: this.mode, fencingToken: this.fencingToken, revocation: this.revocationWatch } = init);
+  }
+
+  /**
+   * Aborts with a `LockRevocationRequestedError` when another client asks this lock's
+   * holders to release it (`revocable: true` only). For a lock that is not revocable, a
+   * signal of this handle's own that never aborts, made on first read: no watch, no request.
+   */
+  get revocation(): AbortSignal {
+    return this.revocationWatch?.signal ?? (this.neverRevoked ??= new AbortController()).signal;
+  }
+
+  protected override onRelease(): void {
+    this.revocationWatch?.stop();
+  }
+}
+
+/** What `ZkLockRecipe` shares with its backend. */
+export interface ZkLockHost extends QueueHost {
+  /** The backend's default node format. */
+  readonly nodeFormat: NodeFormat;
+}
+
+/** `ZkLockBackend`'s acquires of a lock (not of a lease): the queue loop with the lock's driver. */
+export class ZkLockRecipe {
+  constructor(private readonly host: ZkLockHost) {}
 
   /** The handle, or `null` when the lock was not free before `timeoutMs`: 0 is a try. */
-  async run(
-    name: string,
-    dir: string,
-    options: ResolvedAcquireOptions,
-    sent?: SentCreate,
-  ): Promise<ZkLockHandle | null> {
-    const { client, waits, held, reaper } = this.ctx;
-    if (!client.isStarted) await this.ctx.startedOnce(); // no extra turn of the event loop once started
-    if (client.isClosed) throw new LockClientClosedError();
-    const nodeFormat = nodeFormatFor(options.mode, options.nodeFormat, this.ctx.nodeFormat);
-    const acquisition = new LockAcquisition(this.ctx, { name, dir, ...options, nodeFormat, sent });
-    const running = acquisition.run();
-    waits.set(acquisition, running);
-    try {
-      const grant = await running;
-      if (!grant) return null;
-      // Checked against the clock now, not only by a timer: a grant that comes back to an
-      // event loop blocked past the session's deadline is born lost.
-      grant.session.checkTrust();
-      const revocation = options.revocable
-        ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name)
-        : undefined;
-      const handle = new ZkLockHandle({
-        name,
-        mode: options.mode,
-        ...grant,
-        dir,
-        reaper,
-        onReleased: (released) => held.delete(released),
-        revocation,
-      });
-      held.add(handle);
-      // The watch is set when the acquire resolves, unless the connection dropped meanwhile
-      // (it is set on reconnect then): a lock is never held up by a revocation watch.
-      if (revocation) await grant.session.whileConnected(revocation.armed);
-      return handle;
-    } finally {
-      waits.delete(acquisition);
-    }
+  run(name: string, dir: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
+    const { mode, timeoutMs, signal, revocable } = options;
+    const start = (): QueueAcquisition<QueuePosition, LockGrant> => {
+      const nodeFormat = nodeFormatFor(mode, options.nodeFormat, this.host.nodeFormat);
+      const driver = new LockDriver(name, dir, mode, nodeFormat);
+      return new QueueAcquisition(this.host, driver, { name, dir, timeoutMs, signal, sent });
+    };
+    return acquireNode(this.host, start, (grant, onReleased) => {
+      const revocation = revocable ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name) : undefined;
+      const handle = new ZkLockHandle({ name, mode, ...grant, dir, reaper: this.host.reaper, onReleased, revocation });
+      return { handle, armed: revocation?.armed };
+    });
   }
 }

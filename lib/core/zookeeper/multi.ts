@@ -3,7 +3,7 @@ import { ZkOperationError } from '../errors/errors.js';
 import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
 import { listChildrenTogether, type Listing } from './queue/directory.js';
-import type { SentCreate } from './queue/acquisition-types.js';
+import type { SentCreate } from './queue/acquisition.js';
 import type { ResolvedAcquireOptions } from '../port/options.js';
 import type { NodeReaper } from './queue/node-reaper.js';
 import type { ZkClient } from './session/zk-client.js';
@@ -45,7 +45,7 @@ interface Removal {
  * as one `multi` (the children reads pipelined right behind it, as one `multiRead` when
  * the server takes it), and a group's deletes as another; each as several, all sent at
  * once, when over `MAX_REQUEST_BYTES` (a longer request makes ZooKeeper drop the
- * connection). Every other step is each lock's own (`LockAcquisition`, `NodeReaper`),
+ * connection). Every other step is each lock's own (`QueueAcquisition`, `NodeReaper`),
  * which keeps every recovery, whichever multi a lock's node is in: a multi
  * creates all its nodes or none, so when its reply is lost each lock finds its node, or
  * not, by its guid as after a single create; when it fails (a directory not there yet),

@@ -28,13 +28,12 @@ import { requestRevocation } from './revocation.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
-import type { ZkLeaseHandle } from './queue/zk-lease-handle.js';
-import { ZkLeaseRecipe } from './lease.js';
-import type { SentCreate } from './queue/acquisition-types.js';
-import { LockRunner } from './lock.js';
+import { ZkLeaseRecipe, type ZkLeaseHandle } from './lease.js';
+import type { SentCreate } from './queue/acquisition.js';
+import type { NodeHandle } from './queue/node-handle.js';
+import { ZkLockRecipe, type ZkLockHandle } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';
 import { NodeReaper } from './queue/node-reaper.js';
-import type { ZkLockHandle } from './queue/zk-lock-handle.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
@@ -53,11 +52,11 @@ export class ZkLockBackend implements LockBackend {
   private readonly reaper: NodeReaper;
   private readonly sweeper: DirectorySweeper;
   private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
-  private readonly held = new Set<ZkLockHandle | ZkLeaseHandle>();
+  private readonly held = new Set<NodeHandle>();
   private readonly leases: ZkLeaseRecipe;
   private readonly identity: Buffer;
   /** Runs every acquire of a lock (not of a lease) of this backend. */
-  private readonly runner: LockRunner;
+  private readonly lockRecipe: ZkLockRecipe;
   /** Made on first `acquireAll`. */
   private groupRequests: ZkLockGroupRequests | undefined;
 
@@ -73,7 +72,7 @@ export class ZkLockBackend implements LockBackend {
     const { reaper, sweeper, identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
     const shared = { client, reaper, sweeper, identity, waits, held, startedOnce: () => this.startedOnce() };
-    this.runner = new LockRunner({ ...shared, nodeFormat: options.nodeFormat });
+    this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat });
     this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
   }
 
@@ -212,7 +211,7 @@ export class ZkLockBackend implements LockBackend {
    * once across all clients, each lease gone with its holder's session. Rejects with
    * `LockTimeoutError`, `LockAbortedError`, `LeaseLimitMismatchError` (another count is
    * stored with the semaphore) or `LockKindMismatchError` (the name is a lock). Not
-   * reentrant: each call takes one more lease. See lib/core/lease.
+   * reentrant: each call takes one more lease. See docs/recipes.md, "Leases".
    */
   acquireLease(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
     return tracedAcquire(
@@ -291,6 +290,6 @@ export class ZkLockBackend implements LockBackend {
   }
 
   private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
-    return this.runner.run(name, this.pathOf(name), options, sent);
+    return this.lockRecipe.run(name, this.pathOf(name), options, sent);
   }
 }

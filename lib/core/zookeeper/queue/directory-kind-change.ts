@@ -1,24 +1,14 @@
-import { waitForChange } from './blocker-wait.js';
+import { waitForChange, type ChangeIo } from './acquisition.js';
 import { listChildren } from './directory.js';
 import type { ZkSession, ZkStat } from '../session/zk-session.js';
-import type { Stop } from '../../util/stop.js';
 import { isZkCode } from '../session/zk-error-code.js';
 import { directoryKindOf, leaseDirectoryData, type DirectoryKind } from './directory-marker.js';
 import { LeaseLimitMismatchError, LockKindMismatchError } from '../../errors/errors.js';
 import { leaseMessages } from '../../errors/messages.js';
 import { isKazooLeaseNode, parseLeaseNode } from '../../port/lease-node.js';
 
-/** Runs a request again through connection losses (the caller's `retrying`). */
-export type Retrying = <T>(request: () => Promise<T>) => Promise<T>;
-
 /** What a call needs its name's directory to be. */
 export type WantedKind = { readonly kind: 'lock' } | { readonly kind: 'lease'; readonly maxLeases: number };
-
-/** How a change waits: through connection losses, and no longer than the call's own stop. */
-export interface ChangeIo {
-  readonly retrying: Retrying;
-  readonly stop: Stop;
-}
 
 /** A directory's data with the stat read along with it. */
 export interface DirectoryRead {

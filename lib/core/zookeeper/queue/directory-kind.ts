@@ -1,20 +1,12 @@
 import { ensurePath } from './directory.js';
 import type { ZkSession, ZkStat } from '../session/zk-session.js';
 import { isZkCode } from '../session/zk-error-code.js';
-import {
-  changeIdleDirectory,
-  kindRefusal,
-  readDirectory,
-  type ChangeIo,
-  type DirectoryRead,
-  type Retrying,
-} from './directory-kind-change.js';
+import { changeIdleDirectory, kindRefusal, readDirectory, type DirectoryRead } from './directory-kind-change.js';
+import type { ChangeIo, Retrying } from './acquisition.js';
 import { directoryKindOf, leaseDirectoryData, type DirectoryKind } from './directory-marker.js';
 import { leaseMessages } from '../../errors/messages.js';
 import { isKazooLeaseNode } from '../../port/lease-node.js';
 import { LockKindMismatchError } from '../../errors/errors.js';
-
-export type { ChangeIo, Retrying } from './directory-kind-change.js';
 
 export interface SemaphoreRef {
   readonly name: string;

@@ -21,7 +21,7 @@ export async function ensurePath(session: ZkSession, path: string): Promise<void
 /**
  * Deletes a lock directory if it is empty. Safe against a concurrent acquire: ZooKeeper
  * refuses to delete a directory with children, and a create that finds the directory
- * gone re-creates it (see `LockAcquisition`).
+ * gone re-creates it (see `QueueAcquisition`).
  */
 export async function removeIfEmpty(session: ZkSession, dir: string): Promise<void> {
   try {

@@ -1,6 +1,6 @@
 import type { ZkSession, ZkWatchListener } from '../session/zk-session.js';
 import { Stop } from '../../util/stop.js';
-import { waitForChange } from './blocker-wait.js';
+import { waitForChange } from './acquisition.js';
 
 /** The part of a session `waitForChange` uses, driven by hand. */
 class FakeSession {

@@ -1,28 +1,34 @@
 import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
+import { lockMessages } from '../../errors/messages.js';
 import type { ZkSession } from '../session/zk-session.js';
-import type { RevocationWatch } from '../revocation.js';
-import { assertHeld, type LockHandle, type LockMode } from '../../port/lock-backend.js';
+import { assertHeld } from '../../port/lock-backend.js';
 import type { NodeReaper } from './node-reaper.js';
-import { countGrant, elapsedMs, publishLost, publishRelease } from '../../diagnostics/diagnostics.js';
+import {
+  countGrant,
+  elapsedMs,
+  publishLost,
+  publishRelease,
+  type ReleaseMessage,
+} from '../../diagnostics/diagnostics.js';
 
-export interface ZkLockHandleInit {
+export interface NodeHandleInit {
   readonly name: string;
-  readonly mode: LockMode;
-  readonly fencingToken: bigint;
   readonly session: ZkSession;
   readonly dir: string;
   readonly node: string;
   readonly reaper: NodeReaper;
-  readonly onReleased: (handle: ZkLockHandle) => void;
-  /** The watch of a lock acquired with `revocable: true`. */
-  readonly revocation?: RevocationWatch;
+  readonly onReleased: (handle: NodeHandle) => void;
 }
 
-/** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
-export class ZkLockHandle implements LockHandle {
+/** What the diagnostics channels say a handle is. */
+type Described = Pick<ReleaseMessage, 'kind' | 'mode'>;
+
+/**
+ * A granted lock or lease on ZooKeeper: one ephemeral node, alive as long as its session.
+ * Lost when the session can no longer be trusted, before the server could have expired it.
+ */
+export abstract class NodeHandle implements AsyncDisposable {
   readonly name: string;
-  readonly mode: LockMode;
-  readonly fencingToken: bigint;
   /** Made on first use of `signal`: most holders never look at it. */
   private lost: AbortController | undefined;
   private lostReason: LockLostError | undefined;
@@ -31,10 +37,12 @@ export class ZkLockHandle implements LockHandle {
   /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
   private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
-  private neverRevoked: AbortController | undefined;
 
-  constructor(private readonly init: ZkLockHandleInit) {
-    ({ name: this.name, mode: this.mode, fencingToken: this.fencingToken } = init);
+  protected constructor(
+    private readonly init: NodeHandleInit,
+    private readonly described: Described,
+  ) {
+    this.name = init.name;
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
     countGrant();
   }
@@ -57,15 +65,6 @@ export class ZkLockHandle implements LockHandle {
     return this.releasing !== undefined;
   }
 
-  /**
-   * Aborts with a `LockRevocationRequestedError` when another client asks this lock's
-   * holders to release it (`revocable: true` only). For a lock that is not revocable, a
-   * signal of this handle's own that never aborts, made on first read: no watch, no request.
-   */
-  get revocation(): AbortSignal {
-    return this.init.revocation?.signal ?? (this.neverRevoked ??= new AbortController()).signal;
-  }
-
   /** Checks the clock now, as `signal` does, without making the signal. */
   isHeld(): boolean {
     if (this.releasing) return false;
@@ -77,13 +76,13 @@ export class ZkLockHandle implements LockHandle {
     assertHeld(this);
   }
 
-  /** The lock node's full path in ZooKeeper. */
+  /** The node's full path in ZooKeeper. */
   get path(): string {
     return `${this.init.dir}/${this.init.node}`;
   }
 
   /**
-   * Deletes the lock node, retrying through connection loss. After the session is gone the
+   * Deletes the node, retrying through connection loss. After the session is gone the
    * node is gone too, and this does nothing. Calling it again returns the first call's promise.
    */
   release(): Promise<void> {
@@ -94,21 +93,6 @@ export class ZkLockHandle implements LockHandle {
     return this.release();
   }
 
-  private async doRelease(): Promise<void> {
-    const { session, dir, node, reaper, onReleased } = this.init;
-    // The delete leaves first: the next holder is waiting for it. The rest runs in the
-    // same tick, before any reply (or the delete's own notification) can arrive.
-    const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
-    this.unsubscribe();
-    publishRelease(() => ({ kind: 'lock', name: this.name, mode: this.mode, heldMs: elapsedMs(this.grantedAt) }));
-    this.init.revocation?.stop();
-    try {
-      await removed;
-    } finally {
-      onReleased(this);
-    }
-  }
-
   /**
    * Aborts the signal with `reason` (if it has not aborted yet), before the lock is
    * released under a holder that did not release it (the client is closing).
@@ -116,19 +100,31 @@ export class ZkLockHandle implements LockHandle {
   revoke(reason: LockLostError): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
     this.lostReason = reason;
-    publishLost(() => ({
-      kind: 'lock',
-      name: this.name,
-      mode: this.mode,
-      heldMs: elapsedMs(this.grantedAt),
-      reason: reason.why,
-    }));
+    publishLost(() => ({ ...this.described, name: this.name, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
     this.lost?.abort(reason);
+  }
+
+  /** Stops what the handle watches besides its node; runs once, as the release starts. */
+  protected onRelease(): void {}
+
+  private async doRelease(): Promise<void> {
+    const { session, dir, node, reaper, onReleased } = this.init;
+    // The delete leaves first: the next holder is waiting for it. The rest runs in the
+    // same tick, before any reply (or the delete's own notification) can arrive.
+    const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
+    this.unsubscribe();
+    publishRelease(() => ({ ...this.described, name: this.name, heldMs: elapsedMs(this.grantedAt) }));
+    this.onRelease();
+    try {
+      await removed;
+    } finally {
+      onReleased(this);
+    }
   }
 
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
-    this.revoke(new LockLostError(this.name, `its ZooKeeper session cannot be trusted any more (${why})`, reason));
+    this.revoke(new LockLostError(this.name, `${lockMessages.sessionDistrusted} (${why})`, reason));
     // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
     // then proven again). A lost session object's nodes go when the next one re-attaches.
     const { session, dir, node, reaper } = this.init;

@@ -10,13 +10,18 @@ import type {
   AcquireLeaseOptions,
   LeaseContender,
 } from '../port/lock-backend.js';
+import { byName } from '../port/lock-backend.js';
 import { randomBytes } from 'node:crypto';
 
 import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
 import { lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
-import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/options.js';
-import { byName, resolveListingPrefix } from '../zookeeper/listing-summary.js';
+import {
+  resolveAcquireOptions,
+  resolveListingPrefix,
+  resolveReadTimeout,
+  type ResolvedAcquireOptions,
+} from '../port/options.js';
 import { leaseStoreOf } from './in-memory-lease-store.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { nodeFormatFor } from '../port/node-format.js';

@@ -1,8 +1,7 @@
-import type { ParsedLockNode } from '../port/lock-node.js';
+import { REVOKE_REQUEST, type ParsedLockNode } from '../port/lock-node.js';
 import { newLockNodePrefix } from '../port/node-format.js';
 import type { ListedContender, LockContender } from '../port/lock-backend.js';
 import { blockerAt } from '../port/lock-queue.js';
-import { REVOKE_REQUEST } from '../zookeeper/revocation-wire.js';
 
 /** One contender in a lock's queue: what a lock node is in ZooKeeper. */
 export interface QueueEntry extends ParsedLockNode {

@@ -1,5 +1,5 @@
-import type { LockListing, LockContender } from '../port/lock-backend.js';
-import { byName, splitLockListing } from '../zookeeper/listing-summary.js';
+import { byName, type LockListing, type LockContender } from '../port/lock-backend.js';
+import { splitLockListing } from '../zookeeper/listing-summary.js';
 import { InMemoryLockQueue, type NewEntry, type QueueEntry } from './in-memory-lock-queue.js';
 
 /**

@@ -1,8 +1,7 @@
 import { listChildren, presentOrGone } from './queue/directory.js';
 import type { ZkReadResult, ZkSession } from './session/zk-session.js';
-import type { ListedLock } from '../port/lock-backend.js';
+import { byName, type ListedLock } from '../port/lock-backend.js';
 import {
-  byName,
   leaseListingOf,
   lockListingOf,
   lockNameOfDirectory,

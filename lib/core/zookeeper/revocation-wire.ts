@@ -1,10 +1,10 @@
 /**
  * Curator's revocation on the wire: `Revoker.attemptRevoke` writes these ten ASCII bytes
  * into a holder's node (`setData`, any version), and a holder that made its lock revocable
- * watches its own node's data for them. The same bytes make our requests reach Curator
+ * watches its own node's data for them (`REVOKE_REQUEST`). The same bytes make our requests reach Curator
  * holders, and Curator's reach ours.
  */
-export const REVOKE_REQUEST = '__REVOKE__';
+import { REVOKE_REQUEST } from '../port/lock-node.js';
 
 const REVOKE_BYTES = Buffer.from(REVOKE_REQUEST, 'ascii');
 

@@ -83,7 +83,7 @@ export type { LockList, LockListEntry, MultiAcquireOptions } from './core/port/l
 
 // Leases: a counting semaphore of maxLeases holders (both backends' acquireLease and leaseContenders).
 export type { ZkLeaseHandle } from './core/zookeeper/queue/zk-lease-handle.js';
-export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
+export type { InMemoryLeaseHandle } from './core/memory/in-memory-handle.js';
 export { MAX_LEASES } from './core/port/options.js';
 
 // Leader election over any lock backend (leading a group = holding the lock "leader:<group>").
@@ -95,7 +95,7 @@ export type { LeaderWorkOptions } from './core/leader/leader-work.js';
 // Testing without ZooKeeper (one process only).
 export { InMemoryLockBackend } from './core/memory/in-memory-lock-backend.js';
 export { InMemoryLockStore } from './core/memory/in-memory-lock-store.js';
-export type { InMemoryLockHandle } from './core/memory/in-memory-lock-handle.js';
+export type { InMemoryLockHandle } from './core/memory/in-memory-handle.js';
 export type { InMemoryLockBackendOptions } from './core/memory/in-memory-lock-options.js';
 
 // Nest glue.

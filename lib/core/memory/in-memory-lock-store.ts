@@ -97,39 +97,28 @@ export class InMemoryLockStore {
 
   /** @internal Holders and waiters of the lock `name`, in queue order. */
   contenders(name: string): LockContender[] {
-    return (
-      this.lockQueues
-        .get(name)
-        ?.line()
-        .map(({ entry, holding }) => this.lockContender(entry, holding)) ?? []
-    );
+    const line = this.lockQueues.get(name)?.line() ?? [];
+    return line.map(({ entry, holding }) => this.lockContender(entry, holding));
   }
 
   /** @internal Holders and waiters of the semaphore `name`, in queue order. */
   leaseContenders(name: string): LeaseContender[] {
-    return (
-      this.leaseQueues
-        .get(name)
-        ?.line()
-        .map(({ entry, holding }) => leaseContender(entry, holding)) ?? []
-    );
+    const line = this.leaseQueues.get(name)?.line() ?? [];
+    return line.map(({ entry, holding }) => leaseContender(entry, holding));
   }
 
   /** @internal Every lock and semaphore whose name starts with `prefix` (queues are never empty), in name order. */
   locks(prefix: string): ListedLock[] {
     const named = ([name]: [string, unknown]): boolean => name.startsWith(prefix);
-    const locks = [...this.lockQueues].filter(named).map(([name, queue]): LockListing => {
-      const listed = queue
-        .line()
-        .map(({ entry, holding }) => ({ ...this.lockContender(entry, holding), since: entry.since }));
-      return { kind: 'lock', name, ...holdersAndWaiters(listed) };
-    });
-    const leases = [...this.leaseQueues].filter(named).map(([name, queue]): LeaseListing => {
-      const listed = queue
-        .line()
-        .map(({ entry, holding }) => ({ ...leaseContender(entry, holding), since: entry.since }));
-      return { kind: 'lease', name, maxLeases: queue.rule.maxLeases, ...holdersAndWaiters(listed) };
-    });
+    const locks = [...this.lockQueues]
+      .filter(named)
+      .map(([name, queue]): LockListing => ({ kind: 'lock', name, ...listed(queue.line(), this.lockContender) }));
+    const leases = [...this.leaseQueues].filter(named).map(([name, queue]): LeaseListing => ({
+      kind: 'lease',
+      name,
+      maxLeases: queue.rule.maxLeases,
+      ...listed(queue.line(), leaseContender),
+    }));
     return [...locks, ...leases].sort(byName);
   }
 
@@ -167,17 +156,22 @@ export class InMemoryLockStore {
     for (const entry of granted) entry.onGrant(entry, token);
   }
 
-  private lockContender(entry: LockEntry, holding: boolean): LockContender {
+  private readonly lockContender = (entry: LockEntry, holding: boolean): LockContender => {
     const { node, mode, sequence, format } = entry;
     const identity = this.revocationRequested.has(entry) ? REVOKE_REQUEST : entry.identity;
     return { node, mode, sequence, format, identity, holding };
-  }
+  };
 }
 
 function leaseContender({ node, sequence, identity }: LeaseEntry, holding: boolean): LeaseContender {
   return { node, sequence, identity, holding };
 }
 
-function holdersAndWaiters<C extends { readonly holding: boolean }>(listed: C[]): { holders: C[]; waiters: C[] } {
-  return { holders: listed.filter((c) => c.holding), waiters: listed.filter((c) => !c.holding) };
+/** A line as `locks()` lists it: holders and waiters, each with since when it queued. */
+function listed<E extends QueueEntry, C extends { readonly holding: boolean }>(
+  line: ReadonlyArray<{ readonly entry: E; readonly holding: boolean }>,
+  contender: (entry: E, holding: boolean) => C,
+): { holders: Array<C & { since: Date }>; waiters: Array<C & { since: Date }> } {
+  const all = line.map(({ entry, holding }) => ({ ...contender(entry, holding), since: entry.since }));
+  return { holders: all.filter((c) => c.holding), waiters: all.filter((c) => !c.holding) };
 }

@@ -40,8 +40,8 @@ export type { ZkSessionState, ZkSessionStatus } from './core/zookeeper/session/s
 export { InMemoryLockBackend } from './core/memory/in-memory-lock-backend.js';
 export { InMemoryLockStore } from './core/memory/in-memory-lock-store.js';
 export type { InMemoryLockBackendOptions } from './core/memory/in-memory-lock-options.js';
-export type { InMemoryLockHandle } from './core/memory/in-memory-lock-handle.js';
-export type { InMemoryLeaseHandle } from './core/memory/in-memory-lease-handle.js';
+export type { InMemoryLockHandle } from './core/memory/in-memory-handle.js';
+export type { InMemoryLeaseHandle } from './core/memory/in-memory-handle.js';
 
 // Built on the port, for any backend: several locks at once, all or nothing, deadlock-free.
 export { acquireAll } from './core/multi/acquire-all.js';

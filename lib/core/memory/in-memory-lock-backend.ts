@@ -1,38 +1,40 @@
-import type {
-  MultiAcquireOptions,
-  LockList,
-  MultiLockHandle,
-  ListedLock,
-  AcquireOptions,
-  LockBackend,
-  LockContender,
-  ReadOptions,
-  AcquireLeaseOptions,
-  LeaseContender,
-} from '../port/lock-backend.js';
 import { randomBytes } from 'node:crypto';
 
 import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
-import { lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
+import { leaseMessages, lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
-import { resolveAcquireOptions, resolveReadTimeout, type ResolvedAcquireOptions } from '../port/options.js';
-import { byName, resolveListingPrefix } from '../zookeeper/listing-summary.js';
-import { leaseStoreOf } from './in-memory-lease-store.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
+import type {
+  AcquireLeaseOptions,
+  AcquireOptions,
+  LeaseContender,
+  ListedLock,
+  LockBackend,
+  LockContender,
+  LockList,
+  MultiAcquireOptions,
+  MultiLockHandle,
+  NodeFormat,
+  ReadOptions,
+} from '../port/lock-backend.js';
 import { nodeFormatFor } from '../port/node-format.js';
-import { InMemoryLockAcquisition, type MemoryAcquisitionContext } from './in-memory-lock-acquisition.js';
-import { InMemoryLockHandle } from './in-memory-lock-handle.js';
+import {
+  resolveAcquireOptions,
+  resolveLeaseOptions,
+  resolveListingPrefix,
+  resolveReadTimeout,
+  type ResolvedAcquireOptions,
+} from '../port/options.js';
+import { InMemoryAcquisition, type Claim } from './in-memory-acquisition.js';
+import { InMemoryLeaseHandle, InMemoryLockHandle, type InMemoryHandle } from './in-memory-handle.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock-options.js';
-import type { QueueEntry } from './in-memory-lock-queue.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
-import type { InMemoryLeaseHandle } from './in-memory-lease-handle.js';
-import { InMemoryLeaseRecipe } from './in-memory-lease-recipe.js';
-import type { ZkSessionStatus } from '../zookeeper/session/session-status.js';
+import type { LockEntry, QueueEntry } from './in-memory-queue.js';
 
 /**
  * The `LockBackend` port in memory, with the ZooKeeper backend's semantics (FIFO queue
- * per name, shared readers, exclusive writers, fencing tokens, typed errors), for unit
- * tests of code that takes locks. One process only: it coordinates nothing across processes.
+ * per name, shared readers, exclusive writers, leases, fencing tokens, typed errors), for
+ * unit tests of code that takes locks. One process only: it coordinates nothing across processes.
  *
  * ```ts
  * const locks = new InMemoryLockBackend();
@@ -45,20 +47,17 @@ export class InMemoryLockBackend implements LockBackend {
   readonly store: InMemoryLockStore;
   /** Shown by `contenders()` for this backend's entries. */
   readonly identity: string;
-  private readonly waits = new Map<InMemoryLockAcquisition, Promise<unknown>>();
-  private readonly held = new Map<InMemoryLockHandle, QueueEntry>();
-  private readonly context: MemoryAcquisitionContext;
-  private readonly leases: InMemoryLeaseRecipe;
+  private readonly nodeFormat: NodeFormat;
+  /** Waits for locks and leases alike; the test controls and `close()` treat them the same. */
+  private readonly waits = new Map<Wait, Promise<unknown>>();
+  private readonly held = new Map<InMemoryHandle, QueueEntry>();
   private sessionId = newSessionId();
   private closed = false;
   private closing: Promise<void> | undefined;
 
   /** Validates the options: a wrong value or an unknown key throws `InvalidOptionError`. */
   constructor(options?: InMemoryLockBackendOptions) {
-    const { store, identity, nodeFormat } = resolveInMemoryLockOptions(options);
-    [this.store, this.identity] = [store, identity];
-    this.context = { store, identity, nodeFormat, grant: this.grant };
-    this.leases = new InMemoryLeaseRecipe(this.store, this.identity);
+    ({ store: this.store, identity: this.identity, nodeFormat: this.nodeFormat } = resolveInMemoryLockOptions(options));
   }
 
   /** Nothing to connect: resolves at once. */
@@ -66,13 +65,13 @@ export class InMemoryLockBackend implements LockBackend {
 
   async acquire(name: string, options?: AcquireOptions): Promise<InMemoryLockHandle> {
     const resolved = resolveAcquireOptions(options, Infinity);
-    const handle = await this.run(name, resolved);
+    const handle = await this.lock(name, resolved);
     if (!handle) throw new LockTimeoutError(name, resolved.mode, 0);
     return handle;
   }
 
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'>): Promise<InMemoryLockHandle | null> {
-    return this.run(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
+    return this.lock(name, { ...resolveAcquireOptions(options, 0), timeoutMs: 0 });
   }
 
   /** Every lock of `locks` at once, all or nothing, deadlock-free: see `acquireAll` in core/multi. */
@@ -82,29 +81,41 @@ export class InMemoryLockBackend implements LockBackend {
 
   /** `options` are checked as the ZooKeeper backend checks them; the store is never unavailable. */
   async contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
-    encodeLockName(name);
-    resolveReadTimeout(options, 'contenders');
-    this.assertOpen();
-    this.leases.assertNotLease(name);
+    this.checkRead(name, options, 'contenders', 'lock');
     return this.store.contenders(name);
   }
 
   /** As `ZkLockBackend.status()`: `connected` until closed (a health check in unit tests reads it). */
-  status(): ZkSessionStatus {
+  status(): { readonly state: 'connected' | 'closed' } {
     return { state: this.closed ? 'closed' : 'connected' };
   }
 
-  /** One of `maxLeases` leases on `name`, with `ZkLockBackend.acquireLease`'s semantics; the test controls cover leases too. */
-  acquireLease(name: string, options: AcquireLeaseOptions): Promise<InMemoryLeaseHandle> {
-    return this.leases.acquire(name, options, () => this.assertOpen());
+  /**
+   * One of `maxLeases` leases on `name`, with `ZkLockBackend.acquireLease`'s semantics (FIFO,
+   * at most `maxLeases` holders, the number stored with the semaphore, a name either a lock
+   * or a semaphore); the test controls cover leases too.
+   */
+  async acquireLease(name: string, options: AcquireLeaseOptions): Promise<InMemoryLeaseHandle> {
+    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, Infinity);
+    encodeLockName(name);
+    this.assertOpen();
+    this.store.assertLease(name, maxLeases);
+    const handle = await this.wait({
+      name,
+      timeoutMs,
+      signal,
+      enqueue: (onGrant) => this.store.enqueueLease({ name, identity: this.identity, onGrant }, maxLeases),
+      grant: (entry) => this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased), entry),
+      timedOut: (ms) => new LockTimeoutError(name, 'lease', ms, leaseMessages.timeout(name, maxLeases, ms)),
+    });
+    if (!handle) throw new LockTimeoutError(name, 'lease', 0, leaseMessages.timeout(name, maxLeases, 0));
+    return handle;
   }
 
   /** Holders and waiters of the lease semaphore `name`, in queue order. */
   async leaseContenders(name: string, options?: ReadOptions): Promise<LeaseContender[]> {
-    encodeLockName(name);
-    resolveReadTimeout(options, 'leaseContenders');
-    this.assertOpen();
-    return this.leases.contenders(name);
+    this.checkRead(name, options, 'leaseContenders', 'lease');
+    return this.store.leaseContenders(name);
   }
 
   /**
@@ -112,31 +123,28 @@ export class InMemoryLockBackend implements LockBackend {
    * holders' `revocation` aborts, and every holder's identity reads `__REVOKE__`.
    */
   async requestRevocation(name: string, options?: ReadOptions): Promise<number> {
-    encodeLockName(name);
-    resolveReadTimeout(options, 'requestRevocation');
-    this.assertOpen();
-    this.leases.assertNotLease(name);
+    this.checkRead(name, options, 'requestRevocation', 'lock');
     return this.store.requestRevocation(name);
   }
 
-  /** Every lock of the store whose name starts with `prefix`, with holders and waiters, in name order. */
+  /** Every lock and semaphore of the store whose name starts with `prefix`, with holders and waiters, in name order. */
   async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
     resolveReadTimeout(options, 'locks');
     this.assertOpen();
-    return [...this.store.locks(start), ...leaseStoreOf(this.store).listings(start)].sort(byName);
+    return this.store.locks(start);
   }
 
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();
     for (const wait of this.waits.keys()) wait.cancel(closing);
-    await Promise.allSettled([...this.waits.values(), this.leases.cancelWaits(closing)]);
+    await Promise.allSettled(this.waits.values());
   }
 
   /**
-   * Cancels waits, aborts the signal of every lock still held (a `LockLostError`) and
-   * releases it; later calls reject with `LockClientClosedError`. Safe to call again.
+   * Cancels waits, aborts the signal of every lock and lease still held (a `LockLostError`)
+   * and releases it; later calls reject with `LockClientClosedError`. Safe to call again.
    */
   close(): Promise<void> {
     if (!this.closing) {
@@ -147,20 +155,19 @@ export class InMemoryLockBackend implements LockBackend {
   }
 
   /**
-   * Test-only: every lock this backend holds on `name` is lost, as when its holder's
-   * process dies: the signals abort with a `LockLostError` saying the test did it, then
-   * the entries leave the queue and whoever waited behind them proceeds.
+   * Test-only: every lock (or lease) this backend holds on `name` is lost, as when its
+   * holder's process dies: the signals abort with a `LockLostError` saying the test did it,
+   * then the entries leave the queue and whoever waited behind them proceeds.
    */
   loseLock(name: string): void {
     encodeLockName(name);
     const lost = [...this.held.keys()].filter((handle) => handle.name === name);
     this.takeAway(lost, [], () => new LockLostError(name, messages.lostByTest(name)));
-    this.leases.lose(name, () => new LockLostError(name, messages.lostByTest(name)));
   }
 
   /**
-   * Test-only: this backend's session expires, as ZooKeeper expires one: every lock it
-   * holds is lost (signals abort first, with a `LockLostError` caused by a
+   * Test-only: this backend's session expires, as ZooKeeper expires one: every lock and
+   * lease it holds is lost (signals abort first, with a `LockLostError` caused by a
    * `ZkSessionLostError`, then the entries go), and every wait queues again at the back in
    * a new session, as the ZooKeeper backend's waits do. The backend stays usable.
    */
@@ -174,27 +181,20 @@ export class InMemoryLockBackend implements LockBackend {
       wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : [],
     );
     waiting.sort((a, b) => a.entry.sequence - b.entry.sequence); // they queue again in the order they stood
-    const entries = waiting.map(({ entry }) => entry);
-    const expireLeases = this.leases.expire((lease) => new LockLostError(lease, messages.sessionExpiredByTest, cause));
     this.takeAway(
       [...this.held.keys()],
-      entries,
-      (handle) => new LockLostError(handle.name, messages.sessionExpiredByTest, cause),
+      waiting.map(({ entry }) => entry),
+      (name) => new LockLostError(name, messages.sessionExpiredByTest, cause),
     );
-    expireLeases();
     for (const { wait } of waiting) wait.queueAgain();
   }
 
   /** Aborts the handles' signals, then takes their entries and `alsoRemove` out of the queues at once. */
-  private takeAway(
-    handles: InMemoryLockHandle[],
-    alsoRemove: QueueEntry[],
-    reason: (handle: InMemoryLockHandle) => LockLostError,
-  ): void {
+  private takeAway(handles: InMemoryHandle[], alsoRemove: QueueEntry[], reason: (name: string) => LockLostError): void {
     const entries = handles.map((handle) => this.held.get(handle)!);
     for (const handle of handles) this.held.delete(handle);
     // The signals abort before anything leaves the queue: a holder hears first.
-    for (const handle of handles) handle.revoke(reason(handle));
+    for (const handle of handles) handle.revoke(reason(handle.name));
     this.store.remove([...entries, ...alsoRemove]);
   }
 
@@ -203,15 +203,31 @@ export class InMemoryLockBackend implements LockBackend {
     const held = [...this.held.keys()];
     for (const handle of held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
     await Promise.allSettled(held.map((handle) => handle.release()));
-    await this.leases.releaseAll((lease) => new LockLostError(lease, lockMessages.closingUnderHolder));
   }
 
-  private async run(name: string, options: ResolvedAcquireOptions): Promise<InMemoryLockHandle | null> {
+  private lock(name: string, options: ResolvedAcquireOptions): Promise<InMemoryLockHandle | null> {
     encodeLockName(name);
     this.assertOpen();
-    this.leases.assertNotLease(name);
-    const nodeFormat = nodeFormatFor(options.mode, options.nodeFormat, this.context.nodeFormat);
-    const acquisition = new InMemoryLockAcquisition(this.context, { name, ...options, nodeFormat });
+    this.store.assertLock(name);
+    const { mode, timeoutMs, signal, revocable = false } = options;
+    const format = nodeFormatFor(mode, options.nodeFormat, this.nodeFormat);
+    return this.wait<LockEntry, InMemoryLockHandle>({
+      name,
+      timeoutMs,
+      signal,
+      enqueue: (onGrant) => this.store.enqueueLock({ name, mode, format, identity: this.identity, onGrant }),
+      grant: (entry, fencingToken) => {
+        const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased);
+        if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
+        return this.hold(handle, entry);
+      },
+      timedOut: (ms) => new LockTimeoutError(name, mode, ms),
+    });
+  }
+
+  /** Runs one acquisition, known to `cancelWaits`, `expireSession` and `close` until it settles. */
+  private async wait<E extends QueueEntry, H extends InMemoryHandle>(claim: Claim<E, H>): Promise<H | null> {
+    const acquisition = new InMemoryAcquisition(this.store, claim);
     const running = acquisition.run();
     this.waits.set(acquisition, running);
     try {
@@ -221,31 +237,34 @@ export class InMemoryLockBackend implements LockBackend {
     }
   }
 
-  private readonly grant = (entry: QueueEntry, fencingToken: bigint, revocable: boolean): InMemoryLockHandle => {
-    const handle = new InMemoryLockHandle({
-      name: entry.name,
-      mode: entry.mode,
-      fencingToken,
-      node: entry.node,
-      onReleased: this.onReleased,
-      revocable,
-    });
-    if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
+  private hold<H extends InMemoryHandle>(handle: H, entry: QueueEntry): H {
     this.held.set(handle, entry);
     return handle;
-  };
+  }
 
-  private readonly onReleased = (handle: InMemoryLockHandle): void => {
+  private readonly onReleased = (handle: InMemoryHandle): void => {
     const entry = this.held.get(handle);
     if (!entry) return; // lost before: its entry went then
     this.held.delete(handle);
     this.store.remove([entry]);
   };
 
+  /** A read's checks (and `requestRevocation`'s), in the ZooKeeper backend's order; `owner` names the call. */
+  private checkRead(name: string, options: ReadOptions | undefined, owner: string, kind: 'lock' | 'lease'): void {
+    encodeLockName(name);
+    resolveReadTimeout(options, owner);
+    this.assertOpen();
+    if (kind === 'lock') this.store.assertLock(name);
+    else this.store.assertLease(name);
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new LockClientClosedError();
   }
 }
+
+/** A wait under way, for a lock or a lease: what `cancelWaits`, `expireSession` and `close` do with it. */
+type Wait = Pick<InMemoryAcquisition<QueueEntry, unknown>, 'waitingEntry' | 'cancel' | 'queueAgain'>;
 
 /** A ZooKeeper-like session id: 16 hex digits. */
 function newSessionId(): string {

@@ -59,6 +59,18 @@ describe('InMemoryLockStore: what backends share', () => {
     await Promise.all([r1.release(), r2.release(), r3.release()]);
   });
 
+  it('a release lets the next in line in at once, for a lock and for a lease', async () => {
+    const store = new InMemoryLockStore();
+    const [a, b] = [backend(store), backend(store)];
+    const [lock, lease] = await Promise.all([a.acquire('x'), a.acquireLease('s', { maxLeases: 1 })]);
+    const next = Promise.all([b.acquire('x'), b.acquireLease('s', { maxLeases: 1 })]);
+    next.catch(() => undefined); // if an expectation fails, close() ends the waits
+    await Promise.all([lock.release(), lease.release()]);
+    expect((await b.contenders('x')).map((c) => [c.identity, c.holding])).toEqual([[b.identity, true]]);
+    expect((await b.leaseContenders('s')).map((c) => [c.identity, c.holding])).toEqual([[b.identity, true]]);
+    await Promise.all((await next).map((handle) => handle.release()));
+  });
+
   it("a handle's node is its entry in contenders()", async () => {
     const a = backend();
     const lock = await a.acquire('named', { mode: 'read' });

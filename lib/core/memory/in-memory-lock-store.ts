@@ -1,11 +1,30 @@
-import type { LockListing, LockContender } from '../port/lock-backend.js';
-import { byName, splitLockListing } from '../zookeeper/listing-summary.js';
-import { InMemoryLockQueue, type NewEntry, type QueueEntry } from './in-memory-lock-queue.js';
+import { LeaseLimitMismatchError, LockKindMismatchError } from '../errors/errors.js';
+import { leaseMessages } from '../errors/messages.js';
+import {
+  byName,
+  type LeaseContender,
+  type LeaseListing,
+  type ListedLock,
+  type LockContender,
+  type LockListing,
+} from '../port/lock-backend.js';
+import { REVOKE_REQUEST } from '../port/lock-node.js';
+import {
+  InMemoryQueue,
+  LeaseRule,
+  lockRule,
+  type LeaseEntry,
+  type LockEntry,
+  type NewEntry,
+  type QueueEntry,
+  type QueueRule,
+} from './in-memory-queue.js';
 
 /**
- * The lock service that `InMemoryLockBackend`s are clients of: every lock's queue, and the
- * change counter that fencing tokens come from. Give one store to several backends to have them contend like
- * application instances on one ZooKeeper; one process only.
+ * The lock service that `InMemoryLockBackend`s are clients of: every lock's and every
+ * semaphore's queue, and the change counter that fencing tokens come from. Give one store
+ * to several backends to have them contend like application instances on one ZooKeeper;
+ * one process only.
  *
  * ```ts
  * const store = new InMemoryLockStore();
@@ -15,7 +34,10 @@ import { InMemoryLockQueue, type NewEntry, type QueueEntry } from './in-memory-l
  * Its methods are for the backends; use the backends' API.
  */
 export class InMemoryLockStore {
-  private readonly queues = new Map<string, InMemoryLockQueue>();
+  // A name is a lock or a semaphore, never both; its queue lives while anyone holds or
+  // waits (a ZooKeeper directory lives a little longer: its grace period).
+  private readonly lockQueues = new Map<string, InMemoryQueue<LockEntry>>();
+  private readonly leaseQueues = new Map<string, InMemoryQueue<LeaseEntry, LeaseRule>>();
   /**
    * Numbers every change to any queue, as ZooKeeper's zxid does; a grant's fencing token
    * is the number of the change that let it in, as the ZooKeeper backend's is the lock
@@ -25,15 +47,32 @@ export class InMemoryLockStore {
   private lastChange = 0n;
   /** Revocable holders' listeners; weak, as an entry that left the queue is never asked again. */
   private readonly revocationListeners = new WeakMap<QueueEntry, () => void>();
+  /** Holders asked to release: their identity reads `__REVOKE__`, as their node's data would. */
+  private readonly revocationRequested = new WeakSet<QueueEntry>();
+
+  /** @internal Throws `LockKindMismatchError` if `name` is a semaphore. */
+  assertLock(name: string): void {
+    const semaphore = this.leaseQueues.get(name);
+    if (semaphore)
+      throw new LockKindMismatchError(name, 'lock', 'lease', leaseMessages.inMemory, semaphore.rule.maxLeases);
+  }
+
+  /** @internal Throws if `name` is a lock, or a semaphore of other than `maxLeases` (when given). */
+  assertLease(name: string, maxLeases?: number): void {
+    if (this.lockQueues.has(name)) throw new LockKindMismatchError(name, 'lease', 'lock', leaseMessages.inMemory);
+    const stored = this.leaseQueues.get(name)?.rule.maxLeases;
+    if (maxLeases !== undefined && stored !== undefined && stored !== maxLeases)
+      throw new LeaseLimitMismatchError(name, maxLeases, stored, leaseMessages.inMemory);
+  }
 
   /** @internal Queues an entry at the back of its lock's line; it may be granted at once. */
-  enqueue(entry: NewEntry): QueueEntry {
-    let queue = this.queues.get(entry.name);
-    if (!queue) this.queues.set(entry.name, (queue = new InMemoryLockQueue()));
-    const queued = queue.append(entry);
-    this.lastChange++;
-    this.admit([queue]);
-    return queued;
+  enqueueLock(entry: NewEntry<LockEntry>): LockEntry {
+    return this.enqueue(this.lockQueues, entry, () => new InMemoryQueue(lockRule));
+  }
+
+  /** @internal Queues an entry at the back of its semaphore's line (made with `maxLeases`); it may be granted at once. */
+  enqueueLease(entry: NewEntry<LeaseEntry>, maxLeases: number): LeaseEntry {
+    return this.enqueue(this.leaseQueues, entry, () => new InMemoryQueue(new LeaseRule(maxLeases)));
   }
 
   /**
@@ -41,13 +80,14 @@ export class InMemoryLockStore {
    * it), then grants whoever that lets in. Entries already gone are skipped.
    */
   remove(entries: Iterable<QueueEntry>): void {
-    const changed = new Set<InMemoryLockQueue>();
+    const changed = new Set<InMemoryQueue<QueueEntry>>();
     let removed = false;
     for (const entry of entries) {
-      const queue = this.queues.get(entry.name);
+      const queues = this.lockQueues.has(entry.name) ? this.lockQueues : this.leaseQueues;
+      const queue = queues.get(entry.name);
       if (!queue?.remove(entry)) continue;
       removed = true;
-      if (queue.isEmpty) this.queues.delete(entry.name);
+      if (queue.isEmpty) queues.delete(entry.name);
       else changed.add(queue);
     }
     if (!removed) return;
@@ -55,15 +95,31 @@ export class InMemoryLockStore {
     this.admit(changed);
   }
 
-  /** @internal Holders and waiters of `name`, in queue order. */
+  /** @internal Holders and waiters of the lock `name`, in queue order. */
   contenders(name: string): LockContender[] {
-    return this.queues.get(name)?.contenders() ?? [];
+    const line = this.lockQueues.get(name)?.line() ?? [];
+    return line.map(({ entry, holding }) => this.lockContender(entry, holding));
   }
 
-  /** @internal Every lock whose name starts with `prefix` (queues are never empty), in name order. */
-  locks(prefix: string): LockListing[] {
-    const listings = [...this.queues].filter(([name]) => name.startsWith(prefix));
-    return listings.map(([name, queue]) => splitLockListing(name, queue.listed())).sort(byName);
+  /** @internal Holders and waiters of the semaphore `name`, in queue order. */
+  leaseContenders(name: string): LeaseContender[] {
+    const line = this.leaseQueues.get(name)?.line() ?? [];
+    return line.map(({ entry, holding }) => leaseContender(entry, holding));
+  }
+
+  /** @internal Every lock and semaphore whose name starts with `prefix` (queues are never empty), in name order. */
+  locks(prefix: string): ListedLock[] {
+    const named = ([name]: [string, unknown]): boolean => name.startsWith(prefix);
+    const locks = [...this.lockQueues]
+      .filter(named)
+      .map(([name, queue]): LockListing => ({ kind: 'lock', name, ...listed(queue.line(), this.lockContender) }));
+    const leases = [...this.leaseQueues].filter(named).map(([name, queue]): LeaseListing => ({
+      kind: 'lease',
+      name,
+      maxLeases: queue.rule.maxLeases,
+      ...listed(queue.line(), leaseContender),
+    }));
+    return [...locks, ...leases].sort(byName);
   }
 
   /** @internal Calls `listener` when `entry`, a holder, is asked to release (it is revocable). */
@@ -71,17 +127,51 @@ export class InMemoryLockStore {
     this.revocationListeners.set(entry, listener);
   }
 
-  /** @internal Asks every holder of `name` to release; returns how many were asked. */
+  /** @internal Asks every holder of the lock `name` to release; returns how many were asked. */
   requestRevocation(name: string): number {
-    const holders = this.queues.get(name)?.requestRevocation() ?? [];
+    const line = this.lockQueues.get(name)?.line() ?? [];
+    const holders = line.filter(({ holding }) => holding).map(({ entry }) => entry);
+    for (const holder of holders) this.revocationRequested.add(holder);
     for (const holder of holders) this.revocationListeners.get(holder)?.();
     return holders.length;
   }
 
+  private enqueue<E extends QueueEntry, R extends QueueRule<E>>(
+    queues: Map<string, InMemoryQueue<E, R>>,
+    entry: NewEntry<E>,
+    make: () => InMemoryQueue<E, R>,
+  ): E {
+    let queue = queues.get(entry.name);
+    if (!queue) queues.set(entry.name, (queue = make()));
+    const queued = queue.append(entry);
+    this.lastChange++;
+    this.admit([queue]);
+    return queued;
+  }
+
   /** Finds every grant the last change allows, then tells the grantees, so none sees a half-done change. */
-  private admit(queues: Iterable<InMemoryLockQueue>): void {
+  private admit(queues: Iterable<InMemoryQueue<QueueEntry>>): void {
     const token = this.lastChange;
     const granted = [...queues].flatMap((queue) => queue.admit());
     for (const entry of granted) entry.onGrant(entry, token);
   }
+
+  private readonly lockContender = (entry: LockEntry, holding: boolean): LockContender => {
+    const { node, mode, sequence, format } = entry;
+    const identity = this.revocationRequested.has(entry) ? REVOKE_REQUEST : entry.identity;
+    return { node, mode, sequence, format, identity, holding };
+  };
+}
+
+function leaseContender({ node, sequence, identity }: LeaseEntry, holding: boolean): LeaseContender {
+  return { node, sequence, identity, holding };
+}
+
+/** A line as `locks()` lists it: holders and waiters, each with since when it queued. */
+function listed<E extends QueueEntry, C extends { readonly holding: boolean }>(
+  line: ReadonlyArray<{ readonly entry: E; readonly holding: boolean }>,
+  contender: (entry: E, holding: boolean) => C,
+): { holders: Array<C & { since: Date }>; waiters: Array<C & { since: Date }> } {
+  const all = line.map(({ entry, holding }) => ({ ...contender(entry, holding), since: entry.since }));
+  return { holders: all.filter((c) => c.holding), waiters: all.filter((c) => !c.holding) };
 }

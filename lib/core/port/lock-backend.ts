@@ -289,3 +289,8 @@ export interface LeaseListing {
 
 /** One entry of `locks()`: a lock, or (ZooKeeper only) a semaphore's leases. */
 export type ListedLock = LockListing | LeaseListing;
+
+/** Listings in name order (by UTF-16 code units, as `Array.prototype.sort` compares). */
+export function byName(a: ListedLock, b: ListedLock): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}

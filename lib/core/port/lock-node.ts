@@ -41,6 +41,12 @@ const KINDS: Readonly<Record<string, { mode: LockMode; format: NodeFormat }>> = 
  */
 export const RETIRE_SEQUENCE = 2 ** 31 - 2 ** 24;
 
+/**
+ * A lock node's data once its holder is asked to release (Curator's `Revoker` writes these
+ * ten ASCII bytes): `contenders()` shows it as the holder's identity on both backends.
+ */
+export const REVOKE_REQUEST = '__REVOKE__';
+
 export interface ParsedLockNode {
   /** The child's name as ZooKeeper lists it. */
   readonly node: string;

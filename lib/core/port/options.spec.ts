@@ -1,5 +1,5 @@
 import { InvalidOptionError, ZkLockError } from '../errors/errors.js';
-import { resolveAcquireOptions, MAX_LEASES, resolveLeaseOptions } from './options.js';
+import { resolveAcquireOptions, MAX_LEASES, resolveLeaseOptions, resolveListingPrefix } from './options.js';
 import type { AcquireOptions } from './lock-backend.js';
 import { thrownBy } from '../../../test/support/thrown-by.js';
 
@@ -184,5 +184,17 @@ describe("acquireLease's options", () => {
     expect(thrown({ maxLeases: 1, timeoutMs: -1 }).option).toBe('timeoutMs');
     expect(thrown({ maxLeases: 1, timeoutMs: NaN }).option).toBe('timeoutMs');
     expect(thrown({ maxLeases: 1, signal: {} }).option).toBe('signal');
+  });
+});
+
+describe('resolveListingPrefix', () => {
+  it('takes any string, and nothing as every lock', () => {
+    expect(resolveListingPrefix(undefined)).toBe('');
+    expect(resolveListingPrefix('orders/')).toBe('orders/');
+  });
+
+  it.each([42, null, {}, ['a']])('refuses %j with an InvalidOptionError naming the option', (prefix) => {
+    expect(() => resolveListingPrefix(prefix)).toThrow(InvalidOptionError);
+    expect(() => resolveListingPrefix(prefix)).toThrow(/prefix/);
   });
 });

@@ -98,6 +98,19 @@ export function resolveReadTimeout(options: ReadOptions | undefined, owner: stri
   return timeoutMs;
 }
 
+/** `locks()`'s `prefix`: any string (`''`, the default, lists every lock). */
+export function resolveListingPrefix(prefix: unknown): string {
+  if (prefix === undefined) return '';
+  if (typeof prefix !== 'string') {
+    throw new InvalidOptionError(
+      'prefix',
+      prefix,
+      'a string that the names of the locks to list start with (or nothing, for every lock)',
+    );
+  }
+  return prefix;
+}
+
 /**
  * The largest `maxLeases`. Every acquire, and every waiter's wake-up, reads the whole
  * directory listing: a full semaphore of 1000 holds about 55 KB of node names, well under

@@ -1,4 +1,3 @@
-import { InvalidOptionError } from '../errors/errors.js';
 import { leaseDirectoryData } from './queue/directory-marker.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { orderQueue } from '../port/lock-queue.js';
@@ -7,7 +6,6 @@ import {
   lockListingOf,
   lockNameOfDirectory,
   maxLeasesOf,
-  resolveListingPrefix,
   shapeOf,
   type NodeFacts,
 } from './listing-summary.js';
@@ -115,17 +113,5 @@ describe('leaseListingOf and maxLeasesOf', () => {
     [undefined, null],
   ])('reads the directory data %j as %j leases', (text, expected) => {
     expect(maxLeasesOf(text === undefined ? undefined : Buffer.from(text))).toBe(expected);
-  });
-});
-
-describe('resolveListingPrefix', () => {
-  it('takes any string, and nothing as every lock', () => {
-    expect(resolveListingPrefix(undefined)).toBe('');
-    expect(resolveListingPrefix('orders/')).toBe('orders/');
-  });
-
-  it.each([42, null, {}, ['a']])('refuses %j with an InvalidOptionError naming the option', (prefix) => {
-    expect(() => resolveListingPrefix(prefix)).toThrow(InvalidOptionError);
-    expect(() => resolveListingPrefix(prefix)).toThrow(/prefix/);
   });
 });

@@ -1,11 +1,10 @@
-import { InvalidOptionError } from '../errors/errors.js';
 import { directoryKindOf } from './queue/directory-marker.js';
 import type { ParsedLeaseNode } from '../port/lease-node.js';
 import { orderLeases } from '../port/lease-queue.js';
 import { decodeLockName, encodeLockName } from '../naming/lock-name-codec.js';
 import type { ParsedLockNode } from '../port/lock-node.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
-import type { LeaseListing, ListedContender, ListedLease, ListedLock, LockListing } from '../port/lock-backend.js';
+import type { LeaseListing, ListedContender, ListedLease, LockListing } from '../port/lock-backend.js';
 
 /**
  * The pure part of `locks()`: which directories are locks, who in each holds and who waits.
@@ -24,19 +23,6 @@ export interface NodeFacts {
 export type DirectoryShape =
   | { readonly kind: 'lock'; readonly queue: ParsedLockNode[] }
   | { readonly kind: 'lease'; readonly leases: ParsedLeaseNode[] };
-
-/** `locks()`'s `prefix`: any string (`''`, the default, lists every lock). */
-export function resolveListingPrefix(prefix: unknown): string {
-  if (prefix === undefined) return '';
-  if (typeof prefix !== 'string') {
-    throw new InvalidOptionError(
-      'prefix',
-      prefix,
-      'a string that the names of the locks to list start with (or nothing, for every lock)',
-    );
-  }
-  return prefix;
-}
 
 /**
  * The lock name a directory under the root stands for, or `null` for one this library did
@@ -126,9 +112,4 @@ export function leaseListingOf(
 export function maxLeasesOf(data: Buffer | undefined): number | null {
   const kind = directoryKindOf(data);
   return kind.kind === 'lease' ? kind.maxLeases : null;
-}
-
-/** Listings in name order (by UTF-16 code units, as `Array.prototype.sort` compares). */
-export function byName(a: ListedLock, b: ListedLock): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

@@ -1,11 +1,10 @@
 import { assertLockDirectory } from './queue/directory-kind.js';
 import type { ZkSession, ZkReadResult } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
-import type { LockContender, ListedLock } from '../port/lock-backend.js';
+import { type LockContender, type ListedLock, byName } from '../port/lock-backend.js';
 import { listChildren, presentOrGone } from './queue/directory.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
 import {
-  byName,
   leaseListingOf,
   lockListingOf,
   lockNameOfDirectory,

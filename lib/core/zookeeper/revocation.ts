@@ -1,3 +1,4 @@
+import { REVOKE_REQUEST } from '../port/lock-node.js';
 import { assertLockDirectory } from './queue/directory-kind.js';
 import { listChildren } from './queue/directory.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
@@ -11,8 +12,6 @@ import { LockRevocationRequestedError } from '../errors/errors.js';
  * watches its own node's data for them. The same bytes make our requests reach Curator
  * holders, and Curator's reach ours.
  */
-export const REVOKE_REQUEST = '__REVOKE__';
-
 const REVOKE_BYTES = Buffer.from(REVOKE_REQUEST, 'ascii');
 
 /** The node data that asks its holder to give the lock up. */

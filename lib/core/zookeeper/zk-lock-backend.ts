@@ -17,13 +17,13 @@ import {
   describeList,
   describeModes,
   resolveAcquireOptions,
+  resolveListingPrefix,
   resolveReadTimeout,
   type ResolvedAcquireOptions,
 } from '../port/options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { readLockListings, deleteHolders, readContenders } from './listing.js';
-import { resolveListingPrefix } from './listing-summary.js';
 import { requestRevocation } from './revocation.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';

@@ -1,0 +1,103 @@
+import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
+import { assertHeld, type LeaseHandle, type LockHandle, type LockMode } from '../port/lock-backend.js';
+import type { LeaseEntry, LockEntry, QueueEntry } from './in-memory-queue.js';
+
+/**
+ * What a lock and a lease granted by `InMemoryLockBackend` share: one entry in a queue,
+ * which `release()` takes out at once, and a signal the backend aborts when it takes the
+ * entry away (its test controls, `close()`).
+ */
+export abstract class InMemoryHandle implements AsyncDisposable {
+  readonly name: string;
+  /** The entry's name in the queue, as `contenders()` (or `leaseContenders()`) lists it. */
+  readonly node: string;
+  private readonly lost = new AbortController();
+  private releasing: Promise<void> | undefined;
+
+  constructor(
+    entry: QueueEntry,
+    /** Takes the handle's entry out of the queue (if it is still there). */
+    private readonly onReleased: (handle: InMemoryHandle) => void,
+  ) {
+    ({ name: this.name, node: this.node } = entry);
+  }
+
+  /** Aborts with a `LockLostError` when the entry is taken away. */
+  get signal(): AbortSignal {
+    return this.lost.signal;
+  }
+
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  isHeld(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  assertHeld(): void {
+    assertHeld(this);
+  }
+
+  /** Leaves the queue at once; calling it again returns the first call's promise. */
+  release(): Promise<void> {
+    return (this.releasing ??= this.leave());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  /** Aborts the signal with `reason`, unless the holder released (or lost) it already. */
+  revoke(reason: LockLostError): void {
+    if (this.releasing || this.lost.signal.aborted) return;
+    this.lost.abort(reason);
+  }
+
+  private async leave(): Promise<void> {
+    this.onReleased(this);
+  }
+}
+
+/** A lock granted by `InMemoryLockBackend`: one entry in its lock's queue. */
+export class InMemoryLockHandle extends InMemoryHandle implements LockHandle {
+  readonly mode: LockMode;
+  private revocationRequest: AbortController | undefined;
+
+  constructor(
+    entry: LockEntry,
+    readonly fencingToken: bigint,
+    /** Acquired with `revocable: true`: `requestRevocation` reaches it. */
+    private readonly revocable: boolean,
+    onReleased: (handle: InMemoryHandle) => void,
+  ) {
+    super(entry, onReleased);
+    this.mode = entry.mode;
+  }
+
+  /**
+   * Aborts with a `LockRevocationRequestedError` when `requestRevocation` asks this lock's
+   * holders to release it (`revocable: true` only; for others it never aborts).
+   */
+  get revocation(): AbortSignal {
+    return (this.revocationRequest ??= new AbortController()).signal;
+  }
+
+  /** The backend's call when this holder is asked to release; ignored once released or not revocable. */
+  revocationRequested(): void {
+    if (!this.revocable || this.released) return;
+    const request = (this.revocationRequest ??= new AbortController());
+    if (!request.signal.aborted) request.abort(new LockRevocationRequestedError(this.name));
+  }
+}
+
+/** A lease granted by `InMemoryLockBackend`: one entry among the first `maxLeases` of its semaphore. */
+export class InMemoryLeaseHandle extends InMemoryHandle implements LeaseHandle {
+  constructor(
+    entry: LeaseEntry,
+    readonly maxLeases: number,
+    onReleased: (handle: InMemoryHandle) => void,
+  ) {
+    super(entry, onReleased);
+  }
+}

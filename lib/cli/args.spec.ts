@@ -1,4 +1,4 @@
-import { CliUsageError, parseCliArgs } from './cli.args.js';
+import { CliUsageError, parseCliArgs } from './args.js';
 
 describe('parseCliArgs --timeout (the connect timeout)', () => {
   it('accepts the largest whole number of milliseconds the connect deadline waits', () => {

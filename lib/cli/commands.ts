@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
-import type { CliRequest } from './cli.args.js';
-import { json, queueText } from './cli.output.js';
+import type { CliRequest } from './args.js';
+import { json, queueText } from './output.js';
 
 /** What a command prints, and its exit code. */
 export interface CliResult {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// `npx nestjs-zk-lock …`: see USAGE in cli.args.ts.
+// `npx nestjs-zk-lock …`: see USAGE in args.ts.
 import { ZkConnectionError, ZkLockError } from '../core/errors/errors.js';
 import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
-import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './cli.args.js';
-import { askOnTerminal, runCommand } from './cli.commands.js';
+import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './args.js';
+import { askOnTerminal, runCommand } from './commands.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   let request: CliRequest;

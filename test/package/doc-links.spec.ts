@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 
 const repo = resolve(__dirname, '../..');
 const pages = [
@@ -38,6 +38,18 @@ function linksIn(page: string): Array<[string, string | undefined]> {
   });
 }
 
+/** Whether a cited glob (`*` within one path segment) names at least one file. */
+function globMatches(path: string): boolean {
+  const dir = join(repo, dirname(path));
+  if (!existsSync(dir)) return false;
+  const pattern = new RegExp(
+    `^${basename(path)
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '[^/]*')}$`,
+  );
+  return readdirSync(dir).some((name) => pattern.test(name));
+}
+
 describe('links in the README and docs/', () => {
   it('knows GitHub anchors', () => {
     expect(anchorOf('Errors in HTTP and RPC handlers')).toBe('errors-in-http-and-rpc-handlers');
@@ -54,6 +66,13 @@ describe('links in the README and docs/', () => {
       return anchor !== undefined && file.endsWith('.md') && !anchorsIn(path).has(anchor);
     });
     expect(broken).toEqual([]);
+  });
+
+  it.each(pages)('%s: every source path it cites (`lib/…`, `test/…`) exists', (page) => {
+    const text = readFileSync(join(repo, page), 'utf8');
+    const cited = [...text.matchAll(/`((?:lib|test|bench|scripts|sample-app)\/[^`\s]+)`/g)].map((match) => match[1]);
+    const missing = cited.filter((path) => !(path.includes('*') ? globMatches(path) : existsSync(join(repo, path))));
+    expect(missing).toEqual([]);
   });
 
   it('the docs are all reachable from the README', () => {

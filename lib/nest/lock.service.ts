@@ -1,4 +1,23 @@
-import type { LeaseContender, ListedLock, LockBackend, LockContender, ReadOptions } from '../core/port/lock-backend.js';
+import type {
+  AcquireOptions,
+  LeaseContender,
+  LeaseHandle,
+  ListedLock,
+  LockBackend,
+  LockContender,
+  LockHandle,
+  LockList,
+  MultiAcquireOptions,
+  MultiLockHandle,
+  ReadOptions,
+} from '../core/port/lock-backend.js';
+import type {
+  LeaseCallOptions,
+  ReentrancyOption,
+  RunAlwaysOptions,
+  WithLockCallOptions,
+  WithLocksCallOptions,
+} from '../core/reentrancy/call-options.js';
 import {
   Inject,
   Injectable,
@@ -13,16 +32,26 @@ import { lockServiceRegistry, type LockServiceLike } from './service-registry.js
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
 
+/** The lock calls `LockService` forwards to its `ReentrantLocker` (declared in the interface below). */
+const LOCKER_CALLS = [
+  'acquire',
+  'tryAcquire',
+  'withLock',
+  'acquireAll',
+  'withLocks',
+  'acquireLease',
+  'withLease',
+  'runHolding',
+  'held',
+] as const satisfies readonly (keyof ReentrantLocker & keyof LockService)[];
+
 /**
- * Distributed read/write locks for this application, shared by all its instances.
- * Calls without `timeoutMs` wait up to the module's `acquireTimeoutMs`. Reentrant per
- * async call chain: inside `withLock` (or a `@WithLock` method), taking the same lock
- * again neither waits nor creates a node.
+ * The lock calls, declared as methods (so that a subclass or a spy can replace one) and
+ * defined on the prototype below, where each forwards to the application's
+ * `ReentrantLocker`. Calls without `timeoutMs` wait up to the module's `acquireTimeoutMs`.
  */
-@Injectable()
-export class LockService
-  implements LockServiceLike, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
-{
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the methods are defined on the prototype below
+export interface LockService {
   /**
    * Resolves with a held lock, or rejects with `LockTimeoutError` (`timeoutMs: 0`: at once
    * if taken), `LockAbortedError` (`signal`), `LockUpgradeError` (write inside read), or
@@ -30,10 +59,10 @@ export class LockService
    * `LockUnavailableError` (no ZooKeeper session connected: at once for `timeoutMs: 0`,
    * else when the deadline passes with none connected).
    */
-  readonly acquire: ReentrantLocker['acquire'];
+  acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle>;
 
   /** A held lock, or `null` at once if another holder has it; `LockUnavailableError` at once if no session is connected. */
-  readonly tryAcquire: ReentrantLocker['tryAcquire'];
+  tryAcquire(name: string, options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption): Promise<LockHandle | null>;
 
   /**
    * Runs `fn(handle)` holding the lock, releases it when `fn` returns or throws, and returns
@@ -42,7 +71,12 @@ export class LockService
    * `ifLocked: 'skip'`, resolves `undefined` without running `fn` when the lock is taken,
    * or when no ZooKeeper session is connected to ask (a warning once per outage).
    */
-  readonly withLock: ReentrantLocker['withLock'];
+  withLock<T>(name: string, fn: (handle: LockHandle) => T | Promise<T>, options?: RunAlwaysOptions): Promise<T>;
+  withLock<T>(
+    name: string,
+    fn: (handle: LockHandle) => T | Promise<T>,
+    options: WithLockCallOptions,
+  ): Promise<T | undefined>;
 
   /**
    * Every lock of `locks` at once, all or nothing, without deadlock whatever order callers
@@ -50,10 +84,19 @@ export class LockService
    * whole call; on any failure nothing stays held. Names this call chain holds are joined;
    * the others must sort after every lock it holds, or `LockOrderError` at once.
    */
-  readonly acquireAll: ReentrantLocker['acquireAll'];
+  acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle>;
 
   /** `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`, `holdAtLeastMs`, `onLockLost`. */
-  readonly withLocks: ReentrantLocker['withLocks'];
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options?: WithLocksCallOptions & { readonly ifLocked?: 'wait' | 'throw' },
+  ): Promise<T>;
+  withLocks<T>(
+    locks: LockList,
+    fn: (handle: MultiLockHandle) => T | Promise<T>,
+    options: WithLocksCallOptions,
+  ): Promise<T | undefined>;
 
   /**
    * One of `maxLeases` leases on `name`: at most `maxLeases` holders across every instance
@@ -61,20 +104,32 @@ export class LockService
    * must pass the same `maxLeases`. Not reentrant: each call takes one more. Without
    * `timeoutMs`, waits `acquireTimeoutMs`.
    */
-  readonly acquireLease: ReentrantLocker['acquireLease'];
+  acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle>;
 
   /** Runs `fn(lease)` holding one lease of `name`; rejects with `LockLostError` if the lease was lost while `fn` ran. */
-  readonly withLease: ReentrantLocker['withLease'];
+  withLease<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T>;
 
   /**
    * Runs `fn` as the holder of `handle` (from `acquire`), so that taking the same lock
    * inside is reentrant instead of waiting for itself; `handle` stays held afterwards.
    */
-  readonly runHolding: ReentrantLocker['runHolding'];
+  runHolding<T>(handle: LockHandle, fn: () => T | Promise<T>): Promise<T>;
 
   /** The lock this call chain holds under `name`, if any: e.g. its `fencingToken` inside `@WithLock`. */
-  readonly held: ReentrantLocker['held'];
+  held(name: string): LockHandle | undefined;
+}
 
+/**
+ * Distributed read/write locks for this application, shared by all its instances.
+ * Calls without `timeoutMs` wait up to the module's `acquireTimeoutMs`. Reentrant per
+ * async call chain: inside `withLock` (or a `@WithLock` method), taking the same lock
+ * again neither waits nor creates a node.
+ */
+@Injectable()
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
+export class LockService
+  implements LockServiceLike, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   /** Every lock call goes through it: reentrancy, `ifLocked`, `holdAtLeastMs`, and the shutdown's drain. */
   private readonly locker: ReentrantLocker;
 
@@ -82,17 +137,7 @@ export class LockService
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    const locker = (this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents()));
-    // Bound, not wrapped: the locker's own overloads and checks serve, written once.
-    this.acquire = locker.acquire.bind(locker);
-    this.tryAcquire = locker.tryAcquire.bind(locker);
-    this.withLock = locker.withLock.bind(locker);
-    this.acquireAll = locker.acquireAll.bind(locker);
-    this.withLocks = locker.withLocks.bind(locker);
-    this.acquireLease = locker.acquireLease.bind(locker);
-    this.withLease = locker.withLease.bind(locker);
-    this.runHolding = locker.runHolding.bind(locker);
-    this.held = locker.held.bind(locker);
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents());
   }
 
   /**
@@ -164,4 +209,17 @@ export class LockService
     await this.locker.drain(this.options.shutdownGraceMs);
     await this.backend.close();
   }
+}
+
+// Methods on the prototype, as a Nest service's are: `jest.spyOn(LockService.prototype, 'withLock')`
+// and a subclass that overrides one both work. Each forwards to the application's locker.
+for (const call of LOCKER_CALLS) {
+  Object.defineProperty(LockService.prototype, call, {
+    value: function (this: LockService, ...args: unknown[]): unknown {
+      const { locker } = this as unknown as { locker: ReentrantLocker };
+      return (locker[call] as (...args: unknown[]) => unknown).apply(locker, args);
+    },
+    writable: true,
+    configurable: true,
+  });
 }

@@ -164,6 +164,43 @@ describe('ZkLockModule.forTesting', () => {
     }
   });
 
+  it('LockService calls are prototype methods: jest.spyOn(LockService.prototype, …) and a subclass override both serve @WithLock', async () => {
+    const spy = jest.spyOn(LockService.prototype, 'withLock');
+    let app = await context();
+    try {
+      await expect(app.get(LockService).withLock('direct', () => 'ran')).resolves.toBe('ran');
+      const nightly = app.get(Nightly);
+      const running = nightly.run();
+      await waitUntil(() => nightly.runs === 1, 'the job runs');
+      nightly.release!();
+      await expect(running).resolves.toBe('done');
+      expect(spy.mock.calls.map(([name]) => name)).toEqual(['direct', 'nightly']);
+    } finally {
+      spy.mockRestore();
+      await app.close();
+    }
+
+    const names: string[] = [];
+    class CountingLockService extends LockService {
+      override async acquire(...args: Parameters<LockService['acquire']>): ReturnType<LockService['acquire']> {
+        names.push(`acquire:${args[0]}`);
+        return super.acquire(...args);
+      }
+    }
+    const moduleRef = await Test.createTestingModule({ imports: [ZkLockModule.forTesting()], providers: [Nightly] })
+      .overrideProvider(LockService)
+      .useClass(CountingLockService)
+      .compile();
+    app = await moduleRef.init();
+    try {
+      const handle = await app.get(LockService).acquire('counted');
+      await handle.release();
+      expect(names).toEqual(['acquire:counted']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('takes nodeFormat as forRoot does: node names in contenders(), and a reader in "curator-mutex" refused', async () => {
     const app = await context({ nodeFormat: 'curator-mutex' });
     try {

@@ -143,6 +143,7 @@ export function runOnceCases(ctx: ConformanceContext): void {
     expect((await a.readRecord(name))?.data).toEqual({ n: 5 });
     // A record is not a lock: the name's queue is empty, and the lock is free.
     expect(await a.contenders(name)).toEqual([]);
+    expect(await a.locks(name)).toEqual([]);
     await (await b.acquire(name, { timeoutMs: 0 })).release();
   });
 }

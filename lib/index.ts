@@ -25,6 +25,10 @@ export type {
   LeaseListing,
   ListedContender,
   ListedLease,
+  // Small records kept beside the locks (readRecord, writeRecord).
+  RecordData,
+  StoredRecord,
+  WriteRecordOptions,
 } from './core/port/lock-backend.js';
 export { MAX_LEASES } from './core/port/options.js';
 
@@ -64,6 +68,9 @@ export { LeaderElection, type LeadershipChange, type LeadershipListener } from '
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
 export type { LeaderTerm } from './core/leader/leadership-term.js';
 export type { LeaderWorkOptions } from './core/leader/leader-work.js';
+
+// Built on the port: a start-up step run by exactly one instance.
+export { runOnce, type RunOnceOptions, type RunOnceRecord } from './core/run-once/run-once.js';
 
 // Lock names, and what the library reports on node:diagnostics_channel.
 export { encodeLockName, decodeLockName } from './core/naming/lock-name-codec.js';

@@ -27,6 +27,7 @@ import {
 } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
+import { runOnce, type RunOnceOptions } from '../core/run-once/run-once.js';
 import { lockLogEvents } from './lock-log.listener.js';
 import { lockServiceRegistry, type LockServiceLike } from './service-registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -170,6 +171,18 @@ export class LockService
   /** Holders and waiters of a lock, in queue order, with the identity each one wrote. */
   contenders(name: string, options?: ReadOptions): Promise<LockContender[]> {
     return this.backend.contenders(name, this.readOptions(options));
+  }
+
+  /**
+   * Runs a start-up step (a migration, a seed) on exactly one instance: `true` where `fn`
+   * ran, `false` where another instance ran it, now or before. Every caller resolves once
+   * the run completed, so call it in `onApplicationBootstrap` (or before `app.listen()`)
+   * and readiness waits for it. Without `timeoutMs` it waits as long as the step takes, not
+   * `acquireTimeoutMs`. A step that throws rejects here and is run again by the next
+   * waiter (see `runOnce` and docs/guide.md, "Start-up steps").
+   */
+  runOnce(key: string, fn: (signal: AbortSignal) => unknown, options?: RunOnceOptions): Promise<boolean> {
+    return runOnce(this.backend, key, fn, options);
   }
 
   /** A read's options with the module's `acquireTimeoutMs` when they name no `timeoutMs` (the backend checks them). */

@@ -9,6 +9,7 @@ import { multiLockCases } from './cases/multi-lock.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
 import { revocationCases } from './cases/revocation.cases';
+import { runOnceCases } from './cases/run-once.cases';
 import { waitCases } from './cases/wait.cases';
 import { validationCases } from './cases/validation.cases';
 import { withLockOptionsCases } from './cases/with-lock-options.cases';
@@ -72,6 +73,7 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['listing: locks(prefix)', listingCases],
   ['several locks at once: acquireAll, withLocks', multiLockCases],
   ['a name changes kind and lease count once idle', kindChangeCases],
+  ['runOnce and the records it keeps', runOnceCases],
 ];
 
 /**

@@ -75,6 +75,12 @@ class ScriptedBackend implements LockBackend {
   async locks() {
     return [];
   }
+  async readRecord() {
+    return null;
+  }
+  async writeRecord(): Promise<boolean> {
+    throw new Error('not used');
+  }
   async cancelWaits(): Promise<void> {}
   async close(): Promise<void> {}
 }

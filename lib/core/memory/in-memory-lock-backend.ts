@@ -16,6 +16,9 @@ import type {
   MultiLockHandle,
   NodeFormat,
   ReadOptions,
+  RecordData,
+  StoredRecord,
+  WriteRecordOptions,
 } from '../port/lock-backend.js';
 import { nodeFormatFor } from '../port/node-format.js';
 import {
@@ -23,6 +26,7 @@ import {
   resolveLeaseOptions,
   resolveListingPrefix,
   resolveReadTimeout,
+  resolveWriteRecord,
   type ResolvedAcquireOptions,
 } from '../port/options.js';
 import { InMemoryAcquisition, type Claim } from './in-memory-acquisition.js';
@@ -133,6 +137,22 @@ export class InMemoryLockBackend implements LockBackend {
     resolveReadTimeout(options, 'locks');
     this.assertOpen();
     return this.store.locks(start);
+  }
+
+  /** The record kept under `name` in the store, or `null`; as `ZkLockBackend.readRecord`. */
+  async readRecord(name: string, options?: ReadOptions): Promise<StoredRecord | null> {
+    encodeLockName(name);
+    resolveReadTimeout(options, 'readRecord');
+    this.assertOpen();
+    return this.store.readRecord(name);
+  }
+
+  /** Writes the record under `name` in the store, with a version check when asked; as `ZkLockBackend.writeRecord`. */
+  async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
+    encodeLockName(name);
+    const write = resolveWriteRecord(data, options);
+    this.assertOpen();
+    return this.store.writeRecord(name, write);
   }
 
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */

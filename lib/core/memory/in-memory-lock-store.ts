@@ -7,7 +7,10 @@ import {
   type ListedLock,
   type LockContender,
   type LockListing,
+  type RecordData,
+  type StoredRecord,
 } from '../port/lock-backend.js';
+import type { ResolvedWriteRecord } from '../port/options.js';
 import { REVOKE_REQUEST } from '../port/lock-node.js';
 import {
   InMemoryQueue,
@@ -49,6 +52,24 @@ export class InMemoryLockStore {
   private readonly revocationListeners = new WeakMap<QueueEntry, () => void>();
   /** Holders asked to release: their identity reads `__REVOKE__`, as their node's data would. */
   private readonly revocationRequested = new WeakSet<QueueEntry>();
+
+  /** Records by name, as `JSON.stringify` left them (so a reader never shares the writer's object), with their version. */
+  private readonly records = new Map<string, { readonly json: string; readonly version: number }>();
+
+  /** @internal The record under `name`, a copy, or `null`. */
+  readRecord(name: string): StoredRecord | null {
+    const record = this.records.get(name);
+    return record ? { data: JSON.parse(record.json) as RecordData, version: record.version } : null;
+  }
+
+  /** @internal Writes the record under `name` if `expectedVersion` allows it, as ZooKeeper's create and versioned setData do. */
+  writeRecord(name: string, { json, expectedVersion }: ResolvedWriteRecord): boolean {
+    const record = this.records.get(name);
+    if (expectedVersion === null ? record : expectedVersion !== undefined && record?.version !== expectedVersion)
+      return false;
+    this.records.set(name, { json, version: record ? record.version + 1 : 0 });
+    return true;
+  }
 
   /** @internal Throws `LockKindMismatchError` if `name` is a semaphore. */
   assertLock(name: string): void {

@@ -173,10 +173,39 @@ export interface LockBackend {
    * waiter, in name order, each with its holders and waiters and since when they queued.
    */
   locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]>;
+  /**
+   * The small JSON record kept under `name`, or `null` if none was written. Records live
+   * apart from lock queues (ZooKeeper: persistent nodes under `<rootPath>-records/`), so a
+   * record never blocks, lists as, or is swept with a lock of the same name.
+   * `LockUnavailableError` as `contenders`.
+   */
+  readRecord(name: string, options?: ReadOptions): Promise<StoredRecord | null>;
+  /**
+   * Writes the record under `name`; with `expectedVersion`, only over that version (`null`:
+   * only if there is none), else resolves `false` and changes nothing. A write repeated
+   * after a lost connection may find its own first try and resolve `false`.
+   */
+  writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */
   close(): Promise<void>;
+}
+
+/** A record's content: a plain JSON object (stored as its `JSON.stringify`, up to `MAX_RECORD_BYTES`). */
+export type RecordData = { readonly [key: string]: unknown };
+
+/** A record as `readRecord` found it. */
+export interface StoredRecord {
+  readonly data: RecordData;
+  /** Raised by each write: pass it as `expectedVersion` to write only over what was read. */
+  readonly version: number;
+}
+
+/** Options of `writeRecord`. */
+export interface WriteRecordOptions extends ReadOptions {
+  /** Write only over this version, or (`null`) only where there is no record. Default: over any. */
+  readonly expectedVersion?: number | null;
 }
 
 /** Options of `acquireLease`. */

@@ -7,6 +7,8 @@ import {
   type AcquireLeaseOptions,
   type LockList,
   type MultiAcquireOptions,
+  type RecordData,
+  type WriteRecordOptions,
 } from './lock-backend.js';
 import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
@@ -192,4 +194,36 @@ export function describeModes(locks: LockList): 'read' | 'write' | 'mixed' {
     locks.map((entry) => (typeof entry === 'string' ? 'write' : ((entry as { mode?: unknown })?.mode ?? 'write'))),
   );
   return modes.size === 1 && (modes.has('read') || modes.has('write')) ? ([...modes][0] as 'read' | 'write') : 'mixed';
+}
+
+/** The largest record `writeRecord` takes, as UTF-8 JSON: a record says what happened, it is not a store. */
+export const MAX_RECORD_BYTES = 16 * 1024;
+
+export interface ResolvedWriteRecord {
+  /** The record as it is stored. */
+  readonly json: string;
+  readonly expectedVersion: number | null | undefined;
+  readonly timeoutMs: number;
+}
+
+/** Checks `writeRecord`'s data and options before anything is written. */
+export function resolveWriteRecord(data: RecordData, options: WriteRecordOptions | undefined): ResolvedWriteRecord {
+  const { expectedVersion, ...read } = options ?? {};
+  const timeoutMs = resolveReadTimeout(options === undefined ? undefined : read, 'writeRecord');
+  if (
+    expectedVersion !== undefined &&
+    expectedVersion !== null &&
+    !(Number.isSafeInteger(expectedVersion) && expectedVersion >= 0)
+  ) {
+    throw new InvalidOptionError(
+      'expectedVersion',
+      expectedVersion,
+      'a version read with readRecord, or null for "only if there is none"',
+    );
+  }
+  const json = data !== null && typeof data === 'object' && !Array.isArray(data) ? JSON.stringify(data) : undefined;
+  if (json === undefined || Buffer.byteLength(json, 'utf8') > MAX_RECORD_BYTES) {
+    throw new InvalidOptionError('data', data, `a plain JSON object of at most ${MAX_RECORD_BYTES} bytes`);
+  }
+  return { json, expectedVersion, timeoutMs };
 }

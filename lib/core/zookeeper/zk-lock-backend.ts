@@ -9,6 +9,9 @@ import type {
   LockBackend,
   LockContender,
   ReadOptions,
+  RecordData,
+  StoredRecord,
+  WriteRecordOptions,
 } from '../port/lock-backend.js';
 import { LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
@@ -19,12 +22,14 @@ import {
   resolveAcquireOptions,
   resolveListingPrefix,
   resolveReadTimeout,
+  resolveWriteRecord,
   type ResolvedAcquireOptions,
 } from '../port/options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { readLockListings, deleteHolders, readContenders } from './listing.js';
 import { requestRevocation } from './revocation.js';
+import { readRecordAt, recordsRoot, writeRecordAt } from './records.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
@@ -228,6 +233,24 @@ export class ZkLockBackend implements LockBackend {
     );
   }
 
+  /**
+   * The record kept under `name` (a persistent node under `<rootPath>-records/`), or `null`.
+   * `LockUnavailableError` as `contenders`.
+   */
+  async readRecord(name: string, options?: ReadOptions): Promise<StoredRecord | null> {
+    const path = this.recordPathOf(name);
+    return this.whenConnected('readRecord', `readRecord("${name}")`, options, (session) => readRecordAt(session, path));
+  }
+
+  /** Writes the record under `name`, with a version check when asked (see `LockBackend.writeRecord`). */
+  async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
+    const path = this.recordPathOf(name);
+    const write = resolveWriteRecord(data, options);
+    return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) =>
+      writeRecordAt(session, path, write),
+    );
+  }
+
   /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */
   status(): ZkSessionStatus {
     return sessionStatus(this.client);
@@ -287,6 +310,10 @@ export class ZkLockBackend implements LockBackend {
   /** Connects on first use of a backend made by `unconnected()`; free once started. */
   private async startedOnce(): Promise<void> {
     if (!this.client.isStarted && !this.client.isClosed) await this.start();
+  }
+
+  private recordPathOf(name: string): string {
+    return `${recordsRoot(this.options.rootPath)}/${encodeLockName(name)}`;
   }
 
   private async run(name: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {

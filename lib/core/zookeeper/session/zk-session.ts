@@ -480,9 +480,9 @@ export class ZkSession extends EventEmitter {
     }
   }
 
-  /** Overwrites `path`'s data, whatever its version (a write: the leader commits it). */
-  async setData(path: string, data: Buffer): Promise<void> {
-    await this.call('setData', path, (cb) => this.client.setData(path, data, -1, cb as never));
+  /** Overwrites `path`'s data, whatever its version or (BAD_VERSION otherwise) only at `version` (a write: the leader commits it). */
+  async setData(path: string, data: Buffer, version = -1): Promise<void> {
+    await this.call('setData', path, (cb) => this.client.setData(path, data, version, cb as never));
   }
 
   async remove(path: string): Promise<void> {

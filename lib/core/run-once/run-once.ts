@@ -1,0 +1,95 @@
+import { hostname } from 'node:os';
+
+import { InvalidOptionError } from '../errors/errors.js';
+import { assertKnownOptions } from '../errors/unknown-option.js';
+import type { LockBackend } from '../port/lock-backend.js';
+import { checkTimeoutMs } from '../port/options.js';
+
+/** Options of `runOnce`. */
+export interface RunOnceOptions {
+  /**
+   * How long to wait for the lock while another instance runs the step, in milliseconds.
+   * Default `Infinity`: start-up steps (migrations) can take long, and an instance that
+   * gave up waiting would start without them. `LockTimeoutError` past it.
+   */
+  readonly timeoutMs?: number;
+  /** Cancels the wait (`LockAbortedError`); a run under way is not stopped by it. */
+  readonly signal?: AbortSignal;
+  /** Who ran it, as the record says. Default `<host>:<pid>`. */
+  readonly by?: string;
+}
+
+/** What `runOnce` keeps once the step completed (ZooKeeper: JSON in `<rootPath>-records/run-once%2F<key>`). */
+export interface RunOnceRecord {
+  readonly by: string;
+  /** ISO 8601, by the runner's clock. */
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly durationMs: number;
+  readonly outcome: 'done';
+}
+
+/** The record name of `key`'s step: kept apart from the lock's own records (issue 27 keeps a hold's end per lock name). */
+export function runOnceRecordName(key: string): string {
+  return `run-once/${key}`;
+}
+
+/**
+ * Runs `fn` on exactly one of the instances that call it with `key`, once for good:
+ * resolves `true` where it ran, `false` where another instance ran it (or had run it
+ * before: the completion is recorded, and read first). Every caller resolves only once the
+ * run completed: the others wait for the lock `key`, and read the record when they get it.
+ *
+ * When `fn` throws (or rejects), the caller that ran it rejects with that error and no
+ * completion is recorded: the next waiter runs `fn` itself. So a failed step is retried by
+ * the next instance; write steps that may run again after a failure (migrations in a
+ * transaction are). When the runner's lock is lost mid-run (its session expired, the
+ * process died), a waiter runs `fn` too; the runner, if alive, rejects with `LockLostError`
+ * after `fn` returns and records nothing. `fn` gets the lock's signal, to stop early then.
+ */
+export async function runOnce(
+  backend: LockBackend,
+  key: string,
+  fn: (signal: AbortSignal) => unknown,
+  options?: RunOnceOptions,
+): Promise<boolean> {
+  const { timeoutMs, signal, by } = resolveRunOnceOptions(fn, options);
+  const record = runOnceRecordName(key);
+  const read = { timeoutMs };
+  if (await backend.readRecord(record, read)) return false;
+  const lock = await backend.acquire(key, { timeoutMs, signal });
+  try {
+    // The runner may have finished while this caller waited for the lock: read again under it.
+    if (await backend.readRecord(record, read)) return false;
+    const started = Date.now();
+    await fn(lock.signal);
+    lock.assertHeld(); // lost mid-run: another may be running it now; never record a run we cannot vouch for
+    const ended = Date.now();
+    const done: RunOnceRecord = {
+      by,
+      startedAt: new Date(started).toISOString(),
+      endedAt: new Date(ended).toISOString(),
+      durationMs: ended - started,
+      outcome: 'done',
+    };
+    await backend.writeRecord(record, { ...done }, { ...read, expectedVersion: null });
+    return true;
+  } finally {
+    await lock.release();
+  }
+}
+
+function resolveRunOnceOptions(
+  fn: unknown,
+  options: RunOnceOptions | undefined,
+): { timeoutMs: number; signal: AbortSignal | undefined; by: string } {
+  if (typeof fn !== 'function') throw new InvalidOptionError('fn', fn, 'the function to run once');
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new InvalidOptionError('options', options, 'an object such as { timeoutMs: 600000 }');
+  }
+  assertKnownOptions(options ?? {}, ['timeoutMs', 'signal', 'by'], 'runOnce');
+  const { timeoutMs = Infinity, signal, by = `${hostname()}:${process.pid}` } = options ?? {};
+  checkTimeoutMs(timeoutMs);
+  if (typeof by !== 'string' || by === '') throw new InvalidOptionError('by', by, 'a non-empty string');
+  return { timeoutMs, signal, by };
+}

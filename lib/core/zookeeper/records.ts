@@ -1,0 +1,67 @@
+import type { RecordData, StoredRecord } from '../port/lock-backend.js';
+import type { ResolvedWriteRecord } from '../port/options.js';
+import { ensurePath } from './queue/directory.js';
+import type { ZkSession } from './session/zk-session.js';
+import { isZkCode } from './session/zk-error-code.js';
+
+/**
+ * Records (`readRecord`, `writeRecord`) are persistent nodes holding UTF-8 JSON, one per
+ * name, under `<rootPath>-records/`: beside the lock directories, not inside them, so no
+ * lock queue (ours, Kazoo's, Curator's) ever reads one as a contender, `locks()` never
+ * lists one and the directory sweeper never waits on one.
+ */
+export function recordsRoot(rootPath: string): string {
+  return `${rootPath}-records`;
+}
+
+/** The record at `path`, or `null` where there is none. */
+export async function readRecordAt(session: ZkSession, path: string): Promise<StoredRecord | null> {
+  try {
+    const { data, stat } = await session.getDataAndStat(path);
+    return { data: JSON.parse(data.toString('utf8')) as RecordData, version: stat.version ?? 0 };
+  } catch (error) {
+    if (isZkCode(error, 'NO_NODE')) return null;
+    throw error;
+  }
+}
+
+/**
+ * Writes the record at `path` as `write` says: `expectedVersion` `null` is a create (which
+ * ZooKeeper refuses where a node exists), a number a `setData` at that version; `undefined`
+ * a `setData` at any version, or a create where there is none. `false` when the version
+ * check failed.
+ */
+export async function writeRecordAt(session: ZkSession, path: string, write: ResolvedWriteRecord): Promise<boolean> {
+  const data = Buffer.from(write.json, 'utf8');
+  const { expectedVersion } = write;
+  for (;;) {
+    try {
+      if (expectedVersion === null) await createIn(session, path, data);
+      else await session.setData(path, data, expectedVersion ?? -1);
+      return true;
+    } catch (error) {
+      if (expectedVersion === null && isZkCode(error, 'NODE_EXISTS')) return false;
+      if (expectedVersion !== undefined && isZkCode(error, 'BAD_VERSION')) return false;
+      if (expectedVersion !== undefined && isZkCode(error, 'NO_NODE')) return false;
+      if (!isZkCode(error, 'NO_NODE')) throw error;
+    }
+    // Any version, and no node yet: create it; another writer's create first means set again.
+    try {
+      await createIn(session, path, data);
+      return true;
+    } catch (error) {
+      if (!isZkCode(error, 'NODE_EXISTS')) throw error;
+    }
+  }
+}
+
+/** Creates the record node, and its parent the first time. */
+async function createIn(session: ZkSession, path: string, data: Buffer): Promise<void> {
+  try {
+    await session.create(path, data, 'persistent');
+  } catch (error) {
+    if (!isZkCode(error, 'NO_NODE')) throw error;
+    await ensurePath(session, path.slice(0, path.lastIndexOf('/')));
+    await session.create(path, data, 'persistent');
+  }
+}

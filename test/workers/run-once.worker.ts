@@ -1,0 +1,47 @@
+// One instance at start-up, for the runOnce process tests: it calls runOnce(key) with a
+// step that reports `running`, then runs until the test sends SIGUSR2 (or kills it
+// mid-run), then reports `ran`. Each event is one JSON line on stdout with Date.now()
+// (a clock shared by the processes): `connected`, `running`, `ran`, and `resolved` with
+// runOnce's result.
+import { once } from 'node:events';
+
+import { runOnce, ZkLockBackend } from '../../lib/index.js';
+
+interface Args {
+  connectionString: string;
+  rootPath: string;
+  key: string;
+  by: string;
+  sessionTimeoutMs: number;
+}
+
+function report(event: string, fields: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ t: Date.now(), event, ...fields })}\n`);
+}
+
+async function main(): Promise<void> {
+  const args = JSON.parse(process.argv[2]) as Args;
+  const locks = await ZkLockBackend.connect({
+    connectionString: args.connectionString,
+    rootPath: args.rootPath,
+    sessionTimeoutMs: args.sessionTimeoutMs,
+  });
+  report('connected');
+  const ran = await runOnce(
+    locks,
+    args.key,
+    async () => {
+      report('running');
+      await once(process, 'SIGUSR2');
+      report('ran');
+    },
+    { by: args.by },
+  );
+  report('resolved', { ran });
+  await locks.close();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(String((error as Error).stack ?? error));
+  process.exit(1);
+});

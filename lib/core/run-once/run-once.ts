@@ -29,7 +29,7 @@ export interface RunOnceRecord {
   readonly outcome: 'done';
 }
 
-/** The record name of `key`'s step: kept apart from the lock's own records (issue 27 keeps a hold's end per lock name). */
+/** The record name of `key`'s step: kept apart from any record of the lock `key` itself. */
 export function runOnceRecordName(key: string): string {
   return `run-once/${key}`;
 }

@@ -21,7 +21,7 @@ describe('maxHoldMs on ZooKeeper', () => {
   });
 
   it("a hung holder's node is deleted from ZooKeeper after maxHoldMs, the holder told first, a lost event with reason max-hold", async () => {
-    const [holder] = await fx.many(1);
+    const [holder] = await fx.many(1, { identity: 'worker-7:hung' });
     const lock = await holder.acquire('hung', { maxHoldMs: 300 });
     const path = lock.path;
     const order: string[] = [];
@@ -36,7 +36,7 @@ describe('maxHoldMs on ZooKeeper', () => {
         mode: 'write',
         heldMs: expect.any(Number),
         reason: 'max-hold',
-        why: expect.stringContaining('maxHoldMs (300 ms)'),
+        why: expect.stringContaining('worker-7:hung held it longer than maxHoldMs (300 ms)'),
       },
     ]);
     expect(losses[0].heldMs).toBeGreaterThanOrEqual(300);

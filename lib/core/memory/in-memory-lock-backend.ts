@@ -242,7 +242,7 @@ export class InMemoryLockBackend implements LockBackend {
     this.held.set(handle, entry);
     if (maxHoldMs !== undefined) {
       handle.limitHold(maxHoldMs, () =>
-        this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs))),
+        this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs, this.identity))),
       );
     }
     return handle;

@@ -192,7 +192,16 @@ export class ZkLeaseRecipe {
       host,
       () => new QueueAcquisition(host, driver, { name, dir, timeoutMs, signal }),
       (grant, onReleased) => ({
-        handle: new ZkLeaseHandle({ name, maxLeases, ...grant, dir, reaper: host.reaper, onReleased, maxHoldMs }),
+        handle: new ZkLeaseHandle({
+          name,
+          maxLeases,
+          ...grant,
+          dir,
+          reaper: host.reaper,
+          identity: host.identity,
+          onReleased,
+          maxHoldMs,
+        }),
       }),
     );
     if (!handle) throw driver.timeoutError(0);

@@ -141,8 +141,18 @@ export class ZkLockRecipe {
     };
     return acquireNode(this.host, start, (grant, onReleased) => {
       const revocation = revocable ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name) : undefined;
-      const { reaper } = this.host;
-      const handle = new ZkLockHandle({ name, mode, ...grant, dir, reaper, onReleased, revocation, maxHoldMs });
+      const { reaper, identity } = this.host;
+      const handle = new ZkLockHandle({
+        name,
+        mode,
+        ...grant,
+        dir,
+        reaper,
+        identity,
+        onReleased,
+        revocation,
+        maxHoldMs,
+      });
       return { handle, armed: revocation?.armed };
     });
   }

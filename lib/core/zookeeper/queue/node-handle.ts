@@ -22,6 +22,8 @@ export interface NodeHandleInit {
   readonly onReleased: (handle: NodeHandle) => void;
   /** The call's `maxHoldMs`: past it the holder is told, then the node goes. */
   readonly maxHoldMs?: number;
+  /** The identity written into the node: who held it too long, for `maxHoldMs`'s message. */
+  readonly identity: Buffer;
 }
 
 /** What the diagnostics channels say a handle is. */
@@ -151,7 +153,10 @@ export abstract class NodeHandle implements AsyncDisposable {
    */
   private readonly onMaxHold = (): void => {
     if (this.lostReason || this.releasing) return;
-    this.revoke(new LockLostError(this.name, lockMessages.maxHold(this.init.maxHoldMs!)), 'max-hold');
+    this.revoke(
+      new LockLostError(this.name, lockMessages.maxHold(this.init.maxHoldMs!, this.init.identity.toString('utf8'))),
+      'max-hold',
+    );
     this.drop();
   };
 

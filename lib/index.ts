@@ -80,6 +80,7 @@ export type {
   AcquireOutcome,
   EventLockKind,
   LostMessage,
+  LostReason,
   ReleaseMessage,
   SessionMessage,
 } from './core/diagnostics/diagnostics.js';

@@ -138,7 +138,7 @@ export class LockService
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents());
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents(), options.maxHoldMs);
   }
 
   /**

@@ -4,7 +4,7 @@ import {
   type ResolvedZkLockOptions,
   type ZkLockOptions,
 } from '../core/zookeeper/zk-lock-options.js';
-import { wholeMilliseconds } from '../core/port/options.js';
+import { resolveMaxHoldMs, wholeMilliseconds } from '../core/port/options.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
@@ -33,6 +33,13 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
    * any whole number of milliseconds up to `Number.MAX_SAFE_INTEGER`.
    */
   readonly shutdownGraceMs?: number;
+  /**
+   * The default `maxHoldMs` of `LockService` calls and `@WithLock`/`@WithLease` methods
+   * that name none: past it a holder that hangs is told (its signal aborts, a warning is
+   * logged) and the lock is released for another instance. Default: no limit; any whole
+   * number of milliseconds >= 1. A call's own `maxHoldMs` wins.
+   */
+  readonly maxHoldMs?: number;
 }
 
 /** What `LockService` and the interceptors read of the module's options, whatever the backend. */
@@ -41,6 +48,8 @@ export interface LockServiceOptions {
   readonly httpErrors: boolean;
   readonly rpcErrors: boolean;
   readonly shutdownGraceMs: number;
+  /** `undefined`: no limit. */
+  readonly maxHoldMs?: number;
 }
 
 export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions, LockServiceOptions {}
@@ -66,6 +75,7 @@ const SERVICE_OPTION_KEYS: readonly string[] = [
   'httpErrors',
   'rpcErrors',
   'shutdownGraceMs',
+  'maxHoldMs',
   'isGlobal',
 ];
 
@@ -86,10 +96,12 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
   if (typeof rpcErrors !== 'boolean') throw new InvalidOptionError('rpcErrors', rpcErrors, 'true or false');
+  const maxHoldMs = resolveMaxHoldMs(options.maxHoldMs);
   return {
     acquireTimeoutMs,
     httpErrors,
     rpcErrors,
     shutdownGraceMs: wholeMilliseconds('shutdownGraceMs', shutdownGraceMs, 0),
+    ...(maxHoldMs === undefined ? {} : { maxHoldMs }),
   };
 }

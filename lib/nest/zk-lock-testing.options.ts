@@ -7,7 +7,7 @@ import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOption
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
 export interface ZkLockTestingOptions extends Pick<
   ZkLockModuleOptions,
-  'acquireTimeoutMs' | 'httpErrors' | 'rpcErrors' | 'shutdownGraceMs' | 'nodeFormat'
+  'acquireTimeoutMs' | 'httpErrors' | 'rpcErrors' | 'shutdownGraceMs' | 'maxHoldMs' | 'nodeFormat'
 > {
   /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
   readonly identity?: string;
@@ -30,6 +30,7 @@ const KNOWN = [
   'httpErrors',
   'rpcErrors',
   'shutdownGraceMs',
+  'maxHoldMs',
   'identity',
   'store',
   'nodeFormat',
@@ -45,8 +46,9 @@ export function resolveTestingOptions(options: ZkLockTestingOptions): {
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
   assertKnownOptions(options, KNOWN, 'ZkLockModule.forTesting');
-  const { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, identity, store, nodeFormat, backend } = options;
-  const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs });
+  const { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs } = options;
+  const { identity, store, nodeFormat, backend } = options;
+  const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs });
   if (backend !== undefined && !(backend instanceof InMemoryLockBackend))
     throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
   const own = Object.entries({ identity, store, nodeFormat }).filter(([, value]) => value !== undefined);

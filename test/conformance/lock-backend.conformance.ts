@@ -5,6 +5,7 @@ import { kindChangeCases } from './cases/kind-change.cases';
 import { leadershipCases } from './cases/leadership.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { listingCases } from './cases/listing.cases';
+import { maxHoldCases } from './cases/max-hold.cases';
 import { multiLockCases } from './cases/multi-lock.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
@@ -68,6 +69,7 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['bad input', validationCases],
   ['reentrancy (ReentrantLocker)', reentrancyCases],
   ['withLock options: ifLocked, holdAtLeastMs, onLockLost (ReentrantLocker)', withLockOptionsCases],
+  ['maxHoldMs: a holder that hangs gives the lock back', maxHoldCases],
   ['leader election (LeaderElection)', leadershipCases],
   ['revocation: revocable, requestRevocation', revocationCases],
   ['listing: locks(prefix)', listingCases],

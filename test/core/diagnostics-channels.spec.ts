@@ -106,7 +106,8 @@ describe('diagnostics channels', () => {
         name: 'lost-one',
         mode: 'write',
         heldMs: expect.any(Number),
-        reason: expect.stringContaining('session'),
+        reason: 'session',
+        why: expect.stringContaining('session'),
       },
     ]);
     // The holder's first session published 'connected' too: wait for one after the loss.

@@ -4,7 +4,8 @@
 // (SIGSTOP/SIGCONT).
 //
 // Events: `session` (id and password in hex, each time a new session connects), `held`
-// (fencing token, node path), `aborted` (the held lock's signal, with its reason), the
+// (fencing token, node path), `aborted` (the held lock's signal, with its reason; with
+// `maxHoldMs` the holder is told when it runs out), the
 // client's `disconnected`, `connected`, `session-lost`, and on SIGTERM `closing`/`closed`.
 // With `traceSockets`, also `zk-socket` for every byte chunk (`data`) or FIN (`end`) that
 // reaches the process from ZooKeeper: anything the server tells it, logged before the
@@ -19,6 +20,8 @@ interface Args {
   name: string;
   sessionTimeoutMs: number;
   traceSockets?: boolean;
+  /** The acquire's `maxHoldMs`, if any: the holder never releases, so it runs out. */
+  maxHoldMs?: number;
 }
 
 let seq = 0;
@@ -81,10 +84,10 @@ async function main(): Promise<void> {
     );
   });
 
-  const lock = await locks.acquire(args.name, { timeoutMs: 30_000 });
+  const lock = await locks.acquire(args.name, { timeoutMs: 30_000, maxHoldMs: args.maxHoldMs });
   lock.signal.addEventListener('abort', () => {
     const reason = lock.signal.reason as Error & { cause?: ZkSessionLostError };
-    report('aborted', { error: reason.name, why: reason.cause?.why });
+    report('aborted', { error: reason.name, why: reason.cause?.why, message: reason.message });
   });
   report('held', { token: String(lock.fencingToken), path: lock.path });
   // Holds until the test ends it; the ZooKeeper client keeps the process alive.

@@ -42,8 +42,16 @@ export interface ReleaseMessage {
   readonly heldMs: number;
 }
 
+/**
+ * Why a held lock or lease was lost: its session could not be trusted, the client closed
+ * under its holder, or it was held past its `maxHoldMs` (and released for the next holder).
+ */
+export type LostReason = 'session' | 'closing' | 'max-hold';
+
 export interface LostMessage extends ReleaseMessage {
-  readonly reason: string;
+  readonly reason: LostReason;
+  /** The loss in words (the `LockLostError`'s `why`). */
+  readonly why: string;
 }
 
 export interface SessionMessage {

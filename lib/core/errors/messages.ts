@@ -49,6 +49,9 @@ export const lockMessages = {
   closingUnderHolder:
     'the lock client is closing while this holder had not released it (raise shutdownGraceMs to let running work finish first)',
   releasedHandle: 'this handle was released',
+  /** Why a lock or lease held past its `maxHoldMs` was lost (and released for the next holder). */
+  maxHold: (maxHoldMs: number, holder: string): string =>
+    `${holder} held it longer than maxHoldMs (${maxHoldMs} ms), so it was released for another holder to take; stop the work, or raise maxHoldMs if it needs longer`,
   upgrade: (name: string): string =>
     `Lock "${name}" is held for read in this call chain; taking it for write inside would wait for itself forever. Take it for write from the start, or take the write lock outside the read lock.`,
   reentry: (name: string): string =>

@@ -1,5 +1,6 @@
 import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
 import { assertHeld, type LeaseHandle, type LockHandle, type LockMode } from '../port/lock-backend.js';
+import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import type { LeaseEntry, LockEntry, QueueEntry } from './in-memory-queue.js';
 
 /**
@@ -13,6 +14,8 @@ export abstract class InMemoryHandle implements AsyncDisposable {
   readonly node: string;
   private readonly lost = new AbortController();
   private releasing: Promise<void> | undefined;
+  /** The `maxHoldMs` timer, if the call set one; cleared by the release or a loss. */
+  private maxHold: LongTimeout | undefined;
 
   constructor(
     entry: QueueEntry,
@@ -51,10 +54,17 @@ export abstract class InMemoryHandle implements AsyncDisposable {
   /** Aborts the signal with `reason`, unless the holder released (or lost) it already. */
   revoke(reason: LockLostError): void {
     if (this.releasing || this.lost.signal.aborted) return;
+    this.maxHold?.clear();
     this.lost.abort(reason);
   }
 
+  /** Calls `expire` once the handle has been held `maxHoldMs`, unless it was released or lost before. */
+  limitHold(maxHoldMs: number, expire: () => void): void {
+    this.maxHold = longTimeout(expire, maxHoldMs);
+  }
+
   private async leave(): Promise<void> {
+    this.maxHold?.clear();
     this.onReleased(this);
   }
 }

@@ -100,7 +100,7 @@ export class InMemoryLockBackend implements LockBackend {
    * or a semaphore); the test controls cover leases too.
    */
   async acquireLease(name: string, options: AcquireLeaseOptions): Promise<InMemoryLeaseHandle> {
-    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, Infinity);
+    const { maxLeases, timeoutMs, signal, maxHoldMs } = resolveLeaseOptions(options, Infinity);
     encodeLockName(name);
     this.assertOpen();
     this.store.assertLease(name, maxLeases);
@@ -109,7 +109,7 @@ export class InMemoryLockBackend implements LockBackend {
       timeoutMs,
       signal,
       enqueue: (onGrant) => this.store.enqueueLease({ name, identity: this.identity, onGrant }, maxLeases),
-      grant: (entry) => this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased), entry),
+      grant: (entry) => this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased), entry, maxHoldMs),
       timedOut: (ms) => new LockTimeoutError(name, 'lease', ms, leaseMessages.timeout(name, maxLeases, ms)),
     });
     if (!handle) throw new LockTimeoutError(name, 'lease', 0, leaseMessages.timeout(name, maxLeases, 0));
@@ -229,7 +229,7 @@ export class InMemoryLockBackend implements LockBackend {
     encodeLockName(name);
     this.assertOpen();
     this.store.assertLock(name);
-    const { mode, timeoutMs, signal, revocable = false } = options;
+    const { mode, timeoutMs, signal, revocable = false, maxHoldMs } = options;
     const format = nodeFormatFor(mode, options.nodeFormat, this.nodeFormat);
     return this.wait<LockEntry, InMemoryLockHandle>({
       name,
@@ -239,7 +239,7 @@ export class InMemoryLockBackend implements LockBackend {
       grant: (entry, fencingToken) => {
         const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased);
         if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
-        return this.hold(handle, entry);
+        return this.hold(handle, entry, maxHoldMs);
       },
       timedOut: (ms) => new LockTimeoutError(name, mode, ms),
     });
@@ -257,8 +257,14 @@ export class InMemoryLockBackend implements LockBackend {
     }
   }
 
-  private hold<H extends InMemoryHandle>(handle: H, entry: QueueEntry): H {
+  /** Knows `handle` as a holder; past `maxHoldMs` it is told, then its entry leaves the queue (`takeAway`). */
+  private hold<H extends InMemoryHandle>(handle: H, entry: QueueEntry, maxHoldMs: number | undefined): H {
     this.held.set(handle, entry);
+    if (maxHoldMs !== undefined) {
+      handle.limitHold(maxHoldMs, () =>
+        this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs, this.identity))),
+      );
+    }
     return handle;
   }
 

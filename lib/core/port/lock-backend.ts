@@ -45,6 +45,13 @@ export interface AcquireOptions {
    * client's `nodeFormat` option. The queue reads every format whatever this says.
    */
   readonly nodeFormat?: NodeFormat;
+  /**
+   * The longest this grant may be held, in whole milliseconds (default: no limit). Past it
+   * the handle's `signal` aborts with a `LockLostError` naming `maxHoldMs`, and then the
+   * lock is released (ZooKeeper: its node deleted) so that another client can take it: a
+   * holder that hangs gives the lock back. The holder should still call `release()`.
+   */
+  readonly maxHoldMs?: number;
 }
 
 /** A granted lock. Release it exactly once; releasing again does nothing. */
@@ -222,6 +229,8 @@ export interface AcquireLeaseOptions {
   readonly timeoutMs?: number;
   /** Cancels the wait; the call rejects with `LockAbortedError` and leaves no node. */
   readonly signal?: AbortSignal;
+  /** The longest the lease may be held (see `AcquireOptions.maxHoldMs`). Default: no limit. */
+  readonly maxHoldMs?: number;
 }
 
 /**

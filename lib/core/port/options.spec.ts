@@ -176,7 +176,7 @@ describe("acquireLease's options", () => {
     const error = thrown({ maxLeases: 2, [key]: value });
     expect(error.option).toBe(key);
     expect(error.message).toContain(
-      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs or signal',
+      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs, signal or maxHoldMs',
     );
   });
 
@@ -197,4 +197,29 @@ describe('resolveListingPrefix', () => {
     expect(() => resolveListingPrefix(prefix)).toThrow(InvalidOptionError);
     expect(() => resolveListingPrefix(prefix)).toThrow(/prefix/);
   });
+});
+
+describe('maxHoldMs', () => {
+  it('is resolved only when given: any whole number of milliseconds from 1, past setTimeout’s 2^31 - 1 too', () => {
+    expect(resolveAcquireOptions({}, 5000)).not.toHaveProperty('maxHoldMs');
+    for (const maxHoldMs of [1, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      expect(resolveAcquireOptions({ maxHoldMs }, 5000).maxHoldMs).toBe(maxHoldMs);
+      expect(resolveLeaseOptions({ maxLeases: 1, maxHoldMs }, 5000).maxHoldMs).toBe(maxHoldMs);
+    }
+  });
+
+  it.each([0, -5, 2.5, NaN, Infinity, '100', null, Number.MAX_SAFE_INTEGER + 1])(
+    'refuses %p with an InvalidOptionError naming maxHoldMs and its range',
+    (maxHoldMs) => {
+      for (const resolve of [
+        () => resolveUntyped({ maxHoldMs }),
+        () => resolveLeaseOptions({ maxLeases: 1, maxHoldMs } as never, 5000),
+      ]) {
+        const error = thrownBy(resolve) as InvalidOptionError;
+        expect(error).toBeInstanceOf(InvalidOptionError);
+        expect(error.option).toBe('maxHoldMs');
+        expect(error.message).toContain(`a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
+      }
+    },
+  );
 });

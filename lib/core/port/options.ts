@@ -35,10 +35,31 @@ export interface ResolvedAcquireOptions {
   readonly revocable?: true;
   /** Present only when the call names its own format (the client's default applies otherwise). */
   readonly nodeFormat?: NodeFormat;
+  /** Present only when the call limits how long the grant may be held. */
+  readonly maxHoldMs?: number;
 }
 
 /** The options of `acquire` and `tryAcquire` (`reentrant` is read by `ReentrantLocker`). */
-const ACQUIRE_OPTION_KEYS: readonly string[] = ['mode', 'timeoutMs', 'signal', 'revocable', 'nodeFormat', 'reentrant'];
+const ACQUIRE_OPTION_KEYS: readonly string[] = [
+  'mode',
+  'timeoutMs',
+  'signal',
+  'revocable',
+  'nodeFormat',
+  'maxHoldMs',
+  'reentrant',
+];
+
+/** `maxHoldMs`, checked: `undefined` (no limit) or a whole number of milliseconds >= 1. */
+export function resolveMaxHoldMs(value: unknown): number | undefined {
+  return value === undefined ? undefined : wholeMilliseconds('maxHoldMs', value, 1);
+}
+
+/** `{ maxHoldMs }` when set, else nothing: options without it resolve as before. */
+export function maxHoldOf(value: unknown): { maxHoldMs?: number } {
+  const maxHoldMs = resolveMaxHoldMs(value);
+  return maxHoldMs === undefined ? {} : { maxHoldMs };
+}
 
 /**
  * Checks per-call options, unknown keys included, before anything is sent to ZooKeeper.
@@ -64,9 +85,10 @@ export function resolveAcquireOptions(
   }
   if (typeof revocable !== 'boolean') throw new InvalidOptionError('revocable', revocable, 'true or false');
   if (nodeFormat) nodeFormatFor(mode, nodeFormat, nodeFormat); // a reader in "curator-mutex" is refused here already
+  const maxHold = maxHoldOf(options.maxHoldMs);
   const resolved: ResolvedAcquireOptions = revocable
-    ? { mode, timeoutMs, signal, revocable }
-    : { mode, timeoutMs, signal };
+    ? { mode, timeoutMs, signal, revocable, ...maxHold }
+    : { mode, timeoutMs, signal, ...maxHold };
   return nodeFormat ? { ...resolved, nodeFormat } : resolved;
 }
 
@@ -121,12 +143,13 @@ export function resolveListingPrefix(prefix: unknown): string {
  */
 export const MAX_LEASES = 1000;
 
-const LEASE_OPTION_KEYS: readonly string[] = ['maxLeases', 'timeoutMs', 'signal'];
+const LEASE_OPTION_KEYS: readonly string[] = ['maxLeases', 'timeoutMs', 'signal', 'maxHoldMs'];
 
 export interface ResolvedLeaseOptions {
   readonly maxLeases: number;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  readonly maxHoldMs?: number;
 }
 
 /** Checks `acquireLease`'s options, unknown keys included, before anything is sent to ZooKeeper. */
@@ -146,7 +169,7 @@ export function resolveLeaseOptions(
     { timeoutMs: options.timeoutMs, signal: options.signal },
     defaultTimeoutMs,
   );
-  return { maxLeases, timeoutMs, signal };
+  return { maxLeases, timeoutMs, signal, ...maxHoldOf(options.maxHoldMs) };
 }
 
 export interface ResolvedMultiAcquireOptions {

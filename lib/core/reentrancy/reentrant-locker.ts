@@ -7,7 +7,7 @@ import type {
   LockHandle,
   LeaseHandle,
 } from '../port/lock-backend.js';
-import { resolveAcquireOptions, resolveLeaseOptions } from '../port/options.js';
+import { resolveAcquireOptions, resolveLeaseOptions, resolveMaxHoldMs } from '../port/options.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold, type ReentrantHandle } from './chain-hold.js';
@@ -43,6 +43,7 @@ export class ReentrantLocker {
   private readonly multi: ReentrantMultiLocker;
   private readonly policy: LockCallPolicy;
   private readonly defaults: ResolvedWithLockOptions;
+  private readonly defaultMaxHoldMs: number | undefined;
   /** `scopeKeyOf(backend, name)` is this prefix and the name. */
   private readonly scopePrefix: string;
 
@@ -50,9 +51,12 @@ export class ReentrantLocker {
     private readonly backend: LockBackend,
     private readonly defaultTimeoutMs: number,
     events: LockerEvents = {},
+    /** The `maxHoldMs` of `acquire`, `tryAcquire`, `withLock`, `acquireLease`, `withLease` calls that name none. */
+    defaultMaxHoldMs?: number,
   ) {
+    this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
     this.policy = new LockCallPolicy(events);
-    this.defaults = resolveWithLockOptions(undefined, defaultTimeoutMs);
+    this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
     this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
   }
@@ -79,7 +83,10 @@ export class ReentrantLocker {
     options?: WithLockCallOptions,
   ): Promise<T | undefined> {
     // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
-    const call = options === undefined ? this.defaults : resolveWithLockOptions(options, this.defaultTimeoutMs);
+    const call =
+      options === undefined
+        ? this.defaults
+        : resolveWithLockOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     encodeLockName(name); // after the options, as the backends check them
     const key = this.scopePrefix + name;
     const outer = heldInScope(key);
@@ -126,13 +133,15 @@ export class ReentrantLocker {
 
   /**
    * A handle; reentrant (no node, no wait) if this call chain already holds the lock, or
-   * `LockReentryError` then with `reentrant: false`.
+   * `LockReentryError` then with `reentrant: false`. A reentrant call joins the outer grant
+   * as it is: its `maxHoldMs` is not read (the grant's own, from the call that took it,
+   * applies, and its clock does not restart). The same holds for nested `withLock`.
    */
   async acquire(name: string, options?: AcquireOptions & ReentrancyOption): Promise<LockHandle> {
-    const { mode, timeoutMs, signal, revocable, nodeFormat } = this.check(name, options);
+    const resolved = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
-    if (outer) return outer.reenter(mode, resolveReentrant(options));
-    return this.policy.acquiring(name, this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }));
+    if (outer) return outer.reenter(resolved.mode, resolveReentrant(options));
+    return this.policy.acquiring(name, this.backend.acquire(name, resolved));
   }
 
   /** Like `acquire`, but resolves `null` at once instead of waiting for another holder. */
@@ -140,10 +149,13 @@ export class ReentrantLocker {
     name: string,
     options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption,
   ): Promise<LockHandle | null> {
-    const { mode, signal, revocable, nodeFormat } = this.check(name, options);
+    const { mode, signal, revocable, nodeFormat, maxHoldMs } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(mode, resolveReentrant(options));
-    return this.policy.acquiring(name, this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat }));
+    return this.policy.acquiring(
+      name,
+      this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat, maxHoldMs }),
+    );
   }
 
   /**
@@ -190,8 +202,9 @@ export class ReentrantLocker {
    * takes one more.
    */
   async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
-    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, this.defaultTimeoutMs);
-    return this.policy.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal }));
+    const resolved = resolveLeaseOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
+    const { maxLeases, timeoutMs, signal, maxHoldMs } = resolved;
+    return this.policy.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal, maxHoldMs }));
   }
 
   /**
@@ -241,9 +254,9 @@ export class ReentrantLocker {
 
   /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
   private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
-    const { mode, timeoutMs, signal, revocable, nodeFormat } = call;
+    const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs } = call;
     return this.policy.granted(name, call, () =>
-      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat }),
+      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs }),
     );
   }
 
@@ -275,8 +288,18 @@ export class ReentrantLocker {
     return result;
   }
 
+  /** `options` with the locker's default `maxHoldMs` when they name none (a call's own wins). */
+  private withDefaultMaxHold<O extends { readonly maxHoldMs?: number }>(options: O): O;
+  private withDefaultMaxHold<O extends { readonly maxHoldMs?: number }>(options: O | undefined): O | undefined;
+  private withDefaultMaxHold<O extends { readonly maxHoldMs?: number }>(options: O | undefined): O | undefined {
+    if (this.defaultMaxHoldMs === undefined || options?.maxHoldMs !== undefined) return options;
+    // A non-object stays as it is, for the checks to refuse it.
+    if (options !== undefined && (options === null || typeof options !== 'object')) return options;
+    return { ...options, maxHoldMs: this.defaultMaxHoldMs } as O;
+  }
+
   private check(name: string, options: (AcquireOptions & ReentrancyOption) | undefined) {
-    const resolved = resolveAcquireOptions(options, this.defaultTimeoutMs);
+    const resolved = resolveAcquireOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     resolveReentrant(options);
     encodeLockName(name); // throws InvalidLockNameError, also on the reentrant path
     return resolved;

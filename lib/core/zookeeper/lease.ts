@@ -184,7 +184,7 @@ export class ZkLeaseRecipe {
   constructor(private readonly host: ZkLeaseHost) {}
 
   async acquire(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
-    const { maxLeases, timeoutMs, signal } = resolveLeaseOptions(options, Infinity);
+    const { maxLeases, timeoutMs, signal, maxHoldMs } = resolveLeaseOptions(options, Infinity);
     const { host } = this;
     const dir = host.pathOf(name);
     const driver = new LeaseDriver({ name, dir, maxLeases }, this.directories, host.identity);
@@ -192,7 +192,16 @@ export class ZkLeaseRecipe {
       host,
       () => new QueueAcquisition(host, driver, { name, dir, timeoutMs, signal }),
       (grant, onReleased) => ({
-        handle: new ZkLeaseHandle({ name, maxLeases, ...grant, dir, reaper: host.reaper, onReleased }),
+        handle: new ZkLeaseHandle({
+          name,
+          maxLeases,
+          ...grant,
+          dir,
+          reaper: host.reaper,
+          identity: host.identity,
+          onReleased,
+          maxHoldMs,
+        }),
       }),
     );
     if (!handle) throw driver.timeoutError(0);

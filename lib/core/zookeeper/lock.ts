@@ -133,7 +133,7 @@ export class ZkLockRecipe {
 
   /** The handle, or `null` when the lock was not free before `timeoutMs`: 0 is a try. */
   run(name: string, dir: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
-    const { mode, timeoutMs, signal, revocable } = options;
+    const { mode, timeoutMs, signal, revocable, maxHoldMs } = options;
     const start = (): QueueAcquisition<QueuePosition, LockGrant> => {
       const nodeFormat = nodeFormatFor(mode, options.nodeFormat, this.host.nodeFormat);
       const driver = new LockDriver(name, dir, mode, nodeFormat);
@@ -141,7 +141,18 @@ export class ZkLockRecipe {
     };
     return acquireNode(this.host, start, (grant, onReleased) => {
       const revocation = revocable ? new RevocationWatch(grant.session, `${dir}/${grant.node}`, name) : undefined;
-      const handle = new ZkLockHandle({ name, mode, ...grant, dir, reaper: this.host.reaper, onReleased, revocation });
+      const { reaper, identity } = this.host;
+      const handle = new ZkLockHandle({
+        name,
+        mode,
+        ...grant,
+        dir,
+        reaper,
+        identity,
+        onReleased,
+        revocation,
+        maxHoldMs,
+      });
       return { handle, armed: revocation?.armed };
     });
   }

@@ -275,7 +275,8 @@ export class ZkLockBackend implements LockBackend {
     // Never silently under a holder: its signal aborts first. Released one by one while
     // connected, so directories are cleaned up too; past a disconnect, closing the session
     // is what frees them.
-    for (const handle of this.held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
+    for (const handle of this.held)
+      handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder), 'closing');
     const releases = Promise.allSettled([...this.held].map((handle) => handle.release()));
     await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
     await this.client.close();

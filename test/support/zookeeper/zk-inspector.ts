@@ -52,6 +52,21 @@ export class ZkInspector {
     );
   }
 
+  /** Resolves once `path` (existing now) is deleted: a watch of this inspector's own session. */
+  async deletion(path: string): Promise<void> {
+    let deleted!: () => void;
+    const seen = new Promise<void>((resolve) => (deleted = resolve));
+    const exists = await new Promise<boolean>((resolve, reject) =>
+      this.client.exists(
+        path,
+        (event) => event.getType() === zookeeper.Event.NODE_DELETED && deleted(),
+        (error, stat) => (error ? reject(error) : resolve(Boolean(stat))),
+      ),
+    );
+    if (!exists) throw new Error(`${path} does not exist: nothing to watch`);
+    return seen;
+  }
+
   data(path: string): Promise<string | null> {
     return new Promise((resolve, reject) =>
       this.client.getData(path, (error, data) => {

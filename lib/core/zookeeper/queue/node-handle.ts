@@ -1,4 +1,5 @@
 import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
+import { longTimeout, type LongTimeout } from '../../util/long-timeout.js';
 import { lockMessages } from '../../errors/messages.js';
 import type { ZkSession } from '../session/zk-session.js';
 import { assertHeld } from '../../port/lock-backend.js';
@@ -8,6 +9,7 @@ import {
   elapsedMs,
   publishLost,
   publishRelease,
+  type LostReason,
   type ReleaseMessage,
 } from '../../diagnostics/diagnostics.js';
 
@@ -18,6 +20,10 @@ export interface NodeHandleInit {
   readonly node: string;
   readonly reaper: NodeReaper;
   readonly onReleased: (handle: NodeHandle) => void;
+  /** The call's `maxHoldMs`: past it the holder is told, then the node goes. */
+  readonly maxHoldMs?: number;
+  /** The identity written into the node: who held it too long, for `maxHoldMs`'s message. */
+  readonly identity: Buffer;
 }
 
 /** What the diagnostics channels say a handle is. */
@@ -37,6 +43,8 @@ export abstract class NodeHandle implements AsyncDisposable {
   /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
   private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
+  /** Armed at the grant when the call set `maxHoldMs`; cleared by the release or an earlier loss. */
+  private readonly maxHold: LongTimeout | undefined;
 
   protected constructor(
     private readonly init: NodeHandleInit,
@@ -44,6 +52,7 @@ export abstract class NodeHandle implements AsyncDisposable {
   ) {
     this.name = init.name;
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
+    if (init.maxHoldMs !== undefined) this.maxHold = longTimeout(this.onMaxHold, init.maxHoldMs);
     countGrant();
   }
 
@@ -97,10 +106,17 @@ export abstract class NodeHandle implements AsyncDisposable {
    * Aborts the signal with `reason` (if it has not aborted yet), before the lock is
    * released under a holder that did not release it (the client is closing).
    */
-  revoke(reason: LockLostError): void {
+  revoke(reason: LockLostError, cause: LostReason): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
     this.lostReason = reason;
-    publishLost(() => ({ ...this.described, name: this.name, heldMs: elapsedMs(this.grantedAt), reason: reason.why }));
+    this.maxHold?.clear();
+    publishLost(() => ({
+      ...this.described,
+      name: this.name,
+      heldMs: elapsedMs(this.grantedAt),
+      reason: cause,
+      why: reason.why,
+    }));
     this.lost?.abort(reason);
   }
 
@@ -113,6 +129,7 @@ export abstract class NodeHandle implements AsyncDisposable {
     // same tick, before any reply (or the delete's own notification) can arrive.
     const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
     this.unsubscribe();
+    this.maxHold?.clear();
     publishRelease(() => ({ ...this.described, name: this.name, heldMs: elapsedMs(this.grantedAt) }));
     this.onRelease();
     try {
@@ -124,10 +141,28 @@ export abstract class NodeHandle implements AsyncDisposable {
 
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
-    this.revoke(new LockLostError(this.name, `${lockMessages.sessionDistrusted} (${why})`, reason));
+    this.revoke(new LockLostError(this.name, `${lockMessages.sessionDistrusted} (${why})`, reason), 'session');
     // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
     // then proven again). A lost session object's nodes go when the next one re-attaches.
+    this.drop();
+  };
+
+  /**
+   * Held past `maxHoldMs`: the holder is told first (its signal aborts), then the node goes,
+   * so that no other client is granted while this holder could still believe it holds.
+   */
+  private readonly onMaxHold = (): void => {
+    if (this.lostReason || this.releasing) return;
+    this.revoke(
+      new LockLostError(this.name, lockMessages.maxHold(this.init.maxHoldMs!, this.init.identity.toString('utf8'))),
+      'max-hold',
+    );
+    this.drop();
+  };
+
+  /** Deletes the node of a holder that was told it lost the lock, unless released or the session is gone. */
+  private drop(): void {
     const { session, dir, node, reaper } = this.init;
     if (!this.releasing && !session.isLost) this.dropped = reaper.remove(session, dir, { node, prefix: node });
-  };
+  }
 }

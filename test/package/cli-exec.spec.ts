@@ -132,7 +132,7 @@ describe('nestjs-zk-lock exec', () => {
     }
   });
 
-  it('--max-hold stops a hanging command: SIGTERM, SIGKILL after --kill-grace, exit 123, the lock released', async () => {
+  it('--max-hold stops a hanging command: SIGTERM, SIGKILL after --kill-grace, exit 123, the lock released only once it is gone', async () => {
     const log = join(dir, 'hang.log');
     const run = cli([
       'exec',
@@ -140,13 +140,17 @@ describe('nestjs-zk-lock exec', () => {
       '--max-hold',
       '1000',
       '--kill-grace',
-      '500',
+      '3000',
       ...base(),
       ...job(log, 'h', 60_000, 0, 'ignore-term'),
     ]);
     await waitUntil(() => lines(log).length > 0, 'the command to start');
     const pid = Number(lines(log)[0].split(' ')[2]);
     expect(await fixture.nodes('hang')).toHaveLength(1);
+    // Told to stop, it ignores SIGTERM: still running in the grace, it still has the lock.
+    await waitUntil(() => lines(log).includes('term h'), 'the command to get SIGTERM');
+    expect(await fixture.nodes('hang')).toHaveLength(1);
+    expect(process.kill(pid, 0)).toBe(true);
 
     expect(await run).toMatchObject({ code: 123, err: expect.stringContaining('--max-hold 1000 ms') });
     expect(lines(log).slice(1)).toEqual(['term h']); // told, ignored it, killed: never ended

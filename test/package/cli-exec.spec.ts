@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,12 +33,21 @@ interface Run {
   readonly err: string;
 }
 
+/** CLIs still running: a failed test's are killed, not left to keep Jest up. */
+const running = new Set<ChildProcess>();
+
 /** `npx nestjs-zk-lock exec …`, the built bin, as a process of its own (`pid` to signal it). */
 function cli(args: string[]): Promise<Run> & { readonly pid: number } {
   const child = spawn(process.execPath, [join(ROOT, BIN), ...args], { stdio: ['ignore', 'inherit', 'pipe'] });
+  running.add(child);
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, err })));
+  const done = new Promise<Run>((resolve) =>
+    child.on('close', (code) => {
+      running.delete(child);
+      resolve({ code, err });
+    }),
+  );
   return Object.assign(done, { pid: child.pid! });
 }
 
@@ -67,6 +76,16 @@ describe('nestjs-zk-lock exec', () => {
     await fixture.backend(); // for fixture.nodes(): the lock paths
     dir = mkdtempSync(join(tmpdir(), 'cli-exec-'));
   }, 240_000);
+  afterEach(async () => {
+    // A failed test's CLI: killed, and its stderr let go (its command, if still running, holds the pipe).
+    const left = [...running].map(async (child) => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      if (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')) await exited;
+      child.stderr?.destroy();
+      running.delete(child);
+    });
+    await Promise.all(left);
+  });
   afterAll(async () => {
     await fixture?.cleanup();
     rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ensureBuilt } from '../support/fixture-app';
@@ -99,6 +99,8 @@ describe('nestjs-zk-lock exec', () => {
     // While one command runs, its lock node is there and the other exec queues behind it.
     await fixture.queued('nightly', 2);
     expect(lines(log)).toEqual([expect.stringMatching(/^start a \d+$/)]);
+    const [holder] = await fixture.backend().then((backend) => backend.contenders('nightly'));
+    expect(holder).toMatchObject({ holding: true, identity: expect.stringMatching(`^${hostname()}:${first.pid}:`) });
 
     expect(await first).toMatchObject({ code: 0 });
     expect(await second).toMatchObject({ code: 7 });
@@ -111,15 +113,20 @@ describe('nestjs-zk-lock exec', () => {
     expect(await noNodes('nightly')).toBe(true);
   });
 
-  it('--skip-if-locked exits 121 and --timeout 120 without running the command while another holds; 3 when no server answers', async () => {
+  it('--skip-if-locked exits 121, --timeout 120, SIGTERM in the wait 143, without running the command while another holds; 3 when no server answers', async () => {
     const log = join(dir, 'skipped.log');
     const held = await fixture.backend().then((backend) => backend.acquire('report'));
     const skipped = await cli(['exec', 'report', '--skip-if-locked', ...base(), ...job(log, 's', 0)]);
     expect(skipped).toMatchObject({ code: 121, err: expect.stringContaining('"report" is locked: skipped') });
     const timedOut = await cli(['exec', 'report', '--timeout', '1500', ...base(), ...job(log, 't', 0)]);
     expect(timedOut).toMatchObject({ code: 120, err: expect.stringContaining('the command was not run') });
+    // SIGTERM while it waits ends the wait: 128 + 15, nothing run, its queued node withdrawn.
+    const waiting = cli(['exec', 'report', ...base(), ...job(log, 'w', 0)]);
+    await fixture.queued('report', 2);
+    process.kill(waiting.pid, 'SIGTERM');
+    expect(await waiting).toMatchObject({ code: 143 });
     expect(lines(log)).toEqual([]);
-    expect(await fixture.nodes('report')).toHaveLength(1); // only the holder's: the waiter withdrew
+    expect(await fixture.nodes('report')).toHaveLength(1); // only the holder's: the waiters withdrew
     await held.release();
 
     const nobody = `127.0.0.1:${await freePort()}`;
@@ -187,5 +194,13 @@ describe('nestjs-zk-lock exec', () => {
     expect(lines(log)).toHaveLength(1); // no end, no term: SIGINT's default action ended it
     expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
     expect(await noNodes('interrupted')).toBe(true);
+  });
+
+  it('a command that cannot be run: 127 not found, 126 not executable, as shells say; the lock released', async () => {
+    const missing = await cli(['exec', 'broken', ...base(), '--', join(dir, 'no-such-command')]);
+    expect(missing).toMatchObject({ code: 127, err: expect.stringContaining('cannot run') });
+    const notExecutable = await cli(['exec', 'broken', ...base(), '--', dir]);
+    expect(notExecutable).toMatchObject({ code: 126, err: expect.stringContaining('cannot run') });
+    expect(await noNodes('broken')).toBe(true);
   });
 });

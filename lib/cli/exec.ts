@@ -3,7 +3,7 @@ import { constants } from 'node:os';
 
 import { LockAbortedError, LockTimeoutError, LockUnavailableError } from '../core/errors/errors.js';
 import type { LockHandle } from '../core/port/lock-backend.js';
-import { longTimeout } from '../core/util/long-timeout.js';
+import { longTimeout, type LongTimeout } from '../core/util/long-timeout.js';
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { ExecRequest } from './args.js';
 
@@ -86,19 +86,20 @@ async function runHolding(
   const child = spawn(exec.command, exec.args, { stdio: 'inherit' });
   forwardTo((signal) => child.kill(signal));
   let stoppedFor: 'lost' | 'max-hold' | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
+  let killTimer: LongTimeout | undefined;
   const stop = (why: 'lost' | 'max-hold', reason: string): void => {
     if (stoppedFor || child.exitCode !== null || child.signalCode !== null) return;
     stoppedFor = why;
-    say(`${reason}: stopping the command (SIGTERM, SIGKILL in ${exec.killGraceMs} ms)`);
+    say(reason);
+    say(`stopping the command (SIGTERM, SIGKILL in ${exec.killGraceMs} ms)`);
     child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), exec.killGraceMs);
+    killTimer = longTimeout(() => child.kill('SIGKILL'), exec.killGraceMs);
   };
   const onLost = (): void => stop('lost', (lock.signal.reason as Error).message);
   lock.signal.addEventListener('abort', onLost, { once: true });
   if (lock.signal.aborted) onLost();
   const maxHold = longTimeout(
-    () => stop('max-hold', `"${lock.name}" held for --max-hold ${exec.maxHoldMs} ms`),
+    () => stop('max-hold', `"${lock.name}" held for --max-hold ${exec.maxHoldMs} ms.`),
     exec.maxHoldMs,
   );
   try {
@@ -115,7 +116,7 @@ async function runHolding(
     }
     return ended.signal ? bySignal(ended.signal) : (ended.code ?? 1);
   } finally {
-    clearTimeout(killTimer);
+    killTimer?.clear();
     maxHold.clear();
     lock.signal.removeEventListener('abort', onLost);
   }

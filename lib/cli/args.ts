@@ -1,9 +1,27 @@
 import { parseArgs } from 'node:util';
 
+import type { LockMode } from '../core/port/lock-backend.js';
+
+/** What `exec` runs, and how it holds the lock meanwhile. */
+export interface ExecRequest {
+  /** The program, run without a shell, and its arguments: everything after `--`. */
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly mode: LockMode;
+  /** Exit at once, without running the command, when the lock is taken. */
+  readonly skipIfLocked: boolean;
+  /** `--timeout`, which connecting and waiting for the lock share; `Infinity` without it (connecting then gets 5 s). */
+  readonly waitMs: number;
+  /** Stop the command once the lock has been held this long; `Infinity` without `--max-hold`. */
+  readonly maxHoldMs: number;
+  /** Between SIGTERM and SIGKILL when the command is stopped. */
+  readonly killGraceMs: number;
+}
+
 /** What the operator asked for, from the command line and the environment. */
 export interface CliRequest {
-  readonly command: 'list' | 'show' | 'revoke' | 'release' | 'help';
-  /** `list`'s prefix, or the lock name of `show`, `revoke`, `release`. */
+  readonly command: 'list' | 'show' | 'revoke' | 'release' | 'exec' | 'help';
+  /** `list`'s prefix, or the lock name of `show`, `revoke`, `release`, `exec`. */
   readonly target: string | undefined;
   readonly connect: string;
   readonly root: string;
@@ -12,6 +30,8 @@ export interface CliRequest {
   readonly force: boolean;
   readonly timeoutMs: number;
   readonly credentials: { readonly username: string; readonly password: string } | undefined;
+  /** Only for `exec`. */
+  readonly exec?: ExecRequest;
 }
 
 /** A usage mistake: printed with the usage, exit code 2. */
@@ -25,25 +45,44 @@ Commands:
   revoke <name>            ask the lock's holders to release it (those that acquired with revocable: true)
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
+  exec <name> -- <command> [args...]
+                           run the command (no shell, stdio passed through) while holding the lock, then
+                           release it; exits with the command's exit code (128+n when killed by signal n)
 
 Options:
   --connect <hosts>   ZooKeeper connection string (default: $ZK_LOCK_CONNECT, else 127.0.0.1:2181)
   --root <path>       the lock root (default: $ZK_LOCK_ROOT, else /locks)
   --json              machine-readable output
   --yes               do not ask before release --force
-  --timeout <ms>      how long to try to connect (default 5000)
+  --timeout <ms>      how long to try to connect (default 5000); for exec, to connect and get the lock
+                      (default: 5000 to connect, then wait for the lock as long as it takes)
   -h, --help          this text
+exec options:
+  --mode read|write   write (the default) is exclusive; read is shared with other readers
+  --skip-if-locked    exit with 121 at once, without running the command, when the lock is taken
+  --max-hold <ms>     stop the command when the lock has been held this long, and release it
+  --kill-grace <ms>   when the command is stopped: SIGTERM, then SIGKILL after this (default 10000)
+  SIGINT, SIGTERM and SIGHUP sent to the CLI go to the command; the lock is released once it exits.
 Credentials (when the locks have ACLs): $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD.
 
-Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered; 4 not confirmed.`;
+Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered; 4 not confirmed.
+exec: the command's own code; else 2 usage, 3 no server answered, 120 lock not granted within --timeout,
+121 skipped (--skip-if-locked, lock taken), 122 lock lost (command stopped), 123 --max-hold reached
+(command stopped), 126 command not runnable, 127 command not found.`;
 
-const COMMANDS = ['list', 'show', 'revoke', 'release', 'help'] as const;
+const COMMANDS = ['list', 'show', 'revoke', 'release', 'exec', 'help'] as const;
+
+const EXEC_ONLY = ['mode', 'skip-if-locked', 'max-hold', 'kill-grace'] as const;
 
 export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): CliRequest {
+  // What follows `--` is exec's command line, left as written (its own options included).
+  const dashes = argv.indexOf('--');
+  const own = dashes === -1 ? argv : argv.slice(0, dashes);
+  const commandLine = dashes === -1 ? undefined : argv.slice(dashes + 1);
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: [...own],
       allowPositionals: true,
       options: {
         connect: { type: 'string' },
@@ -52,6 +91,10 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): C
         yes: { type: 'boolean', default: false },
         force: { type: 'boolean', default: false },
         timeout: { type: 'string' },
+        mode: { type: 'string' },
+        'skip-if-locked': { type: 'boolean' },
+        'max-hold': { type: 'string' },
+        'kill-grace': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -62,11 +105,43 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): C
   const [command = 'help', target, ...extra] = positionals;
   if (values.help) return request('help', undefined, values, env);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new CliUsageError(`unknown command "${command}"`);
+  if (command === 'exec' && commandLine === undefined)
+    throw new CliUsageError('exec needs -- and the command to run: exec <name> [options] -- <command> [args...]');
   if (extra.length > 0) throw new CliUsageError(`unexpected arguments: ${extra.join(' ')}`);
   if (command !== 'list' && command !== 'help' && !target) throw new CliUsageError(`${command} needs a lock name`);
   if (command === 'release' && !values.force)
     throw new CliUsageError("release deletes the holders' nodes under them: add --force to mean it (try revoke first)");
+  if (command === 'exec') return { ...request('exec', target, values, env), exec: execRequest(values, commandLine!) };
+  if (commandLine !== undefined) throw new CliUsageError(`only exec takes a command after --, not ${command}`);
+  const misplaced = EXEC_ONLY.find((option) => values[option] !== undefined);
+  if (misplaced) throw new CliUsageError(`--${misplaced} is an option of exec, not of ${command}`);
   return request(command as CliRequest['command'], target, values, env);
+}
+
+function execRequest(values: Record<string, string | boolean | undefined>, commandLine: string[]): ExecRequest {
+  const [command, ...args] = commandLine;
+  if (!command) throw new CliUsageError('exec needs a command after --');
+  const mode = (values.mode as string | undefined) ?? 'write';
+  if (mode !== 'read' && mode !== 'write') throw new CliUsageError(`--mode is read or write, not "${mode}"`);
+  return {
+    command,
+    args,
+    mode,
+    skipIfLocked: values['skip-if-locked'] === true,
+    waitMs: values.timeout === undefined ? Infinity : milliseconds('timeout', values.timeout, 1),
+    maxHoldMs: values['max-hold'] === undefined ? Infinity : milliseconds('max-hold', values['max-hold'], 1),
+    killGraceMs: values['kill-grace'] === undefined ? 10_000 : milliseconds('kill-grace', values['kill-grace'], 0),
+  };
+}
+
+/** A whole number of milliseconds from `min`, or a usage error naming the option. */
+function milliseconds(option: string, value: string | boolean | undefined, min: number): number {
+  const ms = Number(value);
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isSafeInteger(ms) || ms < min)
+    throw new CliUsageError(
+      `--${option} needs a whole number of milliseconds from ${min} to ${Number.MAX_SAFE_INTEGER}, not "${value}"`,
+    );
+  return ms;
 }
 
 function request(
@@ -75,11 +150,7 @@ function request(
   values: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv,
 ): CliRequest {
-  const timeoutMs = values.timeout === undefined ? 5000 : Number(values.timeout);
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)
-    throw new CliUsageError(
-      `--timeout needs a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}, not "${values.timeout}"`,
-    );
+  const timeoutMs = values.timeout === undefined ? 5000 : milliseconds('timeout', values.timeout, 1);
   const { ZK_LOCK_USERNAME: username, ZK_LOCK_PASSWORD: password } = env;
   if ((username === undefined) !== (password === undefined))
     throw new CliUsageError('set both ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD, or neither');

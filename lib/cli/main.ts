@@ -4,6 +4,7 @@ import { ZkConnectionError, ZkLockError } from '../core/errors/errors.js';
 import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './args.js';
 import { askOnTerminal, runCommand } from './commands.js';
+import { runExec } from './exec.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   let request: CliRequest;
@@ -18,13 +19,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  const started = performance.now();
   let backend: ZkLockBackend;
   try {
     backend = await ZkLockBackend.connect({
       connectionString: request.connect,
       rootPath: request.root,
       connectTimeoutMs: request.timeoutMs,
-      identity: 'nestjs-zk-lock-cli',
+      // exec's node names the host and process that run the command (the default), for `show`.
+      ...(!request.exec && { identity: 'nestjs-zk-lock-cli' }),
       ...(request.credentials && { credentials: request.credentials }),
     });
   } catch (error) {
@@ -32,6 +35,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return error instanceof ZkConnectionError ? 3 : 2;
   }
   try {
+    if (request.exec) {
+      // One deadline for connecting and the lock: the wait gets what connecting left.
+      const waitMs = Math.max(0, Math.floor(request.exec.waitMs - (performance.now() - started)));
+      return await runExec(backend, request.target!, request.exec, waitMs);
+    }
     const { out, code } = await runCommand(backend, request, askOnTerminal);
     if (out) process.stdout.write(`${out}\n`);
     return code;

@@ -56,7 +56,7 @@ export function resolveMaxHoldMs(value: unknown): number | undefined {
 }
 
 /** `{ maxHoldMs }` when set, else nothing: options without it resolve as before. */
-export function maxHoldOf(value: unknown): { maxHoldMs?: number } {
+function maxHoldOf(value: unknown): { maxHoldMs?: number } {
   const maxHoldMs = resolveMaxHoldMs(value);
   return maxHoldMs === undefined ? {} : { maxHoldMs };
 }
@@ -108,7 +108,7 @@ export function checkTimeoutMs(timeoutMs: unknown): asserts timeoutMs is number 
  * wait for a connected session without a `timeoutMs` of their own: the Nest module's
  * default `acquireTimeoutMs` (the module passes its own).
  */
-export const DEFAULT_READ_TIMEOUT_MS = 10_000;
+const DEFAULT_READ_TIMEOUT_MS = 10_000;
 
 /** Checks the options of a read or `requestRevocation` (`owner`: its name, for an unknown key); resolves its `timeoutMs`. */
 export function resolveReadTimeout(options: ReadOptions | undefined, owner: string): number {

@@ -21,9 +21,11 @@ type HooksOf = { livenessHooks: { heartbeat(): void } };
  * accepted.
  *
  * Two writes can put the lookup behind the create on follower 2: the heartbeat the session
- * sends as it re-attaches, and the barrier the acquisition sends before its lookup. Either
- * is enough, so the second case takes the heartbeat out: the lookup must not depend on
- * when the session happens to write.
+ * sends as it re-attaches, and the barrier the acquisition sends before its lookup. Only
+ * the barrier is sent before the lookup for certain: with it taken out (one line in
+ * `createNode`), both cases find a second node (checked by hand on 2026-11-27). The second
+ * case also takes the heartbeat out, so that the lookup cannot pass by a write the session
+ * happened to send.
  */
 describe('a lost create reply, then a reconnect to a server lagging behind the leader', () => {
   let ensemble: PartitionableEnsemble;

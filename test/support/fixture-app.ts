@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * installed from the tarball. Everything slow is cached by content hash:
  *
  * - the tarball, packed from a fresh copy of the repository (whose `prepack` builds it), and
- *   dist/ for the suites that load the build in place, by a hash of what goes into them
+ *   dist/ (unpacked from it) for the suites that load the build in place, by a hash of what goes into them
  *   (lib/ sources, package.json, README, build scripts and configs, the TypeScript
  *   version), under node_modules/.cache;
  * - a fixture's node_modules, by a stamp recording the hash of its package.json and lockfile
@@ -30,9 +30,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *   into it (`npm install --no-save <tarball>` when the library changes, or when the
  *   installed copy no longer matches what was installed).
  *
- * Build and pack run under a lock shared across Jest workers: the build empties dist/ first
- * and other suites (test/package/dual-format.spec.ts) load from it, and the tarball cache
- * is shared.
+ * Packing and unpacking run under a lock shared across Jest workers: dist/ is emptied
+ * before the tarball's is unpacked into it, other suites (test/package/dual-format.spec.ts)
+ * load from it, and the tarball cache is shared.
  */
 
 const REPO = join(__dirname, '..', '..');
@@ -176,22 +176,31 @@ function lockHolderGone(path: string): boolean {
 
 const DIST_STAMP = join(CACHE, 'dist.json');
 
-/** Runs `npm run build` unless dist/ is already the build of the current sources. Call under the build lock. */
-async function buildIfStale(source: string): Promise<void> {
-  try {
-    const stamp = JSON.parse(readFileSync(DIST_STAMP, 'utf8')) as { source: string; dist: string };
-    if (stamp.source === source && stamp.dist === distHash()) return;
-  } catch {
-    // no stamp yet
-  }
-  rmSync(DIST_STAMP, { force: true });
-  await run('npm', ['run', 'build', '--silent'], REPO);
-  writeFileSync(DIST_STAMP, JSON.stringify({ source, dist: distHash() }));
-}
-
-/** dist/ built from the current sources (`npm run build` only when they changed). */
-export function ensureBuilt(): Promise<void> {
-  return withFileLock('build', () => buildIfStale(sourceHash()));
+/**
+ * dist/ built from the current sources, for the suites that load the build in place: the
+ * packed tarball's dist/ (so the sources are built once, by `prepack`), unpacked only when
+ * dist/ is not already that build.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const { tarball } = await packedLibrary();
+  await withFileLock('build', async () => {
+    const source = sourceHash();
+    try {
+      const stamp = JSON.parse(readFileSync(DIST_STAMP, 'utf8')) as { source: string; dist: string };
+      if (stamp.source === source && stamp.dist === distHash()) return;
+    } catch {
+      // no stamp yet
+    }
+    rmSync(DIST_STAMP, { force: true });
+    const staging = join(CACHE, `unpack-${process.pid}`);
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging);
+    await run('tar', ['xzf', tarball, '-C', staging, 'package/dist'], REPO);
+    rmSync(join(REPO, 'dist'), { recursive: true, force: true });
+    renameSync(join(staging, 'package', 'dist'), join(REPO, 'dist'));
+    rmSync(staging, { recursive: true, force: true });
+    writeFileSync(DIST_STAMP, JSON.stringify({ source, dist: distHash() }));
+  });
 }
 
 export interface PackedLibrary {

@@ -133,4 +133,4 @@ export { WhenLeader, type WhenLeaderOptions } from './nest/decorators/when-leade
 // Nest: the glue's errors, and lock errors as HTTP and RPC answers.
 export { WithLockUsageError, WhenLeaderUsageError, ZkLockModuleMissingError } from './nest/errors/errors.js';
 export { LockErrorInterceptor } from './nest/errors/lock-error.interceptor.js';
-export { httpStatusOf, rpcErrorOf, type RpcLockError } from './nest/errors/lock-error-mapping.js';
+export { httpStatusOf, retryAfterOf, rpcErrorOf, type RpcLockError } from './nest/errors/lock-error-mapping.js';

@@ -1,8 +1,5 @@
-import { Logger } from '@nestjs/common';
-
 import type { LockerEvents } from '../core/reentrancy/lock-call-policy.js';
-
-const logger = new Logger('ZkLock');
+import type { ZkLockLogger } from './lock-logger.js';
 
 const SKIPPED = {
   held: 'another holder has it',
@@ -16,7 +13,7 @@ const SKIPPED = {
  * of a connected session is a warning, once per outage (a per-second job would otherwise
  * repeat it every second); every skip is a verbose line.
  */
-export function lockLogEvents(): LockerEvents {
+export function lockLogEvents(logger: ZkLockLogger): LockerEvents {
   let warnedOutage: number | undefined;
   return {
     skipped: ({ name, mode, reason, error }) => {
@@ -28,14 +25,12 @@ export function lockLogEvents(): LockerEvents {
       }
       logger.verbose(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`);
     },
-    lost: lostLog,
+    lost: ({ name, heldMs, error, ignored }) =>
+      logger.warn(
+        `Lock "${name}" was lost ${heldMs} ms after it was granted, while the locked call still ran: ${error.why}. ` +
+          (ignored
+            ? `The call keeps its result (onLockLost: 'ignore').`
+            : `The call will reject with LockLostError when it settles; read the handle's signal (locks.held("${name}")?.signal) to stop early.`),
+      ),
   };
 }
-
-const lostLog: NonNullable<LockerEvents['lost']> = ({ name, heldMs, error, ignored }) =>
-  logger.warn(
-    `Lock "${name}" was lost ${heldMs} ms after it was granted, while the locked call still ran: ${error.why}. ` +
-      (ignored
-        ? `The call keeps its result (onLockLost: 'ignore').`
-        : `The call will reject with LockLostError when it settles; read the handle's signal (locks.held("${name}")?.signal) to stop early.`),
-  );

@@ -29,6 +29,7 @@ import {
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
 import { runOnce, type RunOnceOptions } from '../core/run-once/run-once.js';
 import { lockLogEvents } from './lock-log.listener.js';
+import { setLoggerOf, ZkLockLogger } from './lock-logger.js';
 import { lockServiceRegistry, type LockServiceLike } from './service-registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
@@ -138,7 +139,9 @@ export class LockService
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents(), options.maxHoldMs);
+    const logger = new ZkLockLogger(options.logLevels);
+    setLoggerOf(this, logger);
+    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents(logger), options.maxHoldMs);
   }
 
   /**

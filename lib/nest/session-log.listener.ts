@@ -1,10 +1,12 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 
 import type { ZkServerRefusedError, ZkSessionLostError } from '../core/errors/errors.js';
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { ServerFacts } from '../core/zookeeper/session/server-check.js';
 import type { ZkSession } from '../core/zookeeper/session/zk-session.js';
-import { ZK_LOCK_BACKEND } from './zk-lock.constants.js';
+import { ZkLockLogger } from './lock-logger.js';
+import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
+import type { LockServiceOptions } from './zk-lock-module.options.js';
 
 const id = (session: ZkSession): string => `0x${session.id || '?'}`;
 
@@ -18,7 +20,7 @@ const id = (session: ZkSession): string => `0x${session.id || '?'}`;
  */
 @Injectable()
 export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('ZkLock');
+  private readonly logger: ZkLockLogger;
   // Each event passes its own arguments.
   private readonly listeners: Record<string, (...args: any[]) => void> = {
     connected: (session: ZkSession) =>
@@ -50,7 +52,12 @@ export class ZkSessionLog implements OnModuleInit, OnApplicationShutdown {
       ),
   };
 
-  constructor(@Inject(ZK_LOCK_BACKEND) private readonly backend: ZkLockBackend) {}
+  constructor(
+    @Inject(ZK_LOCK_BACKEND) private readonly backend: ZkLockBackend,
+    @Inject(ZK_LOCK_RESOLVED_OPTIONS) options: LockServiceOptions,
+  ) {
+    this.logger = new ZkLockLogger(options.logLevels);
+  }
 
   onModuleInit(): void {
     for (const [event, listener] of Object.entries(this.listeners)) this.backend.client.on(event, listener);

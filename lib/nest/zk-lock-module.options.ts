@@ -1,3 +1,5 @@
+import type { LogLevel } from '@nestjs/common';
+
 import { InvalidOptionError } from '../core/errors/errors.js';
 import {
   resolveZkLockOptions,
@@ -5,6 +7,7 @@ import {
   type ZkLockOptions,
 } from '../core/zookeeper/zk-lock-options.js';
 import { resolveMaxHoldMs, wholeMilliseconds } from '../core/port/options.js';
+import { LOG_LEVELS } from './lock-logger.js';
 
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
@@ -16,7 +19,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * In HTTP handlers, answer lock failures with a status instead of a 500:
    * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
-   * `LockLostError` and `LockClientClosedError` (shutting down) 503. Default `true`. An
+   * `LockLostError` and `LockClientClosedError` (shutting down) 503, with `Retry-After` on
+   * 423 and 503. Default `true`. An
    * exception filter of the application's own for the error's class wins (it gets the plain error).
    */
   readonly httpErrors?: boolean;
@@ -40,6 +44,12 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
    * number of milliseconds >= 1. A call's own `maxHoldMs` wins.
    */
   readonly maxHoldMs?: number;
+  /**
+   * The levels at which this library writes to Nest's logger (context `ZkLock`), e.g.
+   * `['warn', 'error']`; `[]` silences it. Default: every level, leaving the choice to the
+   * application's logger, whose own levels still apply.
+   */
+  readonly logLevels?: readonly LogLevel[];
 }
 
 /** What `LockService` and the interceptors read of the module's options, whatever the backend. */
@@ -50,6 +60,7 @@ export interface LockServiceOptions {
   readonly shutdownGraceMs: number;
   /** `undefined`: no limit. */
   readonly maxHoldMs?: number;
+  readonly logLevels: readonly LogLevel[];
 }
 
 export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions, LockServiceOptions {}
@@ -76,6 +87,7 @@ const SERVICE_OPTION_KEYS: readonly string[] = [
   'rpcErrors',
   'shutdownGraceMs',
   'maxHoldMs',
+  'logLevels',
   'isGlobal',
 ];
 
@@ -96,12 +108,20 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
   }
   if (typeof httpErrors !== 'boolean') throw new InvalidOptionError('httpErrors', httpErrors, 'true or false');
   if (typeof rpcErrors !== 'boolean') throw new InvalidOptionError('rpcErrors', rpcErrors, 'true or false');
+  const { logLevels = LOG_LEVELS } = options;
+  if (!Array.isArray(logLevels) || !logLevels.every((level) => LOG_LEVELS.includes(level)))
+    throw new InvalidOptionError(
+      'logLevels',
+      logLevels,
+      `an array of Nest's log levels (${LOG_LEVELS.join(', ')}); [] for none`,
+    );
   const maxHoldMs = resolveMaxHoldMs(options.maxHoldMs);
   return {
     acquireTimeoutMs,
     httpErrors,
     rpcErrors,
     shutdownGraceMs: wholeMilliseconds('shutdownGraceMs', shutdownGraceMs, 0),
+    logLevels: [...logLevels],
     ...(maxHoldMs === undefined ? {} : { maxHoldMs }),
   };
 }

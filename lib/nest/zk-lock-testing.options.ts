@@ -7,7 +7,7 @@ import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOption
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
 export interface ZkLockTestingOptions extends Pick<
   ZkLockModuleOptions,
-  'acquireTimeoutMs' | 'httpErrors' | 'rpcErrors' | 'shutdownGraceMs' | 'maxHoldMs' | 'nodeFormat'
+  'acquireTimeoutMs' | 'httpErrors' | 'rpcErrors' | 'shutdownGraceMs' | 'maxHoldMs' | 'logLevels' | 'nodeFormat'
 > {
   /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
   readonly identity?: string;
@@ -31,6 +31,7 @@ const KNOWN = [
   'rpcErrors',
   'shutdownGraceMs',
   'maxHoldMs',
+  'logLevels',
   'identity',
   'store',
   'nodeFormat',
@@ -46,9 +47,16 @@ export function resolveTestingOptions(options: ZkLockTestingOptions): {
   if (options === null || typeof options !== 'object')
     throw new InvalidOptionError('options', options, 'an object such as { acquireTimeoutMs: 1000 }');
   assertKnownOptions(options, KNOWN, 'ZkLockModule.forTesting');
-  const { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs } = options;
+  const { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs, logLevels } = options;
   const { identity, store, nodeFormat, backend } = options;
-  const service = resolveServiceOptions({ acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs });
+  const service = resolveServiceOptions({
+    acquireTimeoutMs,
+    httpErrors,
+    rpcErrors,
+    shutdownGraceMs,
+    maxHoldMs,
+    logLevels,
+  });
   if (backend !== undefined && !(backend instanceof InMemoryLockBackend))
     throw new InvalidOptionError('backend', backend, 'an InMemoryLockBackend');
   const own = Object.entries({ identity, store, nodeFormat }).filter(([, value]) => value !== undefined);

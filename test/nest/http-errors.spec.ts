@@ -24,6 +24,7 @@ import {
   LockUpgradeError,
   WithLock,
   ZkLockModule,
+  retryAfterOf,
   ZkOperationError,
 } from '../../lib/index';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
@@ -90,18 +91,19 @@ class JobsController {
 
 describe('lock errors in HTTP handlers and elsewhere', () => {
   it.each([
-    [new LockTimeoutError('x', 'write', 5), 423],
-    [new LockAbortedError('x'), 423],
-    [new LockUpgradeError('x'), 409],
-    [new LockReentryError('x'), 409],
-    [new LockOrderError(['b'], ['a']), 409],
-    [new LockLostError('x', 'session expired'), 503],
-    [new LockClientClosedError(), 503],
-    [new LockUnavailableError('lock "x" (write)', 'disconnected', 1200, Date.now()), 503],
-    [new ZkOperationError('create', '/x', 'NO_AUTH'), undefined],
-    [new Error('other'), undefined],
-  ])('maps %p to HTTP %p', (error, status) => {
+    [new LockTimeoutError('x', 'write', 5), 423, 1],
+    [new LockAbortedError('x'), 423, 1],
+    [new LockUpgradeError('x'), 409, undefined],
+    [new LockReentryError('x'), 409, undefined],
+    [new LockOrderError(['b'], ['a']), 409, undefined],
+    [new LockLostError('x', 'session expired'), 503, 5],
+    [new LockClientClosedError(), 503, 1],
+    [new LockUnavailableError('lock "x" (write)', 'disconnected', 1200, Date.now()), 503, 5],
+    [new ZkOperationError('create', '/x', 'NO_AUTH'), undefined, undefined],
+    [new Error('other'), undefined, undefined],
+  ])('maps %p to HTTP %p with Retry-After %p', (error, status, retryAfter) => {
     expect(httpStatusOf(error)).toBe(status);
+    expect(retryAfterOf(error)).toBe(retryAfter);
   });
 
   const root = uniqueRoot('nest-http');
@@ -117,6 +119,7 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
         const reply = await request(app.getHttpServer()).get('/run').expect(423);
         expect(reply.body).toMatchObject({ statusCode: 423, error: 'Locked', code: 'LOCK_TIMEOUT' });
         expect(reply.body.message).toContain('"busy"');
+        expect(reply.headers['retry-after']).toBe('1');
       } finally {
         await holder.release();
       }
@@ -126,6 +129,7 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
     it('answers 409 Conflict for a write inside a read of the same lock', async () => {
       const reply = await request(app.getHttpServer()).get('/upgrade').expect(409);
       expect(reply.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'LOCK_UPGRADE' });
+      expect(reply.headers['retry-after']).toBeUndefined(); // the same call fails the same way
     });
 
     it('leaves other errors alone, while mapping lock errors from the handler next door', async () => {
@@ -141,10 +145,12 @@ describe('lock errors in HTTP handlers and elsewhere', () => {
           message: new LockLostError('sibling', 'session expired').message,
         },
       ]);
+      expect(mapped.headers['retry-after']).toBe('5');
       // Any other error gets exactly what Nest answers for it without the interceptor:
       // plain errors and non-lock library errors the default 500...
       for (const path of ['/fails', '/fails-async', '/zk-fails']) {
         const reply = await request(server).get(path);
+        expect(reply.headers['retry-after']).toBeUndefined();
         expect([path, reply.status, reply.body]).toEqual([
           path,
           500,

@@ -95,6 +95,7 @@ describe('ZkLockModule', () => {
         nodeFormat: 'kazoo',
         emptyDirectoryGraceMs: 1000,
         shutdownGraceMs: 10_000,
+        logLevels: ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'],
         credentials: undefined,
       });
     } finally {
@@ -103,12 +104,17 @@ describe('ZkLockModule', () => {
     expect(app.get(ZK_LOCK_BACKEND).client.isClosed).toBe(true);
   });
 
-  it('isGlobal makes LockService injectable in modules that do not import it', async () => {
-    const app = await boot([ZkLockModule.forRoot({ ...base(), isGlobal: true }), FeatureModule]);
-    try {
-      expect(app.get(Feature).locks).toBe(app.get(LockService));
-    } finally {
-      await app.close();
+  it('isGlobal makes LockService injectable in modules that do not import it, from forRoot and forRootAsync', async () => {
+    for (const zkLock of [
+      ZkLockModule.forRoot({ ...base(), isGlobal: true }),
+      ZkLockModule.forRootAsync({ isGlobal: true, useFactory: base }),
+    ]) {
+      const app = await boot([zkLock, FeatureModule]);
+      try {
+        expect(app.get(Feature).locks).toBe(app.get(LockService));
+      } finally {
+        await app.close();
+      }
     }
   });
 

@@ -78,6 +78,7 @@ describe('Nest while no ZooKeeper session is connected', () => {
       expect(response.status).toBe(503);
       expect(response.body).toMatchObject({ statusCode: 503, error: 'Service Unavailable', code: 'LOCK_UNAVAILABLE' });
       expect(response.body.message).toMatch(/No ZooKeeper session is connected.*disconnected for \d+ ms/);
+      expect(response.headers['retry-after']).toBe('5');
     }
     await restore();
     expect((await request(app.getHttpServer()).get('/now')).status).toBe(200);

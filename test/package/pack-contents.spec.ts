@@ -5,7 +5,11 @@ import { join, posix } from 'node:path';
 
 import { packedLibrary } from '../support/fixture-app';
 
-/** What `npm pack` ships: the builds, their types and maps (with their sources inside), the licence, the README and what it links to. */
+/**
+ * What `npm pack` ships: the builds, their types and maps (with their sources inside), the
+ * licence, the README and what it links to. Packed from a fresh copy of the repository,
+ * without dist/ (`packedLibrary`): the package's `prepack` builds it.
+ */
 describe('the package tarball', () => {
   let dir: string;
   let files: string[];

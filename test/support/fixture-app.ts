@@ -1,6 +1,7 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -9,6 +10,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,15 +21,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * node_modules, running the library the way users get it: built, packed with `npm pack`,
  * installed from the tarball. Everything slow is cached by content hash:
  *
- * - the build and the tarball, by a hash of what goes into them (lib/ sources, package.json,
- *   README, build scripts and configs, the TypeScript version), under node_modules/.cache;
+ * - the tarball, packed from a fresh copy of the repository (whose `prepack` builds it), and
+ *   dist/ (unpacked from it) for the suites that load the build in place, by a hash of what goes into them
+ *   (lib/ sources, package.json, README, build scripts and configs, the TypeScript
+ *   version), under node_modules/.cache;
  * - a fixture's node_modules, by a stamp recording the hash of its package.json and lockfile
  *   (`npm ci` when they change or node_modules is missing) and of the tarball installed
  *   into it (`npm install --no-save <tarball>` when the library changes, or when the
  *   installed copy no longer matches what was installed).
  *
- * Build and pack run under a lock shared across Jest workers, because the build empties
- * dist/ first and another suite (test/package/dual-format.spec.ts) loads from it.
+ * Packing and unpacking run under a lock shared across Jest workers: dist/ is emptied
+ * before the tarball's is unpacked into it, other suites (test/package/dual-format.spec.ts)
+ * load from it, and the tarball cache is shared.
  */
 
 const REPO = join(__dirname, '..', '..');
@@ -171,22 +176,31 @@ function lockHolderGone(path: string): boolean {
 
 const DIST_STAMP = join(CACHE, 'dist.json');
 
-/** Runs `npm run build` unless dist/ is already the build of the current sources. Call under the build lock. */
-async function buildIfStale(source: string): Promise<void> {
-  try {
-    const stamp = JSON.parse(readFileSync(DIST_STAMP, 'utf8')) as { source: string; dist: string };
-    if (stamp.source === source && stamp.dist === distHash()) return;
-  } catch {
-    // no stamp yet
-  }
-  rmSync(DIST_STAMP, { force: true });
-  await run('npm', ['run', 'build', '--silent'], REPO);
-  writeFileSync(DIST_STAMP, JSON.stringify({ source, dist: distHash() }));
-}
-
-/** dist/ built from the current sources (`npm run build` only when they changed). */
-export function ensureBuilt(): Promise<void> {
-  return withFileLock('build', () => buildIfStale(sourceHash()));
+/**
+ * dist/ built from the current sources, for the suites that load the build in place: the
+ * packed tarball's dist/ (so the sources are built once, by `prepack`), unpacked only when
+ * dist/ is not already that build.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const { tarball } = await packedLibrary();
+  await withFileLock('build', async () => {
+    const source = sourceHash();
+    try {
+      const stamp = JSON.parse(readFileSync(DIST_STAMP, 'utf8')) as { source: string; dist: string };
+      if (stamp.source === source && stamp.dist === distHash()) return;
+    } catch {
+      // no stamp yet
+    }
+    rmSync(DIST_STAMP, { force: true });
+    const staging = join(CACHE, `unpack-${process.pid}`);
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging);
+    await run('tar', ['xzf', tarball, '-C', staging, 'package/dist'], REPO);
+    rmSync(join(REPO, 'dist'), { recursive: true, force: true });
+    renameSync(join(staging, 'package', 'dist'), join(REPO, 'dist'));
+    rmSync(staging, { recursive: true, force: true });
+    writeFileSync(DIST_STAMP, JSON.stringify({ source, dist: distHash() }));
+  });
 }
 
 export interface PackedLibrary {
@@ -199,19 +213,40 @@ export interface PackedLibrary {
 
 let packed: Promise<PackedLibrary> | undefined;
 
-/** The tarball `npm pack` makes of the current sources: built and packed once per content. */
+/**
+ * A copy of the repository as a fresh clone of it would be: the files git tracks (and new
+ * ones it does not ignore, so that uncommitted work is what gets tested), no dist/, and
+ * the repository's node_modules linked in (nothing installed over the network).
+ */
+function freshCheckout(dir: string): string {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  for (const file of files.split('\0').filter(Boolean)) {
+    if (existsSync(join(REPO, file))) cpSync(join(REPO, file), join(dir, file)); // a deleted one is gone from a clone too
+  }
+  symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+/**
+ * The tarball `npm pack` makes of the current sources, packed from a fresh copy of the
+ * repository (see `freshCheckout`): its own `prepack` builds dist/, as for a user packing a
+ * clone or npm installing from git. Packed once per content of the sources.
+ */
 export function packedLibrary(): Promise<PackedLibrary> {
   packed ??= withFileLock('build', async () => {
     const source = sourceHash();
     const tarball = join(CACHE, `nestjs-zk-lock-${source.slice(0, 16)}.tgz`);
     let work = 'cached';
     if (!existsSync(tarball)) {
-      await buildIfStale(source);
       const staging = join(CACHE, `pack-${process.pid}`);
       rmSync(staging, { recursive: true, force: true });
-      mkdirSync(staging);
+      const checkout = freshCheckout(join(staging, 'checkout'));
       const [report] = JSON.parse(
-        await run('npm', ['pack', '--json', '--pack-destination', staging, '--loglevel=error'], REPO),
+        await run('npm', ['pack', '--json', '--pack-destination', staging, '--loglevel=error'], checkout),
       ) as Array<{ filename: string; files: Array<{ path: string }> }>;
       const files = report.files.map((file) => file.path);
       for (const needed of [

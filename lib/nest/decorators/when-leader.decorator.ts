@@ -1,5 +1,3 @@
-import { Logger } from '@nestjs/common';
-
 import type { OnLockLost } from '../../core/reentrancy/call-options.js';
 import { type LockLostError, InvalidLeaderGroupError } from '../../core/errors/errors.js';
 import { assertKnownOptions } from '../../core/errors/unknown-option.js';
@@ -8,9 +6,8 @@ import { resolveLeaderWorkOptions } from '../../core/leader/leader-work.js';
 import { WhenLeaderUsageError } from '../errors/errors.js';
 import { nestMessages } from '../errors/messages.js';
 import { leadershipRegistry, lockServiceRegistry } from '../service-registry.js';
+import { loggerOf } from '../lock-logger.js';
 import { WHEN_LEADER_METADATA, wrapMethod } from './decorated-methods.js';
-
-const logger = new Logger('ZkLock');
 
 /** Options of `@WhenLeader`. */
 export interface WhenLeaderOptions {
@@ -58,12 +55,13 @@ export function WhenLeader(group: string, options?: WhenLeaderOptions): MethodDe
       { key: WHEN_LEADER_METADATA, value: group },
       (method) => new WhenLeaderUsageError(nestMessages.notAMethod('@WhenLeader', method)),
       (original, method) => {
-        const work = {
-          onLockLost,
-          onLost: (error: LockLostError, ignored: boolean) => logger.warn(lostLog(method, group, error, ignored)),
-        };
         return async function (this: unknown, ...args: unknown[]): Promise<unknown> {
           const lockService = lockServiceRegistry.serviceFor(this, method, '@WhenLeader');
+          const logger = loggerOf(lockService);
+          const work = {
+            onLockLost,
+            onLost: (error: LockLostError, ignored: boolean) => logger.warn(lostLog(method, group, error, ignored)),
+          };
           // After its application's shutdown began, an instance leads nothing.
           const run = leadershipRegistry
             .find(lockService)

@@ -25,6 +25,21 @@ export function httpStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The `Retry-After` (seconds) that goes with a lock error's HTTP answer; undefined when a
+ * retry cannot help (409: the call chain's own locks conflict) or for other errors. The
+ * holder's remaining time is not known here, so a taken lock says the shortest wait (1 s);
+ * so does this instance shutting down (another instance can answer at once). No session
+ * to ask, or a lock lost with its session, says 5 s: a client reconnects, or a new session
+ * is made, within seconds when ZooKeeper is back.
+ */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (error instanceof LockTimeoutError || error instanceof LockAbortedError || error instanceof LockClientClosedError)
+    return 1;
+  if (error instanceof LockUnavailableError || error instanceof LockLostError) return 5;
+  return undefined;
+}
+
 /** Reason phrases, as Nest's own HTTP exceptions write them in `error`. */
 const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 503: 'Service Unavailable' };
 

@@ -1,14 +1,15 @@
 import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { ApplicationConfig } from '@nestjs/core';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
-import { loadRpcException, rpcErrorOf, toHttpException } from './lock-error-mapping.js';
+import { loadRpcException, retryAfterOf, rpcErrorOf, toHttpException } from './lock-error-mapping.js';
 import { ZK_LOCK_RESOLVED_OPTIONS } from '../zk-lock.constants.js';
 import type { LockServiceOptions } from '../zk-lock-module.options.js';
 import { ZkLockError } from '../../core/errors/errors.js';
 
 /**
  * Turns lock errors into answers, so that users need no filter of their own: in HTTP
- * handlers 423 Locked, 409 Conflict or 503 (`httpErrors`); in RPC handlers (microservices)
+ * handlers 423 Locked, 409 Conflict or 503, with `Retry-After` on 423 and 503
+ * (`httpErrors`); in RPC handlers (microservices)
  * an `RpcException` carrying `{ status: 'error', code, message }` (`rpcErrors`). An
  * exception filter of the application's own for the error's class (on the handler, its
  * controller, or global) wins: the error then reaches it as it is. Other contexts (cron
@@ -19,6 +20,7 @@ export class LockErrorInterceptor implements NestInterceptor {
   constructor(
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
     private readonly config: ApplicationConfig,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -34,7 +36,14 @@ export class LockErrorInterceptor implements NestInterceptor {
 
   private forHttp(error: unknown, context: ExecutionContext): unknown {
     if (hasUserLockFilter(error, context, this.config)) return error;
-    return toHttpException(error) ?? error;
+    const mapped = toHttpException(error);
+    if (!mapped) return error;
+    const retryAfter = retryAfterOf(error);
+    // Set on the response now: Nest's exception handler answers with an HttpException's
+    // status and body only, and keeps headers already set.
+    if (retryAfter !== undefined)
+      this.adapterHost.httpAdapter.setHeader(context.switchToHttp().getResponse(), 'Retry-After', String(retryAfter));
+    return mapped;
   }
 
   private async forRpc(error: unknown, context: ExecutionContext): Promise<never> {

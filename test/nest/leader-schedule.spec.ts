@@ -1,10 +1,18 @@
 import 'reflect-metadata';
 import { Inject, Injectable, type INestApplication, type Type } from '@nestjs/common';
-import { Cron, CronExpression, Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { Cron, CronExpression, Interval, ScheduleModule, SchedulerRegistry, Timeout } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { CronJob } from 'cron';
 
-import { InvalidOptionError, LeadershipService, ZkLockModule, type ZkLockModuleOptions } from '../../lib/index';
+import {
+  InMemoryLockStore,
+  InvalidOptionError,
+  LeadershipService,
+  ZK_LOCK_BACKEND,
+  ZkLockModule,
+  type InMemoryLockBackend,
+  type ZkLockModuleOptions,
+} from '../../lib/index';
 import { LeaderJobError, LeaderOnly, LeaderScheduler } from '../../lib/schedule';
 import { filesLoadedByMainEntry } from '../support/main-entry-loads';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -136,6 +144,9 @@ describe('@nestjs/schedule jobs that follow leadership (LeaderScheduler, @Leader
     await b!.close();
     b = undefined;
     await waitUntil(() => count('A:tick') > ticksOfA + 1, 'A’s job ticks again', 20_000);
+    const startOfA = events.lastIndexOf('A:start tick');
+    expect(events.slice(startOfA).filter((event) => event.startsWith('B:'))).toEqual([]);
+    expect(events.slice(0, startOfA)).toEqual(expect.arrayContaining(['B:stop tick', 'B:stop runtime']));
     expect(jobs(a!).map((job) => job.isActive)).toEqual([true, true]);
     await a!.close();
     a = undefined;
@@ -149,8 +160,60 @@ describe('@nestjs/schedule jobs that follow leadership (LeaderScheduler, @Leader
 const contenders = async (app: INestApplication): Promise<number> =>
   (await backendOf(app).contenders('leader:ticker')).length;
 
+@Injectable()
+class OtherJobs {
+  // @LeaderOnly above @Cron this time.
+  @LeaderOnly('ticker')
+  @Cron(CronExpression.EVERY_SECOND, { name: 'reversed' })
+  reversed(): void {}
+
+  // Its author's `disabled` wins: it never starts.
+  @Cron(CronExpression.EVERY_SECOND, { name: 'disabled', disabled: true })
+  @LeaderOnly('ticker')
+  disabled(): void {}
+}
+
+/** Two applications sharing an in-memory store (`forTesting({ store })`): two instances of one service, without ZooKeeper. */
+describe('LeaderScheduler over ZkLockModule.forTesting()', () => {
+  it("the leader's job runs, the other's is stopped; a lost leader lock moves the job", async () => {
+    const store = new InMemoryLockStore();
+    const [one, two] = [
+      await start(ZkLockModule.forTesting({ store, identity: 'one' }), [Ticker, OtherJobs], 'one'),
+      await start(ZkLockModule.forTesting({ store, identity: 'two' }), [Ticker, OtherJobs], 'two'),
+    ];
+    try {
+      // [tick, reversed, disabled] of each application.
+      const active = () =>
+        [one, two].map((app) =>
+          ['tick', 'reversed', 'disabled'].map((name) => app.get(SchedulerRegistry).getCronJob(name).isActive),
+        );
+      await waitUntil(() => one.get(LeadershipService).isLeader('ticker'), 'one leads');
+      expect(active()).toEqual([
+        [true, true, false],
+        [false, false, false],
+      ]);
+      one.get<InMemoryLockBackend>(ZK_LOCK_BACKEND).loseLock('leader:ticker');
+      expect(active()[0]).toEqual([false, false, false]); // stopped as it was told, before the lock was released
+      await waitUntil(() => two.get(LeadershipService).isLeader('ticker'), 'two leads');
+      expect(active()).toEqual([
+        [false, false, false],
+        [true, true, false],
+      ]);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
+
 class IntervalJob {
   @Interval('every', 1000)
+  @LeaderOnly('g')
+  run() {}
+}
+
+class TimeoutJob {
+  @Timeout('once', 1000)
   @LeaderOnly('g')
   run() {}
 }
@@ -172,6 +235,12 @@ class EagerJob {
   run() {}
 }
 
+class LateJob {
+  @Cron(CronExpression.EVERY_SECOND, { name: 'late', initialDelay: 1000 })
+  @LeaderOnly('g')
+  run() {}
+}
+
 describe('LeaderScheduler: what cannot follow leadership is refused at start-up', () => {
   const testing = () => ZkLockModule.forTesting();
 
@@ -181,9 +250,15 @@ describe('LeaderScheduler: what cannot follow leadership is refused at start-up'
       IntervalJob,
       /@LeaderOnly on IntervalJob\.run: only @Cron jobs can follow leadership, and this is an @Interval/,
     ],
+    [
+      'a @Timeout',
+      TimeoutJob,
+      /@LeaderOnly on TimeoutJob\.run: only @Cron jobs can follow leadership, and this is a @Timeout/,
+    ],
     ['a @Cron without a name', UnnamedJob, /@LeaderOnly on UnnamedJob\.run: give its @Cron a name/],
     ['no @Cron', NotAJob, /@LeaderOnly on NotAJob\.run: it has no @Cron/],
     ['runOnInit', EagerJob, /@LeaderOnly on EagerJob\.run: @Cron's runOnInit acts on every instance/],
+    ['initialDelay', LateJob, /@LeaderOnly on LateJob\.run: @Cron's initialDelay acts on every instance/],
   ])('%s: LeaderJobError, naming the method', async (_, job, message) => {
     const failed = await start(testing(), [job]).then(
       () => new Error('started'),

@@ -55,6 +55,10 @@ const disabledHere = new WeakSet<object>();
  * gains leadership, and stopped when it loses it, synchronously, before the leader lock is
  * released (so before another instance can lead and start its own), and at shutdown.
  * Provide it beside `ScheduleModule.forRoot()` and `ZkLockModule`.
+ *
+ * A `@LeaderOnly` job is registered stopped by marking its `@Cron` options disabled, and
+ * those belong to the class: in one process, an application that runs the same class
+ * without `LeaderScheduler` after one with it would never start the job.
  */
 @Injectable()
 export class LeaderScheduler

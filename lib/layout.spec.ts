@@ -137,7 +137,7 @@ describe('source layout', () => {
     ]);
     const odd = tree
       .map(({ path }) => path)
-      .filter((path) => path.startsWith('nest/') || path.startsWith('terminus/'))
+      .filter((path) => /^(nest|terminus|schedule)\//.test(path))
       .filter((path) => {
         const parts = basename(path, '.ts').split('.');
         return parts.length > 2 || (parts.length === 2 && !roles.has(parts[1]));

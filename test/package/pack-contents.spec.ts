@@ -40,6 +40,9 @@ describe('the package tarball', () => {
       'dist/esm/terminus/index.d.ts',
       'dist/cjs/otel/index.js',
       'dist/esm/otel/index.js',
+      'dist/cjs/schedule/index.js',
+      'dist/esm/schedule/index.js',
+      'dist/esm/schedule/index.d.ts',
     ]) {
       expect(files).toContain(file);
     }

@@ -28,6 +28,21 @@ export const nestMessages = {
   moduleMissing: (decorator: Decorator, method: string, why: string): string =>
     `${decorator} on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
     '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started.',
+  /** Why a job cannot follow leadership (`LeaderJobError`). */
+  leaderJob: {
+    notCron: (method: string): string =>
+      `@LeaderOnly on ${method}: it has no @Cron. Put @Cron(…, { name }) on it too, or use @WhenLeader for a method that is not a scheduled job.`,
+    notRestartable: (method: string, kind: string): string =>
+      `@LeaderOnly on ${method}: only @Cron jobs can follow leadership, and this is ${kind} (@nestjs/schedule keeps no way to restart one once cleared). ` +
+      'Use @Cron with a seconds field instead (e.g. CronExpression.EVERY_10_SECONDS), or @WhenLeader on it (every instance then wakes each tick; only the leader runs it).',
+    unnamed: (method: string): string =>
+      `@LeaderOnly on ${method}: give its @Cron a name (@Cron(…, { name: 'report' })), by which the job is started and stopped in SchedulerRegistry.`,
+    startsEverywhere: (method: string, option: string): string =>
+      `@LeaderOnly on ${method}: @Cron's ${option} acts on every instance at start-up, leader or not. Remove it; the job starts when this instance gains leadership.`,
+    unknownJob: (group: string, name: unknown): string =>
+      `followLeadership("${group}") found no cron job named ${JSON.stringify(name)} in SchedulerRegistry. ` +
+      'Add it first (schedulerRegistry.addCronJob(name, CronJob.from({ …, start: false }))), then follow it.',
+  },
   /** Why no `LockService` was found (the `why` of `moduleMissing`). */
   noService: {
     noApplication: 'no application with ZkLockModule is running in this process',

@@ -209,6 +209,22 @@ export function maxHoldCases(ctx: ConformanceContext): void {
     await own.release();
   });
 
+  it('a group joining a lock its call chain holds: maxHoldMs runs out the locks it took, the joined one keeps its own clock', async () => {
+    const [held, taken] = [ctx.name('max-hold-join-a'), ctx.name('max-hold-join-b')];
+    const [mine, other] = await ctx.world.backends(2);
+    const locker = new ReentrantLocker(mine, 10_000);
+    await locker.withLock(held, async (outer) => {
+      const group = await locker.acquireAll([held, taken], { maxHoldMs: MAX_HOLD_MS });
+      const next = await other.acquire(taken, { timeoutMs: 10_000 }); // only maxHoldMs frees it
+      expect(group.signal.aborted).toBe(true);
+      expect((group.signal.reason as Error).message).toContain('maxHoldMs');
+      expect(outer.isHeld()).toBe(true);
+      expect(await other.tryAcquire(held)).toBeNull();
+      await group.release();
+      await next.release();
+    });
+  });
+
   it.each(BAD_VALUES)('maxHoldMs %p: InvalidOptionError naming maxHoldMs, and nothing queued', async (value) => {
     const name = ctx.name('max-hold-bad');
     const [a] = await ctx.world.backends(1);

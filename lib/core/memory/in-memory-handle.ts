@@ -65,7 +65,7 @@ export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
     this.maxHold = longTimeout(() => this.holdExpired(maxHoldMs), maxHoldMs);
   }
 
-  /** Held past `maxHoldMs` (its own, or its group's): the backend tells the holder, then takes the entry away. */
+  /** @internal Held past `maxHoldMs` (its own, or its group's): the backend tells the holder, then takes the entry away. */
   holdExpired(maxHoldMs: number): void {
     if (this.isHeld()) this.onHeldTooLong(this, maxHoldMs);
   }

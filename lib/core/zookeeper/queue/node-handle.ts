@@ -149,7 +149,7 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   };
 
   /**
-   * Held past `maxHoldMs` (its own, or its group's): the holder is told first (its signal
+   * @internal Held past `maxHoldMs` (its own, or its group's): the holder is told first (its signal
    * aborts), then the node goes, so that no other client is granted while this holder
    * could still believe it holds.
    */

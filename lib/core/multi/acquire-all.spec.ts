@@ -194,7 +194,7 @@ describe('MultiLockAcquisition (recording in-memory backend)', () => {
     await group.release();
   });
 
-  it('maxHoldMs over a backend whose handles cannot limit their hold: InvalidOptionError, and the group released', async () => {
+  it('maxHoldMs over a backend whose handles cannot expire a hold: InvalidOptionError, and the group released', async () => {
     // Another backend's handles: the LockHandle port, and nothing more.
     const bare = (handle: LockHandle): LockHandle => ({
       name: handle.name,

@@ -85,10 +85,14 @@ export interface LockService {
    * list them in: `['orders/42', { name: 'stock/7', mode: 'read' }]`. One deadline for the
    * whole call; on any failure nothing stays held. Names this call chain holds are joined;
    * the others must sort after every lock it holds, or `LockOrderError` at once.
+   * `maxHoldMs` (or the module's) limits the group from the moment every lock is held.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle>;
 
-  /** `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`, `holdAtLeastMs`, `onLockLost`. */
+  /**
+   * `withLock` for several locks (taken as `acquireAll` takes them); the same `ifLocked`,
+   * `holdAtLeastMs`, `onLockLost` and `maxHoldMs` (its clock starts once every lock is held).
+   */
   withLocks<T>(
     locks: LockList,
     fn: (handle: MultiLockHandle) => T | Promise<T>,

@@ -25,13 +25,14 @@ describe('maxHoldMs across processes', () => {
     await inspector.close();
   });
 
-  const holder = (maxHoldMs?: number): WorkerProcess => {
+  const holder = (maxHoldMs?: number, group?: string[]): WorkerProcess => {
     const worker = WorkerProcess.spawn('holder.worker.ts', {
       connectionString: zkConnect(),
       rootPath,
       name: 'nightly',
       sessionTimeoutMs: 10_000,
       maxHoldMs,
+      group,
     });
     workers.push(worker);
     return worker;
@@ -49,6 +50,21 @@ describe('maxHoldMs across processes', () => {
     expect(told.t).toBeLessThanOrEqual(granted.t);
     expect(granted.t - heldAt).toBeGreaterThanOrEqual(MAX_HOLD_MS);
     expect(hung.running).toBe(true); // alive and connected all along: only maxHoldMs freed the lock
+    expect(hung.lines.some(isEvent('session-lost'))).toBe(false);
+  });
+
+  it('a process that hangs holding a group past maxHoldMs is told; only then is another process granted the group', async () => {
+    const group = ['batch:a', 'batch:b'];
+    const hung = holder(MAX_HOLD_MS, group);
+    const heldAt = parse(await hung.line(isEvent('held'), 'the group held')).t;
+    const next = holder(undefined, group);
+    const granted = parse(await next.line(isEvent('held'), 'the second group, after maxHoldMs', 20_000));
+    const told = parse(await hung.line(isEvent('aborted'), 'the hung holder told'));
+    expect(told.error).toBe('LockLostError');
+    expect(told.message).toContain(`maxHoldMs (${MAX_HOLD_MS} ms)`);
+    expect(told.t).toBeLessThanOrEqual(granted.t);
+    expect(granted.t - heldAt).toBeGreaterThanOrEqual(MAX_HOLD_MS);
+    expect(hung.running).toBe(true);
     expect(hung.lines.some(isEvent('session-lost'))).toBe(false);
   });
 });

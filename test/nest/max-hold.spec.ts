@@ -31,6 +31,12 @@ class Reports {
     return 'built';
   }
 
+  @WithLock(() => ['report:a', 'report:b'], { maxHoldMs: MAX_HOLD_MS })
+  async buildBoth(): Promise<string> {
+    await hang();
+    return 'built';
+  }
+
   @WithLease('export', { maxLeases: 1, maxHoldMs: MAX_HOLD_MS })
   async export(): Promise<string> {
     await hang();
@@ -100,6 +106,23 @@ describe('maxHoldMs in Nest', () => {
     await next.release();
   });
 
+  it('@WithLock on several names: the group goes to another instance after maxHoldMs, one warning names the locks, the holder and the time held', async () => {
+    const from = log.lines.length;
+    const call = app.get(Reports).buildBoth();
+    const outcome = call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await waitForHolder(other, 'report:b');
+    const next = await other.acquireAll(['report:a', 'report:b']); // only maxHoldMs frees the group
+    const warning = await log.next('warn', /Lock "report:a, report:b" was lost \d+ ms after it was granted/, from);
+    expect(warning).toContain(`nest-holder held it longer than maxHoldMs (${MAX_HOLD_MS} ms)`);
+    unhang();
+    expect(await outcome).toBeInstanceOf(LockLostError);
+    expect(log.lines.slice(from).filter(([, message]) => message.includes('was lost'))).toHaveLength(1);
+    await next.release();
+  });
+
   it('@WithLease: the same for a lease', async () => {
     const call = app.get(Reports).export();
     await waitForHolder(other, 'export', 'lease');
@@ -119,6 +142,12 @@ describe('maxHoldMs in Nest', () => {
       unhang();
       await expect(hung).rejects.toThrow(/maxHoldMs/);
       await next.release();
+      const group = locks.withLocks(['nightly:a', 'nightly:b'], hang);
+      await waitForHolder(other, 'nightly:b');
+      const nextGroup = await other.acquireAll(['nightly:a', 'nightly:b']);
+      unhang();
+      await expect(group).rejects.toThrow(/maxHoldMs/);
+      await nextGroup.release();
       const own = await locks.acquire('nightly', { maxHoldMs: 60_000 });
       await expect(other.acquire('nightly', { timeoutMs: MAX_HOLD_MS + 300 })).rejects.toMatchObject({
         code: 'LOCK_TIMEOUT',

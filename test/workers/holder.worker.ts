@@ -12,7 +12,7 @@
 // ZooKeeper client sees it.
 import { Socket } from 'node:net';
 
-import { ZkLockBackend, type ZkSessionLostError } from '../../lib/index.js';
+import { ZkLockBackend, type ZkLockHandle, type ZkSessionLostError } from '../../lib/index.js';
 
 interface Args {
   connectionString: string;
@@ -22,6 +22,8 @@ interface Args {
   traceSockets?: boolean;
   /** The acquire's `maxHoldMs`, if any: the holder never releases, so it runs out. */
   maxHoldMs?: number;
+  /** Takes these locks with `acquireAll` instead of `name` alone (`held` reports the first's path). */
+  group?: string[];
 }
 
 let seq = 0;
@@ -84,9 +86,12 @@ async function main(): Promise<void> {
     );
   });
 
-  const lock = await locks.acquire(args.name, { timeoutMs: 30_000, maxHoldMs: args.maxHoldMs });
-  lock.signal.addEventListener('abort', () => {
-    const reason = lock.signal.reason as Error & { cause?: ZkSessionLostError };
+  const options = { timeoutMs: 30_000, maxHoldMs: args.maxHoldMs };
+  const group = args.group ? await locks.acquireAll(args.group, options) : undefined;
+  const lock = (group?.handles[0] ?? (await locks.acquire(args.name, options))) as ZkLockHandle;
+  const { signal } = group ?? lock;
+  signal.addEventListener('abort', () => {
+    const reason = signal.reason as Error & { cause?: ZkSessionLostError };
     report('aborted', { error: reason.name, why: reason.cause?.why, message: reason.message });
   });
   report('held', { token: String(lock.fencingToken), path: lock.path });

@@ -131,6 +131,8 @@ export const multiLockMessages = {
   optionsObject: 'an object such as { timeoutMs: 5000, signal } (or nothing)',
   modeOnGroup:
     'no "mode" here: give each lock its mode in the list instead, e.g. [{ name: "stock", mode: "read" }, "orders/42"]',
+  maxHoldUnsupported:
+    'no maxHoldMs for acquireAll over this backend, whose lock handles cannot start their maxHoldMs once the whole group is held (those of ZkLockBackend and InMemoryLockBackend can); the group was released',
 } as const;
 
 /**

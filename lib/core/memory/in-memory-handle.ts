@@ -1,5 +1,5 @@
 import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
-import { assertHeld, type LeaseHandle, type LockHandle, type LockMode } from '../port/lock-backend.js';
+import { assertHeld, type HoldExpiry, type LeaseHandle, type LockHandle, type LockMode } from '../port/lock-backend.js';
 import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import type { LeaseEntry, LockEntry, QueueEntry } from './in-memory-queue.js';
 
@@ -8,7 +8,7 @@ import type { LeaseEntry, LockEntry, QueueEntry } from './in-memory-queue.js';
  * which `release()` takes out at once, and a signal the backend aborts when it takes the
  * entry away (its test controls, `close()`).
  */
-export abstract class InMemoryHandle implements AsyncDisposable {
+export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
   readonly name: string;
   /** The entry's name in the queue, as `contenders()` (or `leaseContenders()`) lists it. */
   readonly node: string;
@@ -21,6 +21,8 @@ export abstract class InMemoryHandle implements AsyncDisposable {
     entry: QueueEntry,
     /** Takes the handle's entry out of the queue (if it is still there). */
     private readonly onReleased: (handle: InMemoryHandle) => void,
+    /** Tells the holder, then takes the entry away: the handle was held past `maxHoldMs`. */
+    private readonly onHeldTooLong: (handle: InMemoryHandle, maxHoldMs: number) => void,
   ) {
     ({ name: this.name, node: this.node } = entry);
   }
@@ -58,9 +60,14 @@ export abstract class InMemoryHandle implements AsyncDisposable {
     this.lost.abort(reason);
   }
 
-  /** Calls `expire` once the handle has been held `maxHoldMs`, unless it was released or lost before. */
-  limitHold(maxHoldMs: number, expire: () => void): void {
-    this.maxHold = longTimeout(expire, maxHoldMs);
+  /** Runs `holdExpired` once the handle has been held `maxHoldMs`, unless it was released or lost before. */
+  limitHold(maxHoldMs: number): void {
+    this.maxHold = longTimeout(() => this.holdExpired(maxHoldMs), maxHoldMs);
+  }
+
+  /** @internal Held past `maxHoldMs` (its own, or its group's): the backend tells the holder, then takes the entry away. */
+  holdExpired(maxHoldMs: number): void {
+    if (this.isHeld()) this.onHeldTooLong(this, maxHoldMs);
   }
 
   private async leave(): Promise<void> {
@@ -80,8 +87,9 @@ export class InMemoryLockHandle extends InMemoryHandle implements LockHandle {
     /** Acquired with `revocable: true`: `requestRevocation` reaches it. */
     private readonly revocable: boolean,
     onReleased: (handle: InMemoryHandle) => void,
+    onHeldTooLong: (handle: InMemoryHandle, maxHoldMs: number) => void,
   ) {
-    super(entry, onReleased);
+    super(entry, onReleased, onHeldTooLong);
     this.mode = entry.mode;
   }
 
@@ -107,7 +115,8 @@ export class InMemoryLeaseHandle extends InMemoryHandle implements LeaseHandle {
     entry: LeaseEntry,
     readonly maxLeases: number,
     onReleased: (handle: InMemoryHandle) => void,
+    onHeldTooLong: (handle: InMemoryHandle, maxHoldMs: number) => void,
   ) {
-    super(entry, onReleased);
+    super(entry, onReleased, onHeldTooLong);
   }
 }

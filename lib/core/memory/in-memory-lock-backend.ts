@@ -109,7 +109,8 @@ export class InMemoryLockBackend implements LockBackend {
       timeoutMs,
       signal,
       enqueue: (onGrant) => this.store.enqueueLease({ name, identity: this.identity, onGrant }, maxLeases),
-      grant: (entry) => this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased), entry, maxHoldMs),
+      grant: (entry) =>
+        this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased, this.onHeldTooLong), entry, maxHoldMs),
       timedOut: (ms) => new LockTimeoutError(name, 'lease', ms, leaseMessages.timeout(name, maxLeases, ms)),
     });
     if (!handle) throw new LockTimeoutError(name, 'lease', 0, leaseMessages.timeout(name, maxLeases, 0));
@@ -237,7 +238,7 @@ export class InMemoryLockBackend implements LockBackend {
       signal,
       enqueue: (onGrant) => this.store.enqueueLock({ name, mode, format, identity: this.identity, onGrant }),
       grant: (entry, fencingToken) => {
-        const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased);
+        const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased, this.onHeldTooLong);
         if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
         return this.hold(handle, entry, maxHoldMs);
       },
@@ -257,16 +258,17 @@ export class InMemoryLockBackend implements LockBackend {
     }
   }
 
-  /** Knows `handle` as a holder; past `maxHoldMs` it is told, then its entry leaves the queue (`takeAway`). */
+  /** Knows `handle` as a holder; past `maxHoldMs` it is told, then its entry leaves the queue (`onHeldTooLong`). */
   private hold<H extends InMemoryHandle>(handle: H, entry: QueueEntry, maxHoldMs: number | undefined): H {
     this.held.set(handle, entry);
-    if (maxHoldMs !== undefined) {
-      handle.limitHold(maxHoldMs, () =>
-        this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs, this.identity))),
-      );
-    }
+    if (maxHoldMs !== undefined) handle.limitHold(maxHoldMs);
     return handle;
   }
+
+  private readonly onHeldTooLong = (handle: InMemoryHandle, maxHoldMs: number): void => {
+    if (!this.held.has(handle)) return; // released or lost meanwhile: its entry went then
+    this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs, this.identity)));
+  };
 
   private readonly onReleased = (handle: InMemoryHandle): void => {
     const entry = this.held.get(handle);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockTimeoutError } from '../errors/errors.js';
+import { InvalidOptionError, LockTimeoutError } from '../errors/errors.js';
 import { InMemoryLockBackend } from '../memory/in-memory-lock-backend.js';
 import { InMemoryLockStore } from '../memory/in-memory-lock-store.js';
 import type { AcquireOptions, LockBackend, LockHandle } from '../port/lock-backend.js';
@@ -176,5 +176,54 @@ describe('MultiLockAcquisition (recording in-memory backend)', () => {
     const group = await pending;
     expect(group.isHeld()).toBe(true);
     await group.release();
+  });
+
+  it('maxHoldMs: the locks are taken without it, a lock held early does not run out while another is awaited', async () => {
+    const held = await other.acquire('b');
+    const pending = acquireAll(backend, ['a', 'b'], { maxHoldMs: 20 });
+    pending.catch(() => undefined); // a failed expectation below leaves it to afterEach's close
+    await sleep(60); // "a" held three times maxHoldMs while "b" is awaited
+    expect(rec.log).toEqual(['try a', 'try b', 'wait b']); // not lost, so not taken again
+    await held.release();
+    const group = await pending;
+    expect(group.isHeld()).toBe(true);
+    await new Promise((resolve) => group.signal.addEventListener('abort', resolve, { once: true }));
+    expect(group.handles.map((handle) => handle.isHeld())).toEqual([false, false]);
+    expect(await other.tryAcquire('a')).not.toBeNull(); // both given back, for the next
+    expect(await other.tryAcquire('b')).not.toBeNull();
+    await group.release();
+  });
+
+  it('maxHoldMs over a backend whose handles cannot expire a hold: InvalidOptionError, and the group released', async () => {
+    // Another backend's handles: the LockHandle port, and nothing more.
+    const bare = (handle: LockHandle): LockHandle => ({
+      name: handle.name,
+      mode: handle.mode,
+      fencingToken: handle.fencingToken,
+      get signal() {
+        return handle.signal;
+      },
+      get revocation() {
+        return handle.revocation;
+      },
+      get released() {
+        return handle.released;
+      },
+      isHeld: () => handle.isHeld(),
+      assertHeld: () => handle.assertHeld(),
+      release: () => handle.release(),
+      [Symbol.asyncDispose]: () => handle.release(),
+    });
+    const plain: LockBackend = Object.assign(Object.create(rec.inner) as LockBackend, {
+      tryAcquire: async (name: string, options?: AcquireOptions) => {
+        const handle = await rec.inner.tryAcquire(name, options);
+        return handle && bare(handle);
+      },
+    });
+    const error = await acquireAll(plain, ['a', 'b'], { maxHoldMs: 1_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect(error).toMatchObject({ option: 'maxHoldMs' });
+    expect((error as Error).message).toMatch(/ZkLockBackend and InMemoryLockBackend/);
+    expect([...(await other.contenders('a')), ...(await other.contenders('b'))]).toEqual([]);
   });
 });

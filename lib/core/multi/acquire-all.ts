@@ -1,9 +1,17 @@
-import type { MultiAcquireOptions, LockList, LockBackend, MultiLockHandle, LockHandle } from '../port/lock-backend.js';
+import {
+  canExpireHold,
+  type MultiAcquireOptions,
+  type LockList,
+  type LockBackend,
+  type MultiLockHandle,
+  type LockHandle,
+} from '../port/lock-backend.js';
 import { LockGroupHandle, type LockGroupRequests } from './lock-group-handle.js';
 import { resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
 import { planLocks, type PlannedLock } from './multi-lock-plan.js';
 import { nodeFormatFor } from '../port/node-format.js';
-import { LockAbortedError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
+import { InvalidOptionError, LockAbortedError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
+import { multiLockMessages } from '../errors/messages.js';
 import { longTimeout } from '../util/long-timeout.js';
 
 /**
@@ -30,7 +38,14 @@ export async function acquireAll(
   const plan = planLocks(locks);
   // A call's own format is checked against every mode before anything is sent; the client's default, by the backend.
   for (const { mode } of plan) if (resolved.nodeFormat) nodeFormatFor(mode, resolved.nodeFormat, resolved.nodeFormat);
-  return new LockGroupHandle(await new MultiLockAcquisition(backend, plan, resolved, together).run(), together);
+  const handles = await new MultiLockAcquisition(backend, plan, resolved, together).run();
+  const { maxHoldMs } = resolved;
+  if (maxHoldMs !== undefined && !handles.every(canExpireHold)) {
+    await new LockGroupHandle(handles, together).release().catch(() => undefined); // the refusal is the answer
+    throw new InvalidOptionError('maxHoldMs', maxHoldMs, multiLockMessages.maxHoldUnsupported);
+  }
+  // The locks were taken without maxHoldMs: its clock starts now, once the whole group is held.
+  return new LockGroupHandle(handles, together, maxHoldMs);
 }
 
 /** A round ended because a lock it held was lost: give everything back and start over. */

@@ -1,4 +1,5 @@
-import type { NodeFormat, LockHandle, MultiLockHandle } from '../port/lock-backend.js';
+import { canExpireHold, type NodeFormat, type LockHandle, type MultiLockHandle } from '../port/lock-backend.js';
+import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import type { PlannedLock } from './multi-lock-plan.js';
 
 /**
@@ -28,14 +29,21 @@ export class LockGroupHandle implements MultiLockHandle {
   private lost: AbortController | undefined;
   private unsubscribe: (() => void) | undefined;
   private releasing: Promise<void> | undefined;
+  /** The group's `maxHoldMs`, armed at the grant; cleared by the release. */
+  private readonly maxHold: LongTimeout | undefined;
 
-  /** `together`: the backend's way to release the handles in one go (see `LockGroupRequests`). */
+  /**
+   * `together`: the backend's way to release the handles in one go (see `LockGroupRequests`).
+   * `maxHoldMs`: the group's limit, from now (every handle must then be a `HoldExpiry`).
+   */
   constructor(
     handles: readonly LockHandle[],
-    private readonly together?: LockGroupRequests,
+    private readonly together?: Pick<LockGroupRequests, 'releaseAll'>,
+    maxHoldMs?: number,
   ) {
     this.handles = Object.freeze([...handles]);
     this.names = Object.freeze(handles.map((handle) => handle.name));
+    if (maxHoldMs !== undefined) this.maxHold = longTimeout(() => this.holdExpired(maxHoldMs), maxHoldMs);
   }
 
   /**
@@ -77,11 +85,22 @@ export class LockGroupHandle implements MultiLockHandle {
 
   private async releaseAll(): Promise<void> {
     this.unsubscribe?.();
+    this.maxHold?.clear();
     // Every release starts before the first is awaited: the deletes travel together.
     const results = await (this.together?.releaseAll(this.handles) ??
       Promise.allSettled(this.handles.map((handle) => handle.release())));
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * Held past the group's `maxHoldMs`: each lock runs out as a single lock held past its own
+   * does (its signal aborts, then it is released), all in this one synchronous run: the
+   * holder is told (the group's signal follows the first) before any other client can be
+   * granted any of them.
+   */
+  private holdExpired(maxHoldMs: number): void {
+    for (const handle of this.handles) if (canExpireHold(handle)) handle.holdExpired(maxHoldMs);
   }
 
   /** Aborts `lost` with the reason of the first of `signals` to abort; returns the unsubscribe. */

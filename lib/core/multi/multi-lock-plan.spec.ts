@@ -173,6 +173,11 @@ describe('resolveMultiAcquireOptions', () => {
     expect(resolveMultiAcquireOptions(undefined, 5)).toEqual({ timeoutMs: 5, signal: undefined });
     expect(resolveMultiAcquireOptions({}, 5)).toEqual({ timeoutMs: 5, signal: undefined });
     expect(resolveMultiAcquireOptions({ timeoutMs: 0, signal }, 5)).toEqual({ timeoutMs: 0, signal });
+    expect(resolveMultiAcquireOptions({ maxHoldMs: 300 }, 5)).toEqual({
+      timeoutMs: 5,
+      signal: undefined,
+      maxHoldMs: 300,
+    });
   });
 
   it.each<[string, unknown, string, RegExp]>([
@@ -180,6 +185,7 @@ describe('resolveMultiAcquireOptions', () => {
     ['a mode (it goes in the list)', { mode: 'read' }, 'mode', /give each lock its mode in the list/],
     ['a bad timeout', { timeoutMs: -1 }, 'timeoutMs', /milliseconds/],
     ['a bad signal', { signal: {} }, 'signal', /AbortSignal/],
+    ['a maxHoldMs of 0', { maxHoldMs: 0 }, 'maxHoldMs', /whole number of milliseconds from 1/],
     ['null', null, 'options', /timeoutMs: 5000/],
     ['a number', 5, 'options', /timeoutMs: 5000/],
   ])('refuses %s with InvalidOptionError naming it', (_, options, option, message) => {

@@ -84,6 +84,20 @@ export interface LockHandle extends AsyncDisposable {
   release(): Promise<void>;
 }
 
+/**
+ * What the library's own handles offer besides `LockHandle`: the expiry of `maxHoldMs`,
+ * for a group's timer to run on each of its locks (see `MultiAcquireOptions.maxHoldMs`).
+ */
+export interface HoldExpiry {
+  /** Held past `maxHoldMs`: tells the holder (the signal aborts), then releases; nothing once released or lost. */
+  holdExpired(maxHoldMs: number): void;
+}
+
+/** Whether `handle` can be expired as held past `maxHoldMs` (`ZkLockBackend`'s and `InMemoryLockBackend`'s can). */
+export function canExpireHold(handle: LockHandle): handle is LockHandle & HoldExpiry {
+  return typeof (handle as Partial<HoldExpiry>).holdExpired === 'function';
+}
+
 /** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
 export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;
@@ -141,6 +155,14 @@ export interface MultiAcquireOptions {
   readonly signal?: AbortSignal;
   /** How every node of the call is named (see `AcquireOptions.nodeFormat`). Default: the client's. */
   readonly nodeFormat?: NodeFormat;
+  /**
+   * The longest the group may be held, in whole milliseconds (default: no limit). The clock
+   * starts when the whole group is granted, not when each lock is: a lock granted early does
+   * not run out while the others are awaited. Past it the group behaves as one lock held past
+   * `AcquireOptions.maxHoldMs`: the signals abort with a `LockLostError` naming `maxHoldMs`,
+   * and then every lock of the group is released (ZooKeeper: its node deleted).
+   */
+  readonly maxHoldMs?: number;
 }
 
 /**

@@ -176,12 +176,14 @@ export interface ResolvedMultiAcquireOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly nodeFormat?: NodeFormat;
+  /** Present only when the call limits how long the group may be held. */
+  readonly maxHoldMs?: number;
 }
 
 /** The most locks one call may take: each costs a node and a request, all sent at once. */
 export const MAX_LOCKS_PER_CALL = 1000;
 
-const MULTI_OPTION_KEYS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat'];
+const MULTI_OPTION_KEYS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat', 'maxHoldMs'];
 
 /** Checks the options, unknown keys included (a `mode` here is a common slip), before anything is sent. */
 export function resolveMultiAcquireOptions(
@@ -199,7 +201,8 @@ export function resolveMultiAcquireOptions(
     defaultTimeoutMs,
   );
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
-  return nodeFormat ? { timeoutMs, signal, nodeFormat } : { timeoutMs, signal };
+  const resolved = { timeoutMs, signal, ...maxHoldOf(options.maxHoldMs) };
+  return nodeFormat ? { ...resolved, nodeFormat } : resolved;
 }
 
 /** The names of a lock list, for messages and events (the list is checked later, by the call). */

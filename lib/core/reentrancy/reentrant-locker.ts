@@ -51,7 +51,7 @@ export class ReentrantLocker {
     private readonly backend: LockBackend,
     private readonly defaultTimeoutMs: number,
     events: LockerEvents = {},
-    /** The `maxHoldMs` of `acquire`, `tryAcquire`, `withLock`, `acquireLease`, `withLease` calls that name none. */
+    /** The `maxHoldMs` of `acquire`, `tryAcquire`, `withLock`, `acquireAll`, `withLocks`, `acquireLease`, `withLease` calls that name none. */
     defaultMaxHoldMs?: number,
   ) {
     this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
@@ -165,10 +165,11 @@ export class ReentrantLocker {
    * (`LockReentryError` with `reentrant: false`). The names it must still take must all
    * sort after every lock the chain holds, listed or not, or it fails at once with
    * `LockOrderError` (waiting for them could deadlock). Without `timeoutMs`, waits the
-   * locker's default timeout.
+   * locker's default timeout. `maxHoldMs` (or the locker's default) limits the locks it
+   * takes, from the moment the whole group is held; joined names keep their outer grant's.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions & ReentrancyOption): Promise<MultiLockHandle> {
-    return this.multi.acquireAll(locks, options);
+    return this.multi.acquireAll(locks, this.withDefaultMaxHold(options));
   }
 
   /**
@@ -176,7 +177,8 @@ export class ReentrantLocker {
    * takes them) with every name in scope, so nested calls on any of them are reentrant;
    * releases them when `fn` settles and its nested holds end. Rejects with the
    * `LockLostError` if any lock was lost while `fn` ran (unless `onLockLost: 'ignore'`).
-   * `ifLocked` and `holdAtLeastMs` work as for `withLock`.
+   * `ifLocked`, `holdAtLeastMs` and `maxHoldMs` work as for `withLock` (`maxHoldMs` as for
+   * `acquireAll`: its clock starts once the whole group is held).
    */
   withLocks<T>(
     locks: LockList,
@@ -193,7 +195,7 @@ export class ReentrantLocker {
     fn: (handle: MultiLockHandle) => T | Promise<T>,
     options?: WithLocksCallOptions,
   ): Promise<T | undefined> {
-    return this.multi.withLocks(locks, fn, options);
+    return this.multi.withLocks(locks, fn, this.withDefaultMaxHold(options));
   }
 
   /**

@@ -2,7 +2,7 @@ import { LockOrderError } from '../errors/errors.js';
 import { LockGroupHandle } from '../multi/lock-group-handle.js';
 import { lockOrderConflict, planLocks, type PlannedLock } from '../multi/multi-lock-plan.js';
 import type { LockBackend, LockHandle, LockList, MultiAcquireOptions, MultiLockHandle } from '../port/lock-backend.js';
-import { describeList, resolveMultiAcquireOptions, type ResolvedMultiAcquireOptions } from '../port/options.js';
+import { describeList, resolveMultiAcquireOptions } from '../port/options.js';
 import type { PendingWork } from '../util/pending-work.js';
 import {
   resolveReentrant,
@@ -112,23 +112,20 @@ export class ReentrantMultiLocker {
     const conflict = lockOrderConflict(namesHeldInScope(this.backend), fresh);
     if (conflict) throw new LockOrderError(conflict.held, conflict.missing);
     const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
-    let grants: readonly LockHandle[] = [];
+    let taken: MultiLockHandle | undefined;
     try {
-      if (fresh.length > 0) grants = await this.acquireFresh(fresh, resolved);
+      if (fresh.length > 0) taken = await this.backend.acquireAll(toList(fresh), resolved);
     } catch (error) {
       for (const hold of joined) hold?.end();
       throw error;
     }
+    const grants = taken?.handles ?? [];
     const byName = new Map(grants.map((grant) => [grant.name, grant]));
-    return { group: new LockGroupHandle(plan.map(({ name }, i) => joined[i] ?? byName.get(name)!)), grants };
-  }
-
-  private async acquireFresh(
-    fresh: readonly PlannedLock[],
-    options: ResolvedMultiAcquireOptions,
-  ): Promise<readonly LockHandle[]> {
-    const locks = fresh.map(({ name, mode }) => ({ name, mode }));
-    return (await this.backend.acquireAll(locks, options)).handles;
+    const handles = plan.map(({ name }, i) => joined[i] ?? byName.get(name)!);
+    // The joined holds end; the new locks go as the backend's group, their maxHoldMs clock with them.
+    const releaseAll = (): Promise<Array<PromiseSettledResult<void>>> =>
+      Promise.allSettled([...joined.map((hold) => hold?.release()), taken?.release()]);
+    return { group: new LockGroupHandle(handles, { releaseAll }), grants };
   }
 
   /** Runs `fn` in a scope where the chain holds every grant of `holds` (one scope, entered with `run()`). */
@@ -137,4 +134,9 @@ export class ReentrantMultiLocker {
     for (const hold of holds) scope.set(scopeKeyOf(this.backend, hold.handle.name), hold);
     return lockScopeStorage.run(scope, fn);
   }
+}
+
+/** A plan's locks as a list for `acquireAll`. */
+function toList(plan: readonly PlannedLock[]): LockList {
+  return plan.map(({ name, mode }) => ({ name, mode }));
 }

@@ -2,7 +2,7 @@ import { LockLostError, type ZkSessionLostError } from '../../errors/errors.js';
 import { longTimeout, type LongTimeout } from '../../util/long-timeout.js';
 import { lockMessages } from '../../errors/messages.js';
 import type { ZkSession } from '../session/zk-session.js';
-import { assertHeld } from '../../port/lock-backend.js';
+import { assertHeld, type HoldExpiry } from '../../port/lock-backend.js';
 import type { NodeReaper } from './node-reaper.js';
 import {
   countGrant,
@@ -33,7 +33,7 @@ type Described = Pick<ReleaseMessage, 'kind' | 'mode'>;
  * A granted lock or lease on ZooKeeper: one ephemeral node, alive as long as its session.
  * Lost when the session can no longer be trusted, before the server could have expired it.
  */
-export abstract class NodeHandle implements AsyncDisposable {
+export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   readonly name: string;
   /** Made on first use of `signal`: most holders never look at it. */
   private lost: AbortController | undefined;
@@ -52,7 +52,8 @@ export abstract class NodeHandle implements AsyncDisposable {
   ) {
     this.name = init.name;
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
-    if (init.maxHoldMs !== undefined) this.maxHold = longTimeout(this.onMaxHold, init.maxHoldMs);
+    const { maxHoldMs } = init;
+    if (maxHoldMs !== undefined) this.maxHold = longTimeout(() => this.holdExpired(maxHoldMs), maxHoldMs);
     countGrant();
   }
 
@@ -148,17 +149,18 @@ export abstract class NodeHandle implements AsyncDisposable {
   };
 
   /**
-   * Held past `maxHoldMs`: the holder is told first (its signal aborts), then the node goes,
-   * so that no other client is granted while this holder could still believe it holds.
+   * @internal Held past `maxHoldMs` (its own, or its group's): the holder is told first (its signal
+   * aborts), then the node goes, so that no other client is granted while this holder
+   * could still believe it holds.
    */
-  private readonly onMaxHold = (): void => {
+  holdExpired(maxHoldMs: number): void {
     if (this.lostReason || this.releasing) return;
     this.revoke(
-      new LockLostError(this.name, lockMessages.maxHold(this.init.maxHoldMs!, this.init.identity.toString('utf8'))),
+      new LockLostError(this.name, lockMessages.maxHold(maxHoldMs, this.init.identity.toString('utf8'))),
       'max-hold',
     );
     this.drop();
-  };
+  }
 
   /** Deletes the node of a holder that was told it lost the lock, unless released or the session is gone. */
   private drop(): void {

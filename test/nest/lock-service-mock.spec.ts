@@ -115,6 +115,21 @@ describe('a LockService mock', () => {
     expect(orders.ran).toEqual(['ship:1']);
   });
 
+  it('a mock of your own needs only what the decorators call; @WhenLeader methods then skip', async () => {
+    const names: string[] = [];
+    const own = {
+      withLock: async (name: string, fn: () => unknown) => {
+        names.push(name);
+        return fn();
+      },
+    };
+    const orders = new Orders(own as unknown as LockService);
+    await expect(orders.ship('1')).resolves.toBe('shipped 1');
+    await expect(orders.report()).resolves.toBeUndefined();
+    expect(names).toEqual(['order:1']);
+    expect(orders.ran).toEqual(['ship:1']);
+  });
+
   it('refuses unknown or mistyped options', () => {
     expect(() => createLockServiceMock({ leeding: true } as never)).toThrow(/leeding/);
     expect(() => createLockServiceMock({ leading: 'yes' } as never)).toThrow(InvalidOptionError);

@@ -194,6 +194,14 @@ export class MaySkip {
 
   // @ts-expect-error: a property is not a method
   @WhenLeader('reports') value = 1;
+
+  // @ts-expect-error: a misspelt option is refused, as in any options object
+  @WithLock('typo', { timeoutMs: 0, ifLoked: 'skip' })
+  async typo(): Promise<void> {}
+
+  // @ts-expect-error: and an option of another decorator
+  @WithLock('lease', { ifLocked: 'wait', maxLeases: 2 })
+  async lease(): Promise<void> {}
 }
 
 /**

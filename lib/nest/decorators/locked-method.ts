@@ -68,6 +68,14 @@ export type AdmitsUndefined<M, Why extends string> = M extends (...args: any[]) 
 export type MaySkip<O> = 'ifLocked' extends keyof O ? ('skip' extends O['ifLocked' & keyof O] ? true : false) : false;
 
 /**
+ * Refuses keys of `O` that `Known` lacks: options inferred into a type parameter (to read
+ * their `ifLocked`) lose TypeScript's excess-property check, which catches a misspelt option.
+ */
+export type NoExtraKeys<O, Known> = O extends object
+  ? { readonly [key in Exclude<keyof O, keyof Known>]: never }
+  : unknown;
+
+/**
  * A method decorator that accepts only async methods whose parameters fit key function
  * `K` and, when it can skip the method (`Skips`), whose declared type admits `undefined`.
  * On a property or an accessor the compiler refuses it (TS1240/TS1241); code compiled

@@ -4,7 +4,14 @@ import {
   type WithLockCallOptions,
   type WithLocksCallOptions,
 } from '../../core/reentrancy/call-options.js';
-import { checkDeclaration, type LockMethodDecorator, lockDecorator, keyFor, type MaySkip } from './locked-method.js';
+import {
+  checkDeclaration,
+  type LockMethodDecorator,
+  lockDecorator,
+  keyFor,
+  type MaySkip,
+  type NoExtraKeys,
+} from './locked-method.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { ZkLockModuleMissingError } from '../errors/errors.js';
 import { nestMessages } from '../errors/messages.js';
@@ -37,7 +44,7 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
  */
 export function WithLock<const K extends LockNameSource, const O extends WithLockOptions | undefined = undefined>(
   name: K,
-  options?: O,
+  options?: O & NoExtraKeys<O, WithLockOptions>,
 ): LockMethodDecorator<K, MaySkip<O>> {
   checkDeclaration('@WithLock', name, options, () => resolveWithLockOptions(options, 0));
   return lockDecorator(

@@ -1,28 +1,32 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { LeaderWorkOptions } from '../core/leader/leader-work.js';
-import type { LeaderTerm } from '../core/leader/leadership-term.js';
-import type { LeaseHandle, LockHandle, LockList, MultiLockHandle } from '../core/port/lock-backend.js';
+import type { LockList } from '../core/port/lock-backend.js';
 import type { LeaseCallOptions, WithLockCallOptions, WithLocksCallOptions } from '../core/reentrancy/call-options.js';
 import { ZkLockModuleMissingError } from './errors/errors.js';
 import { type Decorator, nestMessages } from './errors/messages.js';
 
-/** What `@WithLock` needs of a `LockService` (a mock given with `useValue` works too). */
+/**
+ * What the decorators call on a `LockService`, and all a mock of one must implement. Each
+ * call gets the method's body as `fn`, which takes no argument (a decorated method never
+ * sees the handle): run it and resolve its result, or resolve `undefined` without running
+ * it, as `ifLocked: 'skip'` does when the lock is taken.
+ */
 export interface LockServiceLike {
-  withLock<T>(
-    name: string,
-    fn: (handle: LockHandle) => T | Promise<T>,
-    options: WithLockCallOptions,
-  ): Promise<T | undefined>;
-  /** For key functions that return several names; a mock without it cannot serve those. */
-  withLocks?<T>(
-    locks: LockList,
-    fn: (handle: MultiLockHandle) => T | Promise<T>,
-    options: WithLocksCallOptions,
-  ): Promise<T | undefined>;
-  /** For `@WithLease`. */
-  withLease?<T>(name: string, fn: (lease: LeaseHandle) => T | Promise<T>, options: LeaseCallOptions): Promise<T>;
+  /** For `@WithLock` with one name. */
+  withLock<T>(name: string, fn: () => T | Promise<T>, options: WithLockCallOptions): Promise<T | undefined>;
+  /** For `@WithLock` key functions that return several names; a mock without it cannot serve those. */
+  withLocks?<T>(locks: LockList, fn: () => T | Promise<T>, options: WithLocksCallOptions): Promise<T | undefined>;
+  /** For `@WithLease`; a mock without it cannot serve those. */
+  withLease?<T>(name: string, fn: () => T | Promise<T>, options: LeaseCallOptions): Promise<T>;
 }
+
+/**
+ * The property of every instance of a class with decorated methods where Nest injects
+ * the `LockService` the class's module resolves (the decorators declare it, optional):
+ * a provider of that module, a mock given with `useValue` included.
+ */
+export const INJECTED_LOCK_SERVICE = Symbol.for('nestjs-zk-lock.injected-lock-service');
 
 interface Registry {
   /** Services of applications between their module init and their shutdown, oldest first, with whether they started. */
@@ -33,6 +37,8 @@ interface Registry {
   readonly classes: WeakMap<Function, Set<LockServiceLike>>;
   /** The service of the application a call runs for (set around handlers and decorated methods). */
   readonly ambient: AsyncLocalStorage<LockServiceLike>;
+  /** Every service an application ever added: the real ones, which are used only while live (a mock has no lifecycle). */
+  readonly known: WeakSet<LockServiceLike>;
 }
 
 /**
@@ -45,17 +51,20 @@ function processWide<T>(key: string, make: () => T): T {
   return (holder[Symbol.for(key)] ??= make());
 }
 
-const registry: Registry = processWide('nestjs-zk-lock.lock-services.v2', () => ({
+const registry: Registry = processWide('nestjs-zk-lock.lock-services.v3', () => ({
   live: new Map(),
   owners: new WeakMap(),
   classes: new WeakMap(),
   ambient: new AsyncLocalStorage(),
+  known: new WeakSet(),
 }));
 
 /**
  * How a decorated method finds its application's `LockService` at call time, in this
  * order: the service its instance was bound to (singletons, and transient instances made at
- * start-up); the service of the one running application whose modules provide its class
+ * start-up); the one the instance holds (Nest injected it for the class's module, a mock
+ * provided beside the class included; or an instance made with `new` keeps it in a
+ * field); the service of the one running application whose modules provide its class
  * with this service; the service of the application the call runs for (set around every
  * handler and every decorated method: request-scoped instances of a class two applications
  * provide, plain objects); for an object no application provides, the one application
@@ -66,6 +75,7 @@ export const lockServiceRegistry = {
   /** The application's service, from its module init (decorated methods work in onModuleInit hooks) until `remove`. */
   add(service: LockServiceLike, bindings: { instances: readonly object[]; classes: readonly Function[] }): void {
     if (!registry.live.has(service)) registry.live.set(service, { started: false });
+    registry.known.add(service);
     for (const instance of bindings.instances) registry.owners.set(instance, service);
     for (const type of bindings.classes) {
       let services = registry.classes.get(type);
@@ -100,6 +110,8 @@ export const lockServiceRegistry = {
 function find(target: unknown): LockServiceLike | string {
   const owner = isObject(target) ? registry.owners.get(target) : undefined;
   if (owner && registry.live.has(owner)) return owner;
+  const held = heldBy(target);
+  if (held) return held;
   const type = classOf(target);
   const providers = [...((type && registry.classes.get(type)) || [])].filter((service) => registry.live.has(service));
   if (providers.length === 1) return providers[0];
@@ -116,6 +128,26 @@ function supersedingStart(providers: LockServiceLike[]): LockServiceLike | undef
   const started = providers.filter((service) => registry.live.get(service)?.started);
   if (started.length === 1) return started[0];
   return started.length === 0 ? providers.at(-1) : undefined;
+}
+
+/**
+ * The `LockService` an instance holds: the one Nest injected (`INJECTED_LOCK_SERVICE`), else
+ * the one own field that looks like a `LockService` (a `withLock` function), as an
+ * instance made with `new MyService(mock)` keeps it. A real service counts only while its
+ * application runs; a mock always does. Several such fields: none (which one would be a guess).
+ */
+function heldBy(target: unknown): LockServiceLike | undefined {
+  if (typeof target !== 'object' || target === null) return undefined;
+  const injected = (target as Record<symbol, unknown>)[INJECTED_LOCK_SERVICE];
+  const candidates = new Set(
+    looksLikeLockService(injected) ? [injected] : Object.values(target).filter(looksLikeLockService),
+  );
+  const [held] = candidates;
+  return candidates.size === 1 && (registry.live.has(held) || !registry.known.has(held)) ? held : undefined;
+}
+
+function looksLikeLockService(value: unknown): value is LockServiceLike {
+  return isObject(value) && typeof (value as Partial<LockServiceLike>).withLock === 'function';
 }
 
 function whyNone(providers: LockServiceLike[]): string {
@@ -135,11 +167,7 @@ function classOf(target: unknown): Function | undefined {
 
 /** What `@WhenLeader` needs of a `LeadershipService`: `LeaderElection.runAsLeader` of a group. */
 export interface LeadershipLike {
-  runAsLeader<T>(
-    group: string,
-    fn: (term: LeaderTerm) => T | Promise<T>,
-    options: LeaderWorkOptions,
-  ): Promise<T> | undefined;
+  runAsLeader<T>(group: string, fn: () => T | Promise<T>, options: LeaderWorkOptions): Promise<T> | undefined;
 }
 
 const leaderships = processWide('nestjs-zk-lock.leadership.v2', () => new WeakMap<object, LeadershipLike>());

@@ -37,14 +37,14 @@ class Nightly {
   release: (() => void) | undefined;
 
   @WithLock('nightly', { ifLocked: 'skip' })
-  async run(): Promise<string> {
+  async run(): Promise<string | undefined> {
     this.runs++;
     await new Promise<void>((resolve) => (this.release = resolve));
     return 'done';
   }
 
   @WhenLeader('reports')
-  async report(): Promise<string> {
+  async report(): Promise<string | undefined> {
     return 'reported';
   }
 }

@@ -29,14 +29,14 @@ class ReportJob {
   // Other method decorators keep working whichever side of @WhenLeader they are on.
   @OnEvent('report.tick')
   @WhenLeader('reports')
-  async run(): Promise<string> {
+  async run(): Promise<string | undefined> {
     this.runs += 1;
     return 'ran';
   }
 
   @WhenLeader('reports')
   @OnEvent('report.sync')
-  countSync(): number {
+  async countSync(): Promise<number | undefined> {
     return ++this.runs;
   }
 }
@@ -45,7 +45,7 @@ class ReportJob {
 class StatusController {
   @WhenLeader('status')
   @Get('leader')
-  leader(): string {
+  async leader(): Promise<string | undefined> {
     return 'leading';
   }
 }
@@ -202,6 +202,7 @@ describe('LeadershipService and @WhenLeader', () => {
     }).toThrow(WhenLeaderUsageError);
     expect(() => {
       class BadAccessor {
+        // @ts-expect-error: an accessor is not a method (as code compiled without type checks would do)
         @WhenLeader('g')
         get value(): number {
           return 1;

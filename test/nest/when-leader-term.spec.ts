@@ -40,7 +40,7 @@ class Reports {
   ) {}
 
   @WhenLeader('reports')
-  async build(): Promise<string> {
+  async build(): Promise<string | undefined> {
     const term = this.leadership.term('reports');
     this.terms.push(term);
     this.log.push(`started ${term?.fencingToken}`);
@@ -51,7 +51,7 @@ class Reports {
   }
 
   @WhenLeader('reports', { onLockLost: 'ignore' })
-  async buildAnyway(): Promise<string> {
+  async buildAnyway(): Promise<string | undefined> {
     await this.inside.opened;
     return 'built anyway';
   }
@@ -63,7 +63,7 @@ class ReportController {
 
   @Get()
   @WhenLeader('reports')
-  async report(): Promise<string> {
+  async report(): Promise<string | undefined> {
     this.backend.loseLock('leader:reports'); // a test control: the term ends mid-call
     return 'report';
   }

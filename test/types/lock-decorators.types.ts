@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { StreamableFile } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 
-import { WhenLeader, WithLease, WithLock } from '../../lib/index';
+import { WhenLeader, WithLease, WithLock, type WithLockOptions } from '../../lib/index';
 
 export class Fits {
   @WithLock((id: string) => `order:${id}`)
@@ -115,4 +115,101 @@ export class LeaderOnly {
   // @ts-expect-error: @WhenLeader has no ifLocked (it is not a lock of the method's own)
   @WhenLeader('reports', { ifLocked: 'skip' })
   async skip(): Promise<void> {}
+}
+
+/** Options only known at run time: any of them may say `ifLocked: 'skip'`. */
+declare const someOptions: WithLockOptions;
+
+/** Under a decorator that can skip the call, the declared type must admit the `undefined` it then resolves. */
+export class MaySkip {
+  @WithLock('skip', { ifLocked: 'skip' })
+  async counted(): Promise<number | undefined> {
+    return 1;
+  }
+
+  @WithLock('skip-void', { ifLocked: 'skip', holdAtLeastMs: 500 })
+  async tick(): Promise<void> {}
+
+  @WithLock('wait', { ifLocked: 'wait' })
+  async waits(): Promise<number> {
+    return 1;
+  }
+
+  @WithLock('throw', { ifLocked: 'throw', timeoutMs: 0 })
+  async throws(): Promise<number> {
+    return 1;
+  }
+
+  @WithLock('none', undefined)
+  async none(): Promise<number> {
+    return 1;
+  }
+
+  @WithLock('runtime', someOptions)
+  async runtime(): Promise<number | undefined> {
+    return 1;
+  }
+
+  @WhenLeader('reports')
+  async report(): Promise<string | undefined> {
+    return 'done';
+  }
+
+  @WhenLeader('reports')
+  static async nightly(): Promise<void> {}
+
+  // @ts-expect-error: ifLocked: 'skip' resolves undefined when the lock is taken, which number does not admit
+  @WithLock('skip', { ifLocked: 'skip' })
+  async count(): Promise<number> {
+    return 1;
+  }
+
+  // @ts-expect-error: options whose type allows 'skip' may skip
+  @WithLock('runtime', someOptions)
+  async anyOptions(): Promise<number> {
+    return 1;
+  }
+
+  // @ts-expect-error: the key function's names, skipped the same way
+  @WithLock((id: string) => [`a:${id}`, `b:${id}`], { ifLocked: 'skip' })
+  async both(id: string): Promise<string> {
+    return id;
+  }
+
+  // @ts-expect-error: @WhenLeader resolves undefined on every instance that does not lead
+  @WhenLeader('reports')
+  async leaderOnly(): Promise<string> {
+    return 'done';
+  }
+
+  // @ts-expect-error: a synchronous method would return a Promise where its type says string
+  @WhenLeader('reports')
+  leaderSync(): string {
+    return 'done';
+  }
+
+  // @ts-expect-error: a synchronous method would return a Promise where its type says void
+  @WhenLeader('reports')
+  leaderSyncVoid(): void {}
+
+  // @ts-expect-error: a property is not a method
+  @WhenLeader('reports') value = 1;
+
+  // @ts-expect-error: a misspelt option is refused, as in any options object
+  @WithLock('typo', { timeoutMs: 0, ifLoked: 'skip' })
+  async typo(): Promise<void> {}
+
+  // @ts-expect-error: and an option of another decorator
+  @WithLock('lease', { ifLocked: 'wait', maxLeases: 2 })
+  async lease(): Promise<void> {}
+}
+
+/**
+ * A key function's parameters are not inferred from the method's (the decorator's
+ * argument is typed before the method it decorates): unannotated, they are `any`, and
+ * the compiler cannot compare them with the method's. Annotate them.
+ */
+export class Unannotated {
+  @WithLock((id) => `order:${id}`)
+  async byId(_id: number): Promise<void> {}
 }

@@ -1,3 +1,8 @@
+import { Inject, Optional } from '@nestjs/common';
+
+import { LockService } from '../lock.service.js';
+import { INJECTED_LOCK_SERVICE } from '../service-registry.js';
+
 /** Metadata keys of this library's method decorators (a method wrapped by one carries its key). */
 export const WITH_LOCK_METADATA = Symbol.for('nestjs-zk-lock.with-lock');
 export const WHEN_LEADER_METADATA = Symbol.for('nestjs-zk-lock.when-leader');
@@ -51,6 +56,25 @@ export function wrapMethod(
   copyMethodMetadata(original, wrapped);
   Reflect.defineMetadata?.(metadata.key, metadata.value, wrapped);
   descriptor!.value = wrapped;
+  if (typeof target === 'object') injectLockService(target);
+}
+
+// @nestjs/common's metadata key for property injection (the same in Nest 11 and 12), read without a deep import.
+const PROPERTY_DEPS_METADATA = 'self:properties_metadata';
+
+/**
+ * Has Nest inject, into every instance of `prototype`'s class, the `LockService` the
+ * class's module resolves (`INJECTED_LOCK_SERVICE`, optional: a module without one still
+ * builds the class): a mock provided beside the class then serves its decorated methods,
+ * with or without ZkLockModule. Once per class; a subclass inherits it.
+ */
+function injectLockService(prototype: object): void {
+  if (typeof Reflect.getMetadata !== 'function') return; // reflect-metadata not loaded: no Nest to inject
+  const declared = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) as
+    ReadonlyArray<{ readonly key: unknown }> | undefined;
+  if (declared?.some(({ key }) => key === INJECTED_LOCK_SERVICE)) return;
+  Inject(LockService)(prototype, INJECTED_LOCK_SERVICE);
+  Optional()(prototype, INJECTED_LOCK_SERVICE);
 }
 
 /** `Class.method` for messages: `target` is a prototype, or the class itself for a static method. */

@@ -51,14 +51,45 @@ export type ResultFits<M> = M extends (...args: any[]) => Promise<infer R>
   : unknown;
 
 /**
+ * `unknown` when method `M` may resolve `undefined` (its Promise's type admits it: `void`,
+ * `T | undefined`, `unknown`, `any`); otherwise a type no descriptor has, whose property
+ * name `Why` says why, so the compiler refuses a decorator that can skip the method.
+ */
+export type AdmitsUndefined<M, Why extends string> = M extends (...args: any[]) => Promise<infer R>
+  ? undefined extends R
+    ? unknown
+    : { [key in Why]: R }
+  : unknown;
+
+/**
+ * Whether `@WithLock` options `O` can skip the method (`ifLocked: 'skip'`, or an options
+ * object whose type allows it): then the call can resolve `undefined` without running it.
+ */
+export type MaySkip<O> = 'ifLocked' extends keyof O ? ('skip' extends O['ifLocked' & keyof O] ? true : false) : false;
+
+/**
+ * Refuses keys of `O` that `Known` lacks: options inferred into a type parameter (to read
+ * their `ifLocked`) lose TypeScript's excess-property check, which catches a misspelt option.
+ */
+export type NoExtraKeys<O, Known> = O extends object
+  ? { readonly [key in Exclude<keyof O, keyof Known>]: never }
+  : unknown;
+
+/**
  * A method decorator that accepts only async methods whose parameters fit key function
- * `K`. On a property or an accessor the compiler refuses it (TS1240/TS1241); code compiled
+ * `K` and, when it can skip the method (`Skips`), whose declared type admits `undefined`.
+ * On a property or an accessor the compiler refuses it (TS1240/TS1241); code compiled
  * without type checks gets our `WithLockUsageError` when the class is defined.
  */
-export type LockMethodDecorator<K> = <M extends AsyncMethod>(
+export type LockMethodDecorator<K, Skips extends boolean = false> = <M extends AsyncMethod>(
   target: object,
   key: string | symbol,
-  descriptor: TypedPropertyDescriptor<M> & KeyFits<K, M> & ResultFits<M>,
+  descriptor: TypedPropertyDescriptor<M> &
+    KeyFits<K, M> &
+    ResultFits<M> &
+    (Skips extends true
+      ? AdmitsUndefined<M, "with ifLocked: 'skip' the method can resolve undefined: declare Promise<T | undefined>">
+      : unknown),
 ) => void;
 
 /** How a lock decorator runs one call: `body` is the original method, bound to its call. */

@@ -8,6 +8,7 @@ import { nestMessages } from '../errors/messages.js';
 import { leadershipRegistry, lockServiceRegistry } from '../service-registry.js';
 import { loggerOf } from '../lock-logger.js';
 import { WHEN_LEADER_METADATA, wrapMethod } from './decorated-methods.js';
+import type { AdmitsUndefined, AsyncMethod } from './locked-method.js';
 
 /** Options of `@WhenLeader`. */
 export interface WhenLeaderOptions {
@@ -22,8 +23,9 @@ export interface WhenLeaderOptions {
 
 /**
  * Runs the method only on the instance that leads `group` at call time (checked against
- * the clock); elsewhere it resolves `undefined` without running (the method becomes
- * async). The application joins `group` at start-up. What holds:
+ * the clock); elsewhere it resolves `undefined` without running, so the method must be
+ * async and declared to admit it (`Promise<T | undefined>`, `Promise<void>`): the
+ * compiler refuses others. The application joins `group` at start-up. What holds:
  *
  * - a term ends (its signal aborts) before another instance can lead: read it inside the
  *   method with `LeadershipService.term(group)`, which is the term the call started under,
@@ -42,7 +44,7 @@ export interface WhenLeaderOptions {
  * async report() { … }
  * ```
  */
-export function WhenLeader(group: string, options?: WhenLeaderOptions): MethodDecorator {
+export function WhenLeader(group: string, options?: WhenLeaderOptions): LeaderMethodDecorator {
   checkGroup(group);
   if (options !== undefined && typeof options === 'object' && options !== null)
     assertKnownOptions(options, ['onLockLost'], '@WhenLeader');
@@ -72,9 +74,23 @@ export function WhenLeader(group: string, options?: WhenLeaderOptions): MethodDe
         };
       },
     );
-    return descriptor;
   };
 }
+
+/**
+ * What `@WhenLeader` accepts: an async method (a synchronous one would return a Promise
+ * where its type says otherwise) whose declared type admits `undefined`, which it
+ * resolves on every instance that does not lead. The compiler refuses others.
+ */
+export type LeaderMethodDecorator = <M extends AsyncMethod>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M> &
+    AdmitsUndefined<
+      M,
+      '@WhenLeader resolves undefined where this instance does not lead: declare Promise<T | undefined>'
+    >,
+) => void;
 
 const lostLog = (method: string, group: string, error: LockLostError, ignored: boolean): string =>
   `The term of leadership of group "${group}" that ${method} started under ended while it still ran: ${error.why}. ` +

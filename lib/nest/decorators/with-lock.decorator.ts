@@ -4,7 +4,14 @@ import {
   type WithLockCallOptions,
   type WithLocksCallOptions,
 } from '../../core/reentrancy/call-options.js';
-import { checkDeclaration, type LockMethodDecorator, lockDecorator, keyFor } from './locked-method.js';
+import {
+  checkDeclaration,
+  type LockMethodDecorator,
+  lockDecorator,
+  keyFor,
+  type MaySkip,
+  type NoExtraKeys,
+} from './locked-method.js';
 import { WITH_LOCK_METADATA } from './decorated-methods.js';
 import { ZkLockModuleMissingError } from '../errors/errors.js';
 import { nestMessages } from '../errors/messages.js';
@@ -24,15 +31,21 @@ export type LockNameSource = string | ((...args: any[]) => string | LockList);
 
 /**
  * Runs the method holding a lock, one caller at a time across every instance of the
- * application (or shared, with `{ mode: 'read' }`). The method becomes async. Reentrant:
- * called from code that already holds the lock, it runs without waiting.
+ * application (or shared, with `{ mode: 'read' }`). The method must be async. Reentrant:
+ * called from code that already holds the lock, it runs without waiting. Where `options`
+ * may say `ifLocked: 'skip'`, the call can resolve `undefined` without running the method,
+ * and the compiler requires a declared type that admits it (`Promise<T | undefined>`).
+ * Annotate a key function's parameters: they are not inferred from the method's.
  *
  * ```ts
  * @WithLock((showId: string) => `show:${showId}`)
  * async reserve(showId: string) { … }
  * ```
  */
-export function WithLock<const K extends LockNameSource>(name: K, options?: WithLockOptions): LockMethodDecorator<K> {
+export function WithLock<const K extends LockNameSource, const O extends WithLockOptions | undefined = undefined>(
+  name: K,
+  options?: O & NoExtraKeys<O, WithLockOptions>,
+): LockMethodDecorator<K, MaySkip<O>> {
   checkDeclaration('@WithLock', name, options, () => resolveWithLockOptions(options, 0));
   return lockDecorator(
     '@WithLock',

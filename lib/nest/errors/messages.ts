@@ -27,7 +27,10 @@ export const nestMessages = {
     `the key function of ${decorator} on ${method} must return ${expected}`,
   moduleMissing: (decorator: Decorator, method: string, why: string): string =>
     `${decorator} on ${method} found no LockService to use: ${why}. Import ZkLockModule.forRoot({ connectionString }) ` +
-    '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started.',
+    '(or forRootAsync) in your application module, and call the method on an instance Nest created, after the application has started. ' +
+    'In a unit test, import ZkLockModule.forTesting(), or provide a mock beside the class ' +
+    '({ provide: LockService, useValue: createLockServiceMock() }), or pass one to a constructor that keeps it in a field ' +
+    '(new MyService(createLockServiceMock())).',
   /** Why a job cannot follow leadership (`LeaderJobError`). */
   leaderJob: {
     notCron: (method: string): string =>

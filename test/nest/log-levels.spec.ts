@@ -23,12 +23,12 @@ import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 @Injectable()
 class Jobs {
   @WithLock('nightly', { ifLocked: 'skip' })
-  async run(): Promise<string> {
+  async run(): Promise<string | undefined> {
     return 'ran';
   }
 
   @WhenLeader('reports')
-  async report(): Promise<string> {
+  async report(): Promise<string | undefined> {
     return 'reported';
   }
 }

@@ -7,6 +7,7 @@ import type { StreamableFile } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 
 import { WhenLeader, WithLease, WithLock, type WithLockOptions } from '../../lib/index';
+import { LeaderOnly as LeaderOnlyJob } from '../../lib/schedule';
 
 export class Fits {
   @WithLock((id: string) => `order:${id}`)
@@ -212,4 +213,30 @@ export class MaySkip {
 export class Unannotated {
   @WithLock((id) => `order:${id}`)
   async byId(_id: number): Promise<void> {}
+}
+
+/** `@LeaderOnly` (nestjs-zk-lock/schedule): a job method, sync (`void`) or async resolving `undefined` off leadership. */
+export class LeaderJobs {
+  @LeaderOnlyJob('jobs')
+  tick(): void {}
+
+  @LeaderOnlyJob('jobs')
+  async report(): Promise<void> {}
+
+  @LeaderOnlyJob('jobs')
+  async total(): Promise<number | undefined> {
+    return 1;
+  }
+
+  // @ts-expect-error a value returned synchronously would be a Promise at run time
+  @LeaderOnlyJob('jobs')
+  count(): number {
+    return 1;
+  }
+
+  // @ts-expect-error off leadership the call resolves undefined: Promise<number | undefined>
+  @LeaderOnlyJob('jobs')
+  async sum(): Promise<number> {
+    return 1;
+  }
 }

@@ -54,12 +54,14 @@ export async function resolveHosts(connect: string, timeoutMs: number): Promise<
  */
 export async function connectBackend(request: CliRequest): Promise<ZkLockBackend> {
   const { connect, timeoutMs } = request;
+  const started = performance.now();
   await resolveHosts(connect, timeoutMs);
   try {
     return await ZkLockBackend.connect({
       connectionString: connect,
       rootPath: request.root,
-      connectTimeoutMs: timeoutMs,
+      // --timeout covers the lookups and the connect together.
+      connectTimeoutMs: Math.max(1, Math.floor(timeoutMs - (performance.now() - started))),
       // exec's node names the host and process that run the command (the default), for `show`.
       ...(!request.exec && { identity: 'nestjs-zk-lock-cli' }),
       ...(request.credentials && { credentials: request.credentials }),

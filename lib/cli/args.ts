@@ -42,7 +42,8 @@ export const USAGE = `Usage: nestjs-zk-lock <command> [options]
 Commands:
   list [prefix]            every lock (and lease semaphore) under the root, with holders and waiters
   show <name>              one lock's queue: holders and waiters in order, mode, identity, age, session
-  revoke <name>            ask the lock's holders to release it (those that acquired with revocable: true)
+  revoke <name>            ask the lock's holders to release it: those that opted in (revocable: true), and
+                           other clients' (Curator's makeRevocable); exits 6 naming any that did not opt in
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
   exec <name> -- <command> [args...]
@@ -69,7 +70,8 @@ exec options:
 Credentials (when the locks have ACLs): $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD.
 
 Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered
-(nothing listens, --timeout passed, or DNS cannot resolve the hosts); 4 not confirmed; 5 no such --root.
+(nothing listens, --timeout passed, or DNS cannot resolve the hosts); 4 not confirmed; 5 no such --root;
+6 revoke: a holder did not opt in to revocation (not asked).
 exec: the command's own code; else 2 usage, 3 no server answered, 120 lock not granted within --timeout,
 121 skipped (--skip-if-locked, lock taken), 122 lock lost (command stopped), 123 --max-hold reached
 (command stopped), 126 command not runnable, 127 command not found.`;

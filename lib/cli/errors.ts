@@ -15,6 +15,8 @@ export const CLI_EXIT = {
   notConfirmed: 4,
   /** The lock root does not exist. */
   noRoot: 5,
+  /** `revoke`: a holder did not opt in to revocation, and was not asked. */
+  notOptedIn: 6,
 } as const;
 
 /** A failure of the CLI itself: a stable `code` and the process exit code it ends with. */

@@ -76,12 +76,49 @@ describe('the operator CLI', () => {
     expect((await cli(['show', 'nothing-here', ...base()])).out).toContain('"nothing-here" is free');
 
     const revoke = await cli(['revoke', 'invoices', ...base()]);
-    expect(revoke).toMatchObject({ code: 0 });
+    expect(revoke).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/^Asked billing-1 \(\S+__lock__\d{10}\) to release/),
+    });
     await waitUntil(() => lock.revocation.aborted, 'the revocable holder is asked');
+    // The request overwrote the holder's identity: listings say so apart from the identity.
+    expect((await cli(['show', 'invoices', ...base()])).out).toMatch(/holds\s+write\s+\? \(revocation requested\)/);
+    expect(JSON.parse((await cli(['show', 'invoices', '--json', ...base()])).out).holders).toEqual([
+      expect.objectContaining({ identity: null, revocable: 'revocable', revocationRequested: true }),
+    ]);
 
     await lock.release();
     await (await waiting).release();
     await reader.release();
+  });
+
+  it('revoke asks only the holders that opted in: one that did not is named, keeps its identity, and revoke exits 6', async () => {
+    const plain = await app.acquire('reports-2', { mode: 'read' });
+    const revocable = await waiter.acquire('reports-2', { mode: 'read', revocable: true });
+    const revoke = await cli(['revoke', 'reports-2', '--json', ...base()]);
+    expect(revoke.code).toBe(6);
+    expect(JSON.parse(revoke.out)).toEqual({
+      name: 'reports-2',
+      asked: [{ node: expect.any(String), identity: 'billing-2', revocable: 'revocable' }],
+      notOptedIn: [{ node: expect.any(String), identity: 'billing-1', revocable: 'not-revocable' }],
+    });
+    await waitUntil(() => revocable.revocation.aborted, 'the revocable holder is asked');
+    expect(plain.revocation.aborted).toBe(false);
+    // ZooKeeper's own data: the holder that did not opt in still shows its identity.
+    const identities = (await app.contenders('reports-2')).map((c) => c.identity).sort();
+    expect(identities).toEqual(['__REVOKE__', 'billing-1']);
+    await revocable.release();
+
+    const text = await cli(['revoke', 'reports-2', ...base()]);
+    expect(text.code).toBe(6);
+    expect(text.out).toMatch(
+      /^Not asked: billing-1 \(\S+__rlock__\d{10}\) did not opt in to revocation \(revocable: true\)/,
+    );
+    expect((await app.contenders('reports-2')).map((c) => c.identity)).toEqual(['billing-1']);
+    expect(JSON.parse((await cli(['show', 'reports-2', '--json', ...base()])).out).holders).toEqual([
+      expect.objectContaining({ identity: 'billing-1', revocable: 'not-revocable', revocationRequested: false }),
+    ]);
+    await plain.release();
   });
 
   it("release --force deletes the holder's node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock", async () => {

@@ -121,6 +121,26 @@ describe('the operator CLI', () => {
     await plain.release();
   });
 
+  it("revoke still asks another client's holder (Kazoo's, Curator's: it may have opted in), as Curator's Revoker does", async () => {
+    // A node as Kazoo names it (its random guid carries no tag of ours), holding 'foreign'.
+    const node = '0123456789abcdef0123456789abcdef__lock__0000000000';
+    const inspector = await ZkInspector.connect(zkConnect());
+    await inspector.create(`${app.pathOf('foreign')}/${node}`, 'kazoo-worker');
+    try {
+      const revoke = await cli(['revoke', 'foreign', '--json', ...base()]);
+      expect(revoke.code).toBe(0);
+      expect(JSON.parse(revoke.out)).toEqual({
+        name: 'foreign',
+        asked: [{ node, identity: 'kazoo-worker', revocable: 'unknown' }],
+        notOptedIn: [],
+      });
+      expect((await app.contenders('foreign')).map((c) => c.identity)).toEqual(['__REVOKE__']);
+    } finally {
+      await inspector.removeTree(app.pathOf('foreign'));
+      await inspector.close();
+    }
+  });
+
   it("release --force deletes the holder's node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock", async () => {
     const lock = await app.acquire('stuck');
     const waiting = waiter.acquire('stuck', { timeoutMs: 20_000 });

@@ -108,6 +108,7 @@ export {
   type FoundKind,
   type LockKind,
   ZkConnectionError,
+  type ZkConnectionFailure,
   ZkSessionLostError,
   ZkServerRefusedError,
   type ServerUnfitness,

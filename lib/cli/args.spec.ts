@@ -60,3 +60,15 @@ describe('parseCliArgs exec', () => {
     expect(() => parseCliArgs(argv, {})).toThrow(message);
   });
 });
+
+describe('parseCliArgs --connect and --root', () => {
+  it('default to $ZK_LOCK_CONNECT and $ZK_LOCK_ROOT; the flags win over the variables', () => {
+    const env = { ZK_LOCK_CONNECT: 'zk-1:2181', ZK_LOCK_ROOT: '/jobs' };
+    expect(parseCliArgs(['list'], {})).toMatchObject({ connect: '127.0.0.1:2181', root: '/locks' });
+    expect(parseCliArgs(['list'], env)).toMatchObject({ connect: 'zk-1:2181', root: '/jobs' });
+    expect(parseCliArgs(['list', '--connect', 'zk-2:2181', '--root', '/other'], env)).toMatchObject({
+      connect: 'zk-2:2181',
+      root: '/other',
+    });
+  });
+});

@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 
 import type { LockMode } from '../core/port/lock-backend.js';
+import { CliUsageError } from './errors.js';
+
+export { CliUsageError };
 
 /** What `exec` runs, and how it holds the lock meanwhile. */
 export interface ExecRequest {
@@ -34,15 +37,13 @@ export interface CliRequest {
   readonly exec?: ExecRequest;
 }
 
-/** A usage mistake: printed with the usage, exit code 2. */
-export class CliUsageError extends Error {}
-
 export const USAGE = `Usage: nestjs-zk-lock <command> [options]
 
 Commands:
   list [prefix]            every lock (and lease semaphore) under the root, with holders and waiters
   show <name>              one lock's queue: holders and waiters in order, mode, identity, age, session
-  revoke <name>            ask the lock's holders to release it (those that acquired with revocable: true)
+  revoke <name>            ask the lock's holders to release it: those that opted in (revocable: true), and
+                           other clients' (Curator's makeRevocable); exits 6 naming any that did not opt in
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
   exec <name> -- <command> [args...]
@@ -50,9 +51,12 @@ Commands:
                            release it; exits with the command's exit code (128+n when killed by signal n)
 
 Options:
-  --connect <hosts>   ZooKeeper connection string (default: $ZK_LOCK_CONNECT, else 127.0.0.1:2181)
-  --root <path>       the lock root (default: $ZK_LOCK_ROOT, else /locks)
-  --json              machine-readable output
+  --connect <hosts>   ZooKeeper connection string host:port[,host:port...][/chroot]
+                      (default: $ZK_LOCK_CONNECT, else 127.0.0.1:2181)
+  --root <path>       the lock root, the rootPath the applications use (default: $ZK_LOCK_ROOT, else
+                      /locks); list, show, revoke and release fail with 5 when it does not exist
+  --json              machine-readable output on stdout; a failure is one line on stderr:
+                      {"error":{"code":"...","message":"...","exitCode":n}}
   --yes               do not ask before release --force
   --timeout <ms>      how long to try to connect (default 5000); for exec, to connect and get the lock
                       (default: 5000 to connect, then wait for the lock as long as it takes)
@@ -65,7 +69,9 @@ exec options:
   SIGINT, SIGTERM and SIGHUP sent to the CLI go to the command; the lock is released once it exits.
 Credentials (when the locks have ACLs): $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD.
 
-Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered; 4 not confirmed.
+Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered
+(nothing listens, --timeout passed, or DNS cannot resolve the hosts); 4 not confirmed; 5 no such --root;
+6 revoke: a holder did not opt in to revocation (not asked).
 exec: the command's own code; else 2 usage, 3 no server answered, 120 lock not granted within --timeout,
 121 skipped (--skip-if-locked, lock taken), 122 lock lost (command stopped), 123 --max-hold reached
 (command stopped), 126 command not runnable, 127 command not found.`;

@@ -2,12 +2,13 @@ import { createInterface } from 'node:readline/promises';
 
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { CliRequest } from './args.js';
-import { json, queueText } from './output.js';
+import { json, listingJson, queueText } from './output.js';
+import { revoke } from './revoke.js';
 
 /** What a command prints, and its exit code. */
 export interface CliResult {
   readonly out: string;
-  readonly code: 0 | 1 | 4;
+  readonly code: number;
 }
 
 /** One lock's listing by its exact name (`locks()` matches a prefix). */
@@ -24,7 +25,7 @@ export async function runCommand(
   switch (command) {
     case 'list': {
       const listings = await backend.locks(target ?? '');
-      if (asJson) return { out: json(listings), code: 0 };
+      if (asJson) return { out: json(listings.map(listingJson)), code: 0 };
       return {
         out:
           listings.length === 0
@@ -35,18 +36,11 @@ export async function runCommand(
     }
     case 'show': {
       const listing = await listingOf(backend, target!);
-      if (asJson) return { out: json(listing ?? null), code: 0 };
+      if (asJson) return { out: json(listing ? listingJson(listing) : null), code: 0 };
       return { out: listing ? queueText(listing) : `"${target}" is free: no holder, no waiter.`, code: 0 };
     }
-    case 'revoke': {
-      const asked = await backend.requestRevocation(target!);
-      const out = asJson
-        ? json({ name: target, asked })
-        : asked === 0
-          ? `Nobody holds "${target}".`
-          : `Asked ${asked} holder(s) of "${target}" to release it; holders that acquired with revocable: true are told.`;
-      return { out, code: asked === 0 ? 1 : 0 };
-    }
+    case 'revoke':
+      return revoke(backend, target!, asJson);
     case 'release': {
       const listing = await listingOf(backend, target!);
       const holders = listing?.holders ?? [];

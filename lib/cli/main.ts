@@ -1,10 +1,37 @@
 #!/usr/bin/env node
 // `npx nestjs-zk-lock …`: see USAGE in args.ts.
-import { ZkConnectionError, ZkLockError } from '../core/errors/errors.js';
-import { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
-import { CliUsageError, parseCliArgs, USAGE, type CliRequest } from './args.js';
+import { ZkLockError } from '../core/errors/errors.js';
+import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
+import { parseCliArgs, USAGE, type CliRequest } from './args.js';
 import { askOnTerminal, runCommand } from './commands.js';
+import { assertRootExists, connectBackend } from './connect.js';
+import { CLI_EXIT, CliError, CliUsageError } from './errors.js';
 import { runExec } from './exec.js';
+import { cliMessages } from './messages.js';
+
+/**
+ * Prints a failure on stderr (stdout carries only results, so a pipe into a JSON reader
+ * never mistakes one for output) and returns its exit code. Under `--json`, one object on
+ * one line: `{"error":{"code","message","exitCode"}}`; else `nestjs-zk-lock: <message>`.
+ */
+function fail(error: unknown, asJson: boolean): number {
+  const exitCode = error instanceof CliError ? error.exitCode : CLI_EXIT.failed;
+  const zkCode = (error as { zkCode?: string }).zkCode;
+  const hint = error instanceof ZkLockError && zkCode === 'NO_AUTH' ? ` ${cliMessages.noAuth}` : '';
+  const message = `${(error as Error).message}${hint}`;
+  if (asJson) {
+    const code = error instanceof ZkLockError ? error.code : 'CLI_INTERNAL';
+    process.stderr.write(`${JSON.stringify({ error: { code, message, exitCode } })}\n`);
+  } else {
+    const usage = error instanceof CliUsageError ? `\n\n${USAGE}` : '';
+    process.stderr.write(`nestjs-zk-lock: ${message}${usage}\n`);
+  }
+  return exitCode;
+}
+
+/** `--json` among the CLI's own arguments (not the command's after `--`), even when the rest does not parse. */
+const asksForJson = (argv: readonly string[]): boolean =>
+  (argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv).includes('--json');
 
 async function main(argv: readonly string[]): Promise<number> {
   let request: CliRequest;
@@ -12,27 +39,18 @@ async function main(argv: readonly string[]): Promise<number> {
     request = parseCliArgs(argv, process.env);
   } catch (error) {
     if (!(error instanceof CliUsageError)) throw error;
-    process.stderr.write(`nestjs-zk-lock: ${error.message}\n\n${USAGE}\n`);
-    return 2;
+    return fail(error, asksForJson(argv));
   }
   if (request.command === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return 0;
+    return CLI_EXIT.done;
   }
   const started = performance.now();
   let backend: ZkLockBackend;
   try {
-    backend = await ZkLockBackend.connect({
-      connectionString: request.connect,
-      rootPath: request.root,
-      connectTimeoutMs: request.timeoutMs,
-      // exec's node names the host and process that run the command (the default), for `show`.
-      ...(!request.exec && { identity: 'nestjs-zk-lock-cli' }),
-      ...(request.credentials && { credentials: request.credentials }),
-    });
+    backend = await connectBackend(request);
   } catch (error) {
-    process.stderr.write(`nestjs-zk-lock: ${(error as Error).message}\n`);
-    return error instanceof ZkConnectionError ? 3 : 2;
+    return fail(error, request.json);
   }
   try {
     if (request.exec) {
@@ -40,16 +58,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const waitMs = Math.max(0, Math.floor(request.exec.waitMs - (performance.now() - started)));
       return await runExec(backend, request.target!, request.exec, waitMs);
     }
+    await assertRootExists(backend, request);
     const { out, code } = await runCommand(backend, request, askOnTerminal);
     if (out) process.stdout.write(`${out}\n`);
     return code;
   } catch (error) {
-    const hint =
-      error instanceof ZkLockError && (error as { zkCode?: string }).zkCode === 'NO_AUTH'
-        ? ' (the nodes have ACLs: set ZK_LOCK_USERNAME and ZK_LOCK_PASSWORD)'
-        : '';
-    process.stderr.write(`nestjs-zk-lock: ${(error as Error).message}${hint}\n`);
-    return 1;
+    return fail(error, request.json);
   } finally {
     await backend.close();
   }

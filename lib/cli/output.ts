@@ -1,4 +1,6 @@
 import type { ListedContender, ListedLease, ListedLock } from '../core/port/lock-backend.js';
+import { REVOKE_REQUEST } from '../core/port/lock-node.js';
+import { revocationOptInOf } from '../core/port/node-format.js';
 
 /** `12 s`, `3 min`, `2 h`: how long ago `since` was, for a human. */
 export function age(since: Date, now = Date.now()): string {
@@ -11,7 +13,7 @@ export function age(since: Date, now = Date.now()): string {
 const row = (entry: ListedContender | ListedLease, now: number): string[] => [
   entry.holding ? 'holds' : 'waits',
   'mode' in entry ? entry.mode : 'lease',
-  entry.identity ?? '?',
+  entry.identity === REVOKE_REQUEST ? '? (revocation requested)' : (entry.identity ?? '?'),
   age(entry.since, now),
   entry.sessionId ?? '',
   entry.node,
@@ -40,4 +42,23 @@ export function queueText(listing: ListedLock, now = Date.now()): string {
 /** JSON output: dates as ISO strings, as every other tool reads them. */
 export function json(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+}
+
+/**
+ * A listing as `--json` prints it: each lock holder's or waiter's revocation opt-in, read
+ * from its node's name (`unknown` for another client's), and `revocationRequested` when its
+ * node's data is the request (`__REVOKE__` overwrote the identity, then `null`).
+ */
+export function listingJson(listing: ListedLock): ListedLock {
+  if (listing.kind === 'lease') return listing;
+  const view = (entry: ListedContender): ListedContender => {
+    const requested = entry.identity === REVOKE_REQUEST;
+    return {
+      ...entry,
+      identity: requested ? null : entry.identity,
+      revocable: revocationOptInOf(entry.node),
+      revocationRequested: requested,
+    } as ListedContender;
+  };
+  return { ...listing, holders: listing.holders.map(view), waiters: listing.waiters.map(view) } as ListedLock;
 }

@@ -50,6 +50,7 @@ describe('a server granting a session timeout under 2 × tickTime', () => {
     const failed = await connect(withConf, SHORT_MS).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(ZkServerRefusedError);
     expect(failed).toMatchObject({
+      reason: 'unfit-server',
       server: withConf.connectionString,
       sessionTimeoutMs: SHORT_MS,
       unfitness: { reason: 'session-timeout', tickTimeMs: TICK_MS, minSessionTimeoutMs: 1000 },

@@ -107,6 +107,7 @@ describe('security: digest credentials, ACLs and isolation', () => {
     const connectionString = `${zkConnect()}/no-such-chroot-${Date.now()}`;
     const error = await ZkLockBackend.connect({ connectionString }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ZkConnectionError);
+    expect(error).toMatchObject({ reason: 'chroot' });
     expect((error as Error).message).toMatch(/chroot "\/no-such-chroot-\d+" .* does not exist/);
   });
 });

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 
 import { ZkLockBackend } from '../../lib/index';
@@ -75,12 +76,69 @@ describe('the operator CLI', () => {
     expect((await cli(['show', 'nothing-here', ...base()])).out).toContain('"nothing-here" is free');
 
     const revoke = await cli(['revoke', 'invoices', ...base()]);
-    expect(revoke).toMatchObject({ code: 0 });
+    expect(revoke).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/^Asked billing-1 \(\S+__lock__\d{10}\) to release/),
+    });
     await waitUntil(() => lock.revocation.aborted, 'the revocable holder is asked');
+    // The request overwrote the holder's identity: listings say so apart from the identity.
+    expect((await cli(['show', 'invoices', ...base()])).out).toMatch(/holds\s+write\s+\? \(revocation requested\)/);
+    expect(JSON.parse((await cli(['show', 'invoices', '--json', ...base()])).out).holders).toEqual([
+      expect.objectContaining({ identity: null, revocable: 'revocable', revocationRequested: true }),
+    ]);
 
     await lock.release();
     await (await waiting).release();
     await reader.release();
+  });
+
+  it('revoke asks only the holders that opted in: one that did not is named, keeps its identity, and revoke exits 6', async () => {
+    const plain = await app.acquire('reports-2', { mode: 'read' });
+    const revocable = await waiter.acquire('reports-2', { mode: 'read', revocable: true });
+    const revoke = await cli(['revoke', 'reports-2', '--json', ...base()]);
+    expect(revoke.code).toBe(6);
+    expect(JSON.parse(revoke.out)).toEqual({
+      name: 'reports-2',
+      asked: [{ node: expect.any(String), identity: 'billing-2', revocable: 'revocable' }],
+      notOptedIn: [{ node: expect.any(String), identity: 'billing-1', revocable: 'not-revocable' }],
+    });
+    await waitUntil(() => revocable.revocation.aborted, 'the revocable holder is asked');
+    expect(plain.revocation.aborted).toBe(false);
+    // ZooKeeper's own data: the holder that did not opt in still shows its identity.
+    const identities = (await app.contenders('reports-2')).map((c) => c.identity).sort();
+    expect(identities).toEqual(['__REVOKE__', 'billing-1']);
+    await revocable.release();
+
+    const text = await cli(['revoke', 'reports-2', ...base()]);
+    expect(text.code).toBe(6);
+    expect(text.out).toMatch(
+      /^Not asked: billing-1 \(\S+__rlock__\d{10}\) did not opt in to revocation \(revocable: true\)/,
+    );
+    expect((await app.contenders('reports-2')).map((c) => c.identity)).toEqual(['billing-1']);
+    expect(JSON.parse((await cli(['show', 'reports-2', '--json', ...base()])).out).holders).toEqual([
+      expect.objectContaining({ identity: 'billing-1', revocable: 'not-revocable', revocationRequested: false }),
+    ]);
+    await plain.release();
+  });
+
+  it("revoke still asks another client's holder (Kazoo's, Curator's: it may have opted in), as Curator's Revoker does", async () => {
+    // A node as Kazoo names it (its random guid carries no tag of ours), holding 'foreign'.
+    const node = '0123456789abcdef0123456789abcdef__lock__0000000000';
+    const inspector = await ZkInspector.connect(zkConnect());
+    await inspector.create(`${app.pathOf('foreign')}/${node}`, 'kazoo-worker');
+    try {
+      const revoke = await cli(['revoke', 'foreign', '--json', ...base()]);
+      expect(revoke.code).toBe(0);
+      expect(JSON.parse(revoke.out)).toEqual({
+        name: 'foreign',
+        asked: [{ node, identity: 'kazoo-worker', revocable: 'unknown' }],
+        notOptedIn: [],
+      });
+      expect((await app.contenders('foreign')).map((c) => c.identity)).toEqual(['__REVOKE__']);
+    } finally {
+      await inspector.removeTree(app.pathOf('foreign'));
+      await inspector.close();
+    }
   });
 
   it("release --force deletes the holder's node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock", async () => {
@@ -113,6 +171,94 @@ describe('the operator CLI', () => {
     });
   });
 
+  it('a --root that does not exist is an error (exit 5) naming it and --root, for every command that reads under it; nothing is created', async () => {
+    const missing = `${root}-no-such-root`;
+    const at = ['--connect', zkConnect(), '--root', missing];
+    for (const command of [
+      ['list'],
+      ['show', 'invoices'],
+      ['revoke', 'invoices'],
+      ['release', 'invoices', '--force', '--yes'],
+    ]) {
+      const run = await cli([...command, ...at]);
+      expect(run).toMatchObject({ code: 5, out: '' });
+      expect(run.err).toContain(`No lock root "${missing}" at "${zkConnect()}"`);
+      expect(run.err).toContain('Check --root (or $ZK_LOCK_ROOT');
+    }
+    // $ZK_LOCK_ROOT is the default of --root
+    expect(await cli(['show', 'invoices', '--connect', zkConnect()], { ZK_LOCK_ROOT: missing })).toMatchObject({
+      code: 5,
+    });
+    const inspector = await ZkInspector.connect(zkConnect());
+    expect(await inspector.exists(missing)).toBe(false);
+    await inspector.close();
+  });
+
+  it('under --json a failure is one JSON object on stderr, with a stable code, the message and the exit code; stdout stays empty', async () => {
+    const error = async (args: string[]): Promise<{ code: string; message: string; exitCode: number }> => {
+      const run = await cli([...args, '--json']);
+      expect(run.out).toBe('');
+      expect(run.err.trim().split('\n')).toHaveLength(1);
+      const parsed = JSON.parse(run.err).error;
+      expect(parsed.exitCode).toBe(run.code);
+      return parsed;
+    };
+    expect(await error(['show', 'invoices', '--connect', zkConnect(), '--root', `${root}-none`])).toMatchObject({
+      code: 'CLI_ROOT_MISSING',
+      exitCode: 5,
+      message: expect.stringContaining(`"${root}-none"`),
+    });
+    expect(await error(['frobnicate'])).toEqual({
+      code: 'CLI_USAGE',
+      message: 'unknown command "frobnicate"',
+      exitCode: 2,
+    });
+    const nobody = `127.0.0.1:${await freePort()}`;
+    expect(await error(['list', '--connect', nobody])).toMatchObject({ code: 'CLI_NO_SERVER', exitCode: 3 });
+    // A failure the library reports keeps its own code: a lease semaphore has no holders to ask.
+    const lease = await app.acquireLease('pool', { maxLeases: 2 });
+    expect(await error(['revoke', 'pool', ...base()])).toMatchObject({ code: 'LOCK_KIND_MISMATCH', exitCode: 1 });
+    await lease.release();
+  });
+
+  it('cannot connect: the message names --connect, $ZK_LOCK_CONNECT and --timeout, not the library options', async () => {
+    // A server that accepts the connection and never answers: the connect times out.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const mute = `127.0.0.1:${(silent.address() as { port: number }).port}`;
+    try {
+      const timedOut = await cli(['list', '--timeout', '1500'], { ZK_LOCK_CONNECT: mute });
+      expect(timedOut.code).toBe(3);
+      expect(timedOut.err).toContain(`No ZooKeeper server answered at "${mute}" within 1500 ms`);
+      expect(timedOut.err).toContain('--connect (or $ZK_LOCK_CONNECT)');
+      expect(timedOut.err).toContain('raise --timeout');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+    const refused = await cli(['list', '--connect', `127.0.0.1:${await freePort()}`]);
+    expect(refused.code).toBe(3);
+    expect(refused.err).toContain('refused the connection');
+    for (const run of [refused, await cli(['list', '--connect', 'a:b:c'])]) {
+      expect(run.err).toContain('--connect (or $ZK_LOCK_CONNECT)');
+      expect(run.err).not.toMatch(/connectTimeoutMs|forTesting/);
+    }
+  });
+
+  it('a host DNS cannot resolve fails at once (exit 3), naming the host and DNS, without waiting out --timeout', async () => {
+    // .invalid never resolves (RFC 6761). Waiting out --timeout would outlast the run's 30 s limit.
+    const run = await cli(['list', '--connect', 'zk-1.no-such-host.invalid:2181/app', '--timeout', '600000']);
+    expect(run.code).toBe(3);
+    expect(run.err).toMatch(
+      /^nestjs-zk-lock: Cannot resolve "zk-1\.no-such-host\.invalid" of "zk-1\.no-such-host\.invalid:2181\/app" \(DNS: \w+\)\./,
+    );
+    expect(run.err).toContain('--connect (or $ZK_LOCK_CONNECT)');
+    // One host that resolves is enough: the client tries it.
+    const some = await cli(['list', '--connect', `zk-1.no-such-host.invalid:2181,${zkConnect()}`, '--root', root]);
+    expect(some).toMatchObject({ code: 0, err: '' });
+  });
+
   it('exit codes: 2 for usage, 3 when no server answers, 0 for help', async () => {
     expect(await cli(['frobnicate'])).toMatchObject({
       code: 2,
@@ -123,9 +269,9 @@ describe('the operator CLI', () => {
     const down = await cli(['list', '--connect', nobody, '--timeout', '1000']);
     expect(down.code).toBe(3);
     expect(down.err).toContain(nobody);
-    expect(await cli(['--help'])).toMatchObject({
-      code: 0,
-      out: expect.stringContaining('Usage: nestjs-zk-lock <command>'),
-    });
+    const help = await cli(['--help']);
+    expect(help).toMatchObject({ code: 0, out: expect.stringContaining('Usage: nestjs-zk-lock <command>') });
+    for (const documented of ['$ZK_LOCK_CONNECT', '$ZK_LOCK_ROOT', '--timeout <ms>', '5 no such --root', 'DNS'])
+      expect(help.out).toContain(documented);
   });
 });

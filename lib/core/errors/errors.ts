@@ -21,6 +21,15 @@ export abstract class ZkLockError extends Error {
   }
 }
 
+/**
+ * Why a `ZkConnectionError` was thrown: no server answered in time (`timeout`); every server
+ * refused the connection (`refused`); the servers that answered are ones locks cannot rely
+ * on (`unfit-server`, a `ZkServerRefusedError`); the connection string's chroot does not
+ * exist (`chroot`); the connection string cannot be used (`connection-string`). Tools that
+ * word their own advice (the CLI names its flags) switch on it.
+ */
+export type ZkConnectionFailure = 'timeout' | 'refused' | 'unfit-server' | 'chroot' | 'connection-string';
+
 /** ZooKeeper could not be reached, or the connection string is unusable. */
 export class ZkConnectionError extends ZkLockError {
   readonly code = 'ZK_CONNECTION';
@@ -29,6 +38,7 @@ export class ZkConnectionError extends ZkLockError {
     message: string,
     readonly connectionString: string,
     cause?: unknown,
+    readonly reason: ZkConnectionFailure = 'timeout',
   ) {
     super(message, { cause });
   }
@@ -318,6 +328,8 @@ export class ZkServerRefusedError extends ZkConnectionError {
             unfitness.minSessionTimeoutMs,
           ),
       connectionString,
+      undefined,
+      'unfit-server',
     );
     this.unfitness = unfitness;
   }

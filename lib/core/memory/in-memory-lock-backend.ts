@@ -236,7 +236,7 @@ export class InMemoryLockBackend implements LockBackend {
       name,
       timeoutMs,
       signal,
-      enqueue: (onGrant) => this.store.enqueueLock({ name, mode, format, identity: this.identity, onGrant }),
+      enqueue: (onGrant) => this.store.enqueueLock({ name, mode, format, revocable, identity: this.identity, onGrant }),
       grant: (entry, fencingToken) => {
         const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased, this.onHeldTooLong);
         if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());

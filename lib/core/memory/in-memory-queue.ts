@@ -21,6 +21,8 @@ export interface QueueEntry {
 export interface LockEntry extends QueueEntry {
   readonly mode: LockMode;
   readonly format: NodeFormat;
+  /** Acquired with `revocable: true`: its name says so, as the ZooKeeper backend's does. */
+  readonly revocable?: boolean;
 }
 
 /** An entry in a semaphore's queue: one lease. */
@@ -45,7 +47,7 @@ export interface QueueRule<E extends QueueEntry> {
 
 /** A lock's rule (`blockerAt`): readers share, a writer holds alone, in queue order. */
 export const lockRule: QueueRule<LockEntry> = {
-  nodePrefix: ({ mode, format }) => newLockNodePrefix(mode, format),
+  nodePrefix: ({ mode, format, revocable }) => newLockNodePrefix(mode, format, revocable),
   holds: (entries, index) => blockerAt(entries, index) === null,
 };
 

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
+
 import { orderQueue } from './lock-queue.js';
 import { lockNodePrefix, newAttemptGuid, parseLockNode, READ_MARKER, WRITE_MARKER } from './lock-node.js';
-import { newLockNodePrefix } from './node-format.js';
+import { newLockNodePrefix, revocationOptInOf } from './node-format.js';
 
 // A guid as Kazoo writes it (uuid4().hex): 32 lower-case hex characters.
 const GUID = '0123456789abcdef0123456789abcdef';
@@ -154,6 +156,21 @@ describe('lock node naming (Kazoo format)', () => {
       expect(parseLockNode(`${prefix}0000000042`)).toEqual({ node: `${prefix}0000000042`, mode, sequence: 42, format });
       expect(newLockNodePrefix(mode, format)).not.toBe(prefix); // a fresh guid each attempt
     });
+
+    it.each(['kazoo', 'curator-mutex', 'curator-rw'] as const)(
+      "a %s name says whether its holder opted in to revocation; another client's random guid says nothing",
+      (format) => {
+        const revocable = newLockNodePrefix('write', format, true);
+        const not = newLockNodePrefix('write', format);
+        expect(revocationOptInOf(`${revocable}0000000001`)).toBe('revocable');
+        expect(revocationOptInOf(`${not}0000000001`)).toBe('not-revocable');
+        expect(parseLockNode(`${revocable}0000000001`)).toMatchObject({ format, sequence: 1 });
+        expect(revocable.slice(-30)).not.toBe(newLockNodePrefix('write', format, true).slice(-30)); // still random
+        // Kazoo's uuid4().hex and Curator's protected uuid, as those clients name their nodes.
+        const foreign = format === 'kazoo' ? randomUUID().replace(/-/g, '') : `_c_${randomUUID()}`;
+        expect(revocationOptInOf(`${foreign}${not.slice(foreign.length)}0000000001`)).toBe('unknown');
+      },
+    );
   });
 
   describe('the fast path for common names', () => {

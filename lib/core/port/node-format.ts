@@ -45,12 +45,36 @@ export function nodeFormatFor(
   return format;
 }
 
+/**
+ * Whether the holder of a lock node opted in to revocation (`revocable: true`), told by
+ * the first eight hex digits of its guid, which our clients set: one tag for revocable, one
+ * for not. Nothing on the wire says whether a holder watches its node for `__REVOKE__`, and
+ * the node's data is its identity, which other clients show: the name is where a requester
+ * can see it at no cost. Another client's random guid (Kazoo's, Curator's, an older
+ * version's) carries either tag once in 2^31: such a node is `unknown`. The other 96 bits
+ * stay random, enough to find a node after a lost create reply.
+ */
+const REVOCATION_TAGS = { revocable: 'ae0cab1e', 'not-revocable': '5e0cab1e' } as const;
+
+/** What a lock node's name says of its holder's revocation opt-in. */
+export type RevocationOptIn = keyof typeof REVOCATION_TAGS | 'unknown';
+
 /** The name passed to a sequential create for a new attempt: a fresh guid and the marker; ZooKeeper appends the sequence. */
-export function newLockNodePrefix(mode: LockMode, format: NodeFormat = DEFAULT_NODE_FORMAT): string {
-  if (format === 'kazoo') return lockNodePrefix(newAttemptGuid(), mode);
+export function newLockNodePrefix(mode: LockMode, format: NodeFormat = DEFAULT_NODE_FORMAT, revocable = false): string {
+  const tag = REVOCATION_TAGS[revocable ? 'revocable' : 'not-revocable'];
+  // The tag replaces the guid's first eight hex digits (a uuid's first group).
+  const uuid = tag + randomUUID().slice(8);
+  if (format === 'kazoo') return lockNodePrefix(uuid.replace(/-/g, ''), mode);
   const marker =
     format === 'curator-mutex' ? CURATOR_MUTEX_MARKER : mode === 'write' ? CURATOR_WRITE_MARKER : CURATOR_READ_MARKER;
-  return `${CURATOR_PROTECTION}${randomUUID()}-${marker}`;
+  return `${CURATOR_PROTECTION}${uuid}-${marker}`;
+}
+
+/** The opt-in a lock node's name carries (see `REVOCATION_TAGS`); `unknown` for another client's node. */
+export function revocationOptInOf(node: string): RevocationOptIn {
+  const tag = node.slice(node.startsWith(CURATOR_PROTECTION) ? CURATOR_PROTECTION.length : 0).slice(0, 8);
+  if (tag === REVOCATION_TAGS.revocable) return 'revocable';
+  return tag === REVOCATION_TAGS['not-revocable'] ? 'not-revocable' : 'unknown';
 }
 
 /** A fresh 32-hex guid for one acquire attempt; it lets a lost create reply be recovered. */

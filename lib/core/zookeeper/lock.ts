@@ -37,12 +37,14 @@ class LockDriver implements QueueDriver<QueuePosition, LockGrant> {
     private readonly mode: LockMode,
     /** How our node is named (resolved: the call's, else the client's). */
     private readonly nodeFormat: NodeFormat,
+    /** Acquired with `revocable: true`: the node's name says so, for requesters. */
+    private readonly revocable: boolean,
   ) {
     this.subject = lockMessages.lockSubject(name, mode);
   }
 
   newPrefix(): string {
-    return newLockNodePrefix(this.mode, this.nodeFormat);
+    return newLockNodePrefix(this.mode, this.nodeFormat, this.revocable);
   }
 
   timeoutError(timeoutMs: number): Error {
@@ -136,7 +138,7 @@ export class ZkLockRecipe {
     const { mode, timeoutMs, signal, revocable, maxHoldMs } = options;
     const start = (): QueueAcquisition<QueuePosition, LockGrant> => {
       const nodeFormat = nodeFormatFor(mode, options.nodeFormat, this.host.nodeFormat);
-      const driver = new LockDriver(name, dir, mode, nodeFormat);
+      const driver = new LockDriver(name, dir, mode, nodeFormat, revocable === true);
       return new QueueAcquisition(this.host, driver, { name, dir, timeoutMs, signal, sent });
     };
     return acquireNode(this.host, start, (grant, onReleased) => {

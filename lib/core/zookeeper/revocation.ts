@@ -40,8 +40,23 @@ export async function requestRevocation(session: ZkSession, dir: string, name: s
   await assertLockDirectory(session, dir, name, listing); // a semaphore's leases are not locks: refused, as contenders() does
   const queue = orderQueue(listing?.children ?? []);
   const holders = queue.filter((_, index) => blockerAt(queue, index) === null);
-  const asked = await Promise.all(holders.map((holder) => ask(session, `${dir}/${holder.node}`)));
-  return asked.filter(Boolean).length;
+  return (
+    await askHolders(
+      session,
+      dir,
+      holders.map((holder) => holder.node),
+    )
+  ).length;
+}
+
+/**
+ * Writes the request into each of `nodes` (holders' nodes in `dir`), sent together;
+ * resolves with those asked, leaving out any released meanwhile. For a caller that chose
+ * whom to ask (the CLI leaves out holders that did not opt in: see `revocationOptInOf`).
+ */
+export async function askHolders(session: ZkSession, dir: string, nodes: readonly string[]): Promise<string[]> {
+  const asked = await Promise.all(nodes.map((node) => ask(session, `${dir}/${node}`)));
+  return nodes.filter((_, i) => asked[i]);
 }
 
 async function ask(session: ZkSession, path: string): Promise<boolean> {

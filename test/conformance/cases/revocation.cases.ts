@@ -7,6 +7,7 @@ import {
   type LockHandle,
 } from '../../../lib/index';
 import { LockKindMismatchError } from '../../../lib/core/errors/errors';
+import { revocationOptInOf } from '../../../lib/core/port/node-format';
 import { waitUntil } from '../../support/wait-until';
 import { queued, rejectionOf, track, turns } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
@@ -63,6 +64,22 @@ export function revocationCases(ctx: ConformanceContext): void {
       ['read', true, true],
     ]);
     await Promise.all([plain.release(), control.release()]);
+  });
+
+  it("a holder's node name says whether it opted in (revocable: true), in every node format", async () => {
+    const name = ctx.name('opt-in');
+    const [a, b, c] = await ctx.world.backends(3);
+    const plain = await a.acquire(name, { mode: 'read' });
+    const revocable = await b.acquire(name, { mode: 'read', revocable: true, nodeFormat: 'curator-rw' });
+    const waiting = track(c.acquire(name, { revocable: true }));
+    await queued(a, name, 3);
+    expect((await a.contenders(name)).map((contender) => revocationOptInOf(contender.node))).toEqual([
+      'not-revocable',
+      'revocable',
+      'revocable',
+    ]);
+    await Promise.all([plain.release(), revocable.release()]);
+    await (await waiting.result).release();
   });
 
   it('asks holders only: 0 for a free lock, every reader holding, no waiter', async () => {

@@ -75,7 +75,12 @@ function positiveInteger(option: string, value: unknown, fallback: number, max?:
 
 function validateConnectionString(value: unknown): asserts value is string {
   const fail = (why: string): never => {
-    throw new ZkConnectionError(lockMessages.badConnectionString(value, why), String(value));
+    throw new ZkConnectionError(
+      lockMessages.badConnectionString(value, why),
+      String(value),
+      undefined,
+      'connection-string',
+    );
   };
   if (typeof value !== 'string' || value.trim() === '') fail('it must be a non-empty string');
   const text = value as string;

@@ -83,7 +83,7 @@ export class ZkClient extends EventEmitter {
       const message = refused.signal.aborted
         ? lockMessages.connectRefused(connectionString, refusedMs)
         : lockMessages.connectFailed(connectionString, connectTimeoutMs);
-      throw new ZkConnectionError(message, connectionString, cause);
+      throw new ZkConnectionError(message, connectionString, cause, refused.signal.aborted ? 'refused' : 'timeout');
     } finally {
       timeout.clear();
       refused.clear();
@@ -98,7 +98,12 @@ export class ZkClient extends EventEmitter {
     const chroot = chrootOf(connectionString);
     if (!chroot || (await session.exists('/'))) return;
     await this.close();
-    throw new ZkConnectionError(lockMessages.missingChroot(connectionString, chroot), connectionString);
+    throw new ZkConnectionError(
+      lockMessages.missingChroot(connectionString, chroot),
+      connectionString,
+      undefined,
+      'chroot',
+    );
   }
 
   /** The session in use now (possibly disconnected, being replaced, or closed). */

@@ -1,0 +1,23 @@
+/**
+ * The CLI's own words for what went wrong. They name the CLI's flags and environment
+ * variables (`--connect`, `$ZK_LOCK_CONNECT`, `--timeout`, `--root`), not the library's
+ * options: an operator at a shell has no `connectTimeoutMs` to raise.
+ */
+
+/** Where the connection string came from, as the operator would fix it. */
+const CONNECT = '--connect (or $ZK_LOCK_CONNECT)';
+
+export const cliMessages = {
+  timeout: (connect: string, timeoutMs: number): string =>
+    `No ZooKeeper server answered at "${connect}" within ${timeoutMs} ms. Check that ${CONNECT} names a running server, or raise --timeout.`,
+  refused: (connect: string): string =>
+    `Every server at "${connect}" refused the connection: nothing listens there. Start ZooKeeper there, or fix ${CONNECT}.`,
+  unresolved: (connect: string, hosts: readonly string[], why: string): string =>
+    `Cannot resolve ${hosts.map((host) => `"${host}"`).join(', ')} of "${connect}" (DNS: ${why}). Fix the host name in ${CONNECT}, or the machine's DNS.`,
+  badConnect: (detail: string): string => `${detail} Set it with ${CONNECT}.`,
+  badRoot: (root: string, expected: string): string =>
+    `--root (or $ZK_LOCK_ROOT) "${root}" is not usable: ${expected}.`,
+  rootMissing: (root: string, connect: string): string =>
+    `No lock root "${root}" at "${connect}": nothing has been locked under it. Check --root (or $ZK_LOCK_ROOT; the default is /locks): it must be the rootPath the applications use, and a chroot in ${CONNECT} moves it.`,
+  noAuth: '(the nodes have ACLs: set $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD)',
+} as const;

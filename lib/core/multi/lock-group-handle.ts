@@ -1,4 +1,4 @@
-import type { NodeFormat, LockHandle, MultiLockHandle } from '../port/lock-backend.js';
+import type { LockHandle, MultiAcquireOptions, MultiLockHandle } from '../port/lock-backend.js';
 import type { PlannedLock } from './multi-lock-plan.js';
 
 /**
@@ -9,12 +9,12 @@ import type { PlannedLock } from './multi-lock-plan.js';
 export interface LockGroupRequests {
   /**
    * Tries every lock of `locks` at once, never waiting for a holder: per lock, its handle
-   * or `null` (taken elsewhere). `signals`: one per lock, each try's own.
+   * or `null` (taken elsewhere). `signals`: one per lock, each try's own; `options`, every lock's.
    */
   tryAll(
     locks: readonly PlannedLock[],
     signals: readonly AbortSignal[],
-    nodeFormat: NodeFormat | undefined,
+    options: Pick<MultiAcquireOptions, 'nodeFormat' | 'release'>,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>>;
   /** Releases every handle of `handles`; settles once each release has. */
   releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>>;
@@ -28,6 +28,7 @@ export class LockGroupHandle implements MultiLockHandle {
   private lost: AbortController | undefined;
   private unsubscribe: (() => void) | undefined;
   private releasing: Promise<void> | undefined;
+  private confirmation: Promise<void> | undefined;
 
   /** `together`: the backend's way to release the handles in one go (see `LockGroupRequests`). */
   constructor(
@@ -66,7 +67,17 @@ export class LockGroupHandle implements MultiLockHandle {
     for (const handle of this.handles) handle.assertHeld();
   }
 
-  /** Calling it again returns the first call's promise. */
+  /** Settles once every lock's release is confirmed (see `MultiLockHandle.releaseConfirmed`). */
+  get releaseConfirmed(): Promise<void> {
+    return (this.confirmation ??= Promise.all(this.handles.map((handle) => handle.releaseConfirmed)).then(
+      () => undefined,
+    ));
+  }
+
+  /**
+   * Resolves when every lock's release has (sent, or confirmed: as the call that took them
+   * said). Calling it again returns the first call's promise.
+   */
   release(): Promise<void> {
     return (this.releasing ??= this.releaseAll());
   }

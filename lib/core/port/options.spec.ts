@@ -176,7 +176,7 @@ describe("acquireLease's options", () => {
     const error = thrown({ maxLeases: 2, [key]: value });
     expect(error.option).toBe(key);
     expect(error.message).toContain(
-      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs, signal or maxHoldMs',
+      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs, signal, maxHoldMs or release',
     );
   });
 

@@ -23,6 +23,7 @@ describe('resolveZkLockOptions', () => {
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
       nodeFormat: 'kazoo',
+      release: 'sent',
       credentials: undefined,
     });
   });
@@ -55,6 +56,7 @@ describe('resolveZkLockOptions', () => {
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
       nodeFormat: 'kazoo',
+      release: 'sent',
       credentials: undefined,
     });
   });

@@ -68,6 +68,12 @@ describe('resolveZkLockOptions', () => {
     );
   });
 
+  it('keeps a given release, "sent" by default, and refuses another value naming the two', () => {
+    expect(resolveUntyped({}).release).toBe('sent');
+    expect(resolveUntyped({ release: 'confirmed' }).release).toBe('confirmed');
+    expect(() => resolveUntyped({ release: 'acked' })).toThrow(/release="acked".*"sent" or "confirmed"/);
+  });
+
   it('accepts an identity of exactly 4096 bytes', () => {
     expect(resolveUntyped({ identity: 'x'.repeat(4096) }).identity).toHaveLength(4096);
   });

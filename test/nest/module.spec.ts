@@ -93,6 +93,7 @@ describe('ZkLockModule', () => {
         rpcErrors: true,
         removeEmptyDirectories: true,
         nodeFormat: 'kazoo',
+        release: 'sent',
         emptyDirectoryGraceMs: 1000,
         shutdownGraceMs: 10_000,
         credentials: undefined,

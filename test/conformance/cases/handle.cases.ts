@@ -60,7 +60,7 @@ export function handleCases(ctx: ConformanceContext): void {
     const [a, b] = await ctx.world.backends(2);
     const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     const lock = await a.acquire(name);
-    const lease = await a.acquireLease(`${name}-lease`, { maxLeases: 1 });
+    const lease = await a.acquireLease(`${name}-lease`, { maxLeases: 1, release: 'confirmed' }); // accepted by both
     const group = await a.acquireAll([`${name}-g1`, `${name}-g2`]);
     const confirmed: string[] = [];
     for (const [what, handle] of [

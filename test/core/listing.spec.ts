@@ -133,7 +133,12 @@ describe.each(MODES)(
       ]);
 
       await Promise.all(held.map((lock) => lock.release()));
-      for (const wait of waits) await (await wait).release(); // in queue order: each lets the next in
+      const granted = [];
+      for (const wait of waits) {
+        granted.push(await wait);
+        await granted.at(-1)!.release(); // in queue order: each lets the next in
+      }
+      await Promise.all([...held, ...granted].map((lock) => lock.releaseConfirmed));
       await expect(b.locks()).resolves.toEqual([]); // emptied: nothing left to list
     });
 

@@ -132,6 +132,25 @@ describe('round trips of an uncontended acquire', () => {
     await lock.releaseConfirmed;
   });
 
+  it("a lease too: its release resolves while the delete's answer is held back", async () => {
+    const lease = await client.acquireLease('early-lease', { maxLeases: 1 });
+    const dir = client.pathOf('early-lease');
+    let released = false;
+    let confirmed = false;
+    proxy.holdReplies();
+    try {
+      const releasing = lease.release().then(() => (released = true));
+      void lease.releaseConfirmed.then(() => (confirmed = true));
+      await waitFor(async () => (await fx.inspector.children(dir))?.length === 0, { what: 'the lease node deleted' });
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'ZooKeeper to answer the delete into the hold' });
+      expect({ released, confirmed }).toEqual({ released: true, confirmed: false });
+      await releasing;
+    } finally {
+      proxy.releaseReplies();
+    }
+    await lease.releaseConfirmed;
+  });
+
   it('release: "confirmed" (per call, or the client\'s option) waits for ZooKeeper\'s answer, as before', async () => {
     await prime('waits');
     const waiting = await fx.backend({

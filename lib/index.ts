@@ -9,6 +9,9 @@ export type {
   AcquireOptions,
   ReadOptions,
   LockHandle,
+  // When release() resolves, and the promise of its confirmation every handle has.
+  ReleaseMode,
+  ReleaseConfirmation,
   LockContender,
   // Several locks at once (acquireAll).
   LockList,

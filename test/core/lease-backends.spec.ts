@@ -93,6 +93,7 @@ describe.each([
     const rest = await Promise.all(waits.slice(1));
     expect(order).toEqual([2, 3, 4]);
     await Promise.all(rest.map((lease) => lease.release()));
+    await Promise.all(rest.map((lease) => lease.releaseConfirmed));
     expect(await clients[0].leaseContenders('fifo')).toEqual([]);
   });
 

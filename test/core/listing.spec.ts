@@ -133,7 +133,12 @@ describe.each(MODES)(
       ]);
 
       await Promise.all(held.map((lock) => lock.release()));
-      for (const wait of waits) await (await wait).release(); // in queue order: each lets the next in
+      const granted = [];
+      for (const wait of waits) {
+        granted.push(await wait);
+        await granted.at(-1)!.release(); // in queue order: each lets the next in
+      }
+      await Promise.all([...held, ...granted].map((lock) => lock.releaseConfirmed));
       await expect(b.locks()).resolves.toEqual([]); // emptied: nothing left to list
     });
 
@@ -370,6 +375,13 @@ describe.each(MODES)(
         // The server has answered both directory reads (held back); now the nodes go.
         await waitFor(() => proxy.heldReplyBytes >= childrenReplyBytes([1, 2]), { what: 'the directory replies' });
         await Promise.all([gone.release(), holder.release()]);
+        // Gone in ZooKeeper before the node reads (a release answers once its delete is sent).
+        await waitFor(
+          async () =>
+            (await fx.inspector.children(a.pathOf('gone'))) === null &&
+            !(await fx.inspector.children(a.pathOf('stays')))?.includes(holder.path.split('/').at(-1)!),
+          { what: 'both deletes done' },
+        );
         proxy.releaseReplies();
 
         // 'stays' is listed as the directory read found it: the released holder left out,

@@ -29,7 +29,7 @@ describe('acquireAll: a create is sent only for a try that took it', () => {
     const results = await refusing.tryAll(
       planLocks(['a', 'b', 'c']),
       [0, 1, 2].map(() => new AbortController().signal),
-      undefined,
+      {},
     );
 
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

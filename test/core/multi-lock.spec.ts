@@ -56,7 +56,9 @@ describe.each(READS)(
         sessionTimeoutMs: 10_000,
         emptyDirectoryGraceMs: 60_000,
       });
-      await (await client.acquireAll(names)).release(); // the directories exist from now on
+      const first = await client.acquireAll(names);
+      await first.release();
+      await first.releaseConfirmed; // the directories exist from now on, and its delete is answered
       await client.client.liveSession().readyToReadTogether(); // the server said its version
     });
     afterAll(async () => {
@@ -105,17 +107,24 @@ describe.each(READS)(
       const releaseMark = proxy.requests.length;
       const releaseBefore = client.client.counter.snapshot();
       proxy.holdReplies();
-      const releasing = group.release();
+      let released = false;
+      let confirmed = false;
+      const releasing = group.release().then(() => (released = true));
+      void group.releaseConfirmed.then(() => (confirmed = true));
       try {
         await waitFor(() => lockRequests(releaseMark).length === 1, {
           timeoutMs: 3000,
           what: () =>
             `the multi delete sent while replies are held (sent: ${JSON.stringify(lockRequests(releaseMark))})`,
         });
+        // The release answered once the multi was sent; the confirmation waits for ZooKeeper's reply.
+        await waitFor(() => proxy.heldReplyBytes > 0, { what: 'the server to answer the multi into the hold' });
+        expect({ released, confirmed }).toEqual({ released: true, confirmed: false });
       } finally {
         proxy.releaseReplies();
       }
       await releasing;
+      await group.releaseConfirmed;
       expect(lockRequests(releaseMark).map((r) => r.op)).toEqual([ZK_OP.multi]);
       expect(countsSince(client, releaseBefore)).toEqual({ multi: 1 });
       expect(await nodeCounts(fx, names)).toEqual([0, 0, 0, 0, 0]);
@@ -229,6 +238,7 @@ describe('acquireAll on ZooKeeper: all or nothing, seen in ZooKeeper', () => {
     await other.client.session.remove(gone.path);
     const before = keeping.client.counter.snapshot();
     await group.release();
+    await group.releaseConfirmed;
     expect(countsSince(keeping, before)).toEqual({ multi: 1, remove: 3 }); // refused whole, then each node alone
     expect(await nodeCounts(fx, names)).toEqual([0, 0, 0]);
     expect(keeping.client.session.isLost).toBe(false);

@@ -74,6 +74,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     expect(await b.tryAcquire('asked')).toBeNull();
     expect((await b.contenders('asked')).map((c) => c.identity)).toEqual(['__REVOKE__']);
     await lock.release();
+    await lock.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(a, 'asked')).toEqual({});
   });
 
@@ -86,11 +87,14 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
       expect(await watchesIn(hot, 'free-cost')).toEqual({});
       expect(hot.client.session.watcherCount()).toBe(0);
       await lock.release();
+      await lock.releaseConfirmed;
     });
     expect(plainCost).toEqual({ create: 1, getChildren: 1, remove: 1 });
-    const revocableCost = await requestsOf(hot, async () =>
-      (await hot.acquire('free-cost', { revocable: true })).release(),
-    );
+    const revocableCost = await requestsOf(hot, async () => {
+      const lock = await hot.acquire('free-cost', { revocable: true });
+      await lock.release();
+      await lock.releaseConfirmed;
+    });
     // One read that sets the watch; the release's delete fires it (ZooKeeper sends the
     // notification before the delete's reply), which is how it ends.
     expect(revocableCost).toEqual({ create: 1, getChildren: 1, getData: 1, remove: 1, notification: 1 });
@@ -160,6 +164,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     const quiet = await a.acquire('watch-gone', { revocable: true });
     expect(await watchesIn(a, 'watch-gone')).toEqual({ [quiet.path]: 1 });
     await quiet.release();
+    await quiet.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(a, 'watch-gone')).toEqual({});
     expect(a.client.session.watcherCount()).toBe(0);
 
@@ -167,6 +172,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     await a.requestRevocation('watch-gone');
     await revoked(asked);
     await asked.release();
+    await asked.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(a, 'watch-gone')).toEqual({});
     expect(a.client.session.watcherCount()).toBe(0);
   });
@@ -185,6 +191,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     await rawSetData(lock.path, '__REVOKE__');
     await revoked(lock);
     await lock.release();
+    await lock.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(a, 'rearm')).toEqual({});
   });
 
@@ -205,6 +212,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     expect(next.revocation.aborted).toBe(true);
     expect(next.revocation.reason).toBeInstanceOf(LockRevocationRequestedError);
     await next.release();
+    await next.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(b, 'curator')).toEqual({});
   });
 
@@ -232,6 +240,7 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     await b.requestRevocation('locker');
     await revoked(tried);
     await tried.release();
+    await tried.releaseConfirmed; // the server's watch table after the delete
     expect(await watchesIn(a, 'locker')).toEqual({});
   });
 

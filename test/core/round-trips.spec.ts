@@ -1,4 +1,4 @@
-import type { ZkLockBackend } from '../../lib/index';
+import { ReentrantLocker, type ZkLockBackend, type ZkLockHandle } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait-for';
@@ -35,12 +35,19 @@ describe('round trips of an uncontended acquire', () => {
     await proxy.stop();
   });
 
+  /** Takes and releases `name` once, its delete answered: the directory exists, and the wire is quiet after. */
+  const prime = async (name: string): Promise<void> => {
+    const lock = await client.acquire(name);
+    await lock.release();
+    await lock.releaseConfirmed;
+  };
+
   /** The lock requests sent since `mark`: no pings, no liveness heartbeat (`exists /`). */
   const lockRequests = (mark: number): ProxiedRequest[] =>
     proxy.requests.slice(mark).filter((r) => r.op !== ZK_OP.ping && !(r.op === ZK_OP.exists && r.path === '/'));
 
   it('the children read rides behind the create: it is sent before the create is answered', async () => {
-    await (await client.acquire('ride')).release(); // the directory exists from now on
+    await prime('ride'); // the directory exists from now on
     const dir = client.pathOf('ride');
     const mark = proxy.requests.length;
 
@@ -76,7 +83,7 @@ describe('round trips of an uncontended acquire', () => {
   });
 
   it('costs exactly one create, one children read and one delete, acquire and release together', async () => {
-    await (await client.acquire('cost')).release(); // the directory exists from now on
+    await prime('cost'); // the directory exists from now on
     const dir = client.pathOf('cost');
     const before = client.client.counter.snapshot();
     const mark = proxy.requests.length;
@@ -84,6 +91,7 @@ describe('round trips of an uncontended acquire', () => {
     const lock = await client.acquire('cost');
     const path = lock.path;
     await lock.release();
+    await lock.releaseConfirmed;
 
     const after = client.client.counter.snapshot();
     const delta = Object.fromEntries(
@@ -99,5 +107,135 @@ describe('round trips of an uncontended acquire', () => {
       { op: ZK_OP.delete, path },
     ]);
     expect(await fx.nodes('cost')).toEqual([]);
+  });
+
+  it('a release resolves once its delete is sent, before ZooKeeper answers it; releaseConfirmed once it has', async () => {
+    await prime('early');
+    const dir = client.pathOf('early');
+    const lock = await client.acquire('early');
+    const mark = proxy.requests.length;
+    let released = false;
+    let confirmed = false;
+    proxy.holdReplies(); // the delete reaches ZooKeeper, its answer does not reach the client
+    try {
+      const releasing = lock.release().then(() => (released = true));
+      void lock.releaseConfirmed.then(() => (confirmed = true));
+      expect(lock.isHeld()).toBe(false);
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'ZooKeeper to answer the delete into the hold' });
+      expect(lockRequests(mark)).toEqual([{ op: ZK_OP.delete, path: lock.path }]);
+      expect(await fx.inspector.children(dir)).toEqual([]); // done in ZooKeeper
+      expect({ released, confirmed }).toEqual({ released: true, confirmed: false });
+      await releasing;
+    } finally {
+      proxy.releaseReplies();
+    }
+    await lock.releaseConfirmed;
+  });
+
+  it("a lease too: its release resolves while the delete's answer is held back", async () => {
+    const lease = await client.acquireLease('early-lease', { maxLeases: 1 });
+    const dir = client.pathOf('early-lease');
+    let released = false;
+    let confirmed = false;
+    proxy.holdReplies();
+    try {
+      const releasing = lease.release().then(() => (released = true));
+      void lease.releaseConfirmed.then(() => (confirmed = true));
+      await waitFor(async () => (await fx.inspector.children(dir))?.length === 0, { what: 'the lease node deleted' });
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'ZooKeeper to answer the delete into the hold' });
+      expect({ released, confirmed }).toEqual({ released: true, confirmed: false });
+      await releasing;
+    } finally {
+      proxy.releaseReplies();
+    }
+    await lease.releaseConfirmed;
+  });
+
+  it('release: "confirmed" (per call, or the client\'s option) waits for ZooKeeper\'s answer, as before', async () => {
+    await prime('waits');
+    const waiting = await fx.backend({
+      connectionString: proxy.connectionString,
+      sessionTimeoutMs: 10_000,
+      emptyDirectoryGraceMs: 60_000,
+      release: 'confirmed',
+    });
+    const handles = [
+      await client.acquire('waits', { release: 'confirmed' }),
+      await client.acquireLease('waits-lease', { maxLeases: 1, release: 'confirmed' }),
+      await client.acquireAll(['waits-g1', 'waits-g2'], { release: 'confirmed' }),
+      await waiting.acquire('waits-client'),
+    ];
+    // withLock, withLocks and withLease take it too: their bodies wait for the hold.
+    const locker = new ReentrantLocker(client, 10_000);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let inside = 0;
+    const body = (): Promise<void> => (inside++, gate);
+    const calls = [
+      locker.withLock('waits-with', body, { release: 'confirmed' }),
+      locker.withLocks(['waits-w1', 'waits-w2'], body, { release: 'confirmed' }),
+      locker.withLease('waits-wl', body, { maxLeases: 1, release: 'confirmed' }),
+    ];
+    await waitFor(() => inside === calls.length, { what: 'every body to run' });
+    const settled: boolean[] = [...handles, ...calls].map(() => false);
+    proxy.holdReplies();
+    try {
+      open();
+      const releasing = [...handles.map((handle) => handle.release()), ...calls].map((release, i) =>
+        release.then(() => (settled[i] = true)),
+      );
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'ZooKeeper to answer the deletes into the hold' });
+      const names = [
+        'waits',
+        'waits-lease',
+        'waits-g1',
+        'waits-g2',
+        'waits-client',
+        'waits-with',
+        'waits-w1',
+        'waits-w2',
+        'waits-wl',
+      ];
+      for (const name of names)
+        await waitFor(async () => (await fx.inspector.children(client.pathOf(name)))?.length === 0, {
+          what: `the delete on ${name} to be done in ZooKeeper`,
+        });
+      expect(settled).toEqual(settled.map(() => false)); // every release waits for its answer
+      proxy.releaseReplies();
+      await Promise.all(releasing);
+    } finally {
+      proxy.releaseReplies();
+    }
+  });
+
+  it('release, then the same chain acquires the name again: the create goes after the delete, granted in one round trip', async () => {
+    await prime('again');
+    const dir = client.pathOf('again');
+    const locker = new ReentrantLocker(client, 10_000);
+    let mark = 0;
+    let firstToken = 0n;
+    let firstPath = '';
+    await locker.withLock('again', (lock) => {
+      firstToken = lock.fencingToken;
+      firstPath = (lock as ZkLockHandle).path;
+      mark = proxy.requests.length;
+    });
+    expect(locker.held('again')).toBeUndefined(); // not held the moment the release resolved
+    const second = await locker.withLock('again', (lock) => {
+      expect(lock.fencingToken).toBeGreaterThan(firstToken);
+      return (lock as ZkLockHandle).path;
+    });
+    expect(second).not.toBe(firstPath);
+    await waitFor(() => lockRequests(mark).length === 4, {
+      what: () => `the second release on the wire (sent: ${JSON.stringify(lockRequests(mark))})`,
+    });
+    // On the wire: the first delete, then the create and its read, which saw the node gone
+    // (no watch on it, no second read), then the second delete.
+    expect(lockRequests(mark)).toEqual([
+      { op: ZK_OP.delete, path: firstPath },
+      { op: ZK_OP.create, path: expect.stringMatching(createPathOf(dir)) },
+      { op: ZK_OP.getChildren2, path: dir },
+      { op: ZK_OP.delete, path: second },
+    ]);
   });
 });

@@ -69,6 +69,7 @@ describe('a server granting a session timeout under 2 × tickTime', () => {
     try {
       expect(await inspector.children(client.pathOf('job'))).toHaveLength(1);
       await lock.release();
+      await lock.releaseConfirmed;
       expect(await inspector.children(client.pathOf('job'))).toEqual([]);
     } finally {
       await inspector.close();

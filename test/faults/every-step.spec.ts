@@ -62,15 +62,26 @@ describe('a dropped connection at every step of acquire and release', () => {
     it('the children read', () => acquireThroughCut(ZK_OP.getChildren2, cut));
     it('the watch on the predecessor', () => acquireThroughCut(ZK_OP.getData, cut));
 
-    it('the delete of a release', async () => {
+    it.each(['sent', 'confirmed'] as const)('the delete of a release (release: "%s")', async (release) => {
       const name = `step-${++n}`;
-      const lock = await client.acquire(name);
+      const dir = client.pathOf(name);
+      const lock = await client.acquire(name, { release });
+      const waiting = direct.acquire(name, { timeoutMs: 20_000 });
+      await fx.queued(name, 2);
       const cutDone = proxy[cut](ZK_OP.delete);
-      await lock.release();
+      await lock.release(); // "sent": answered at once; "confirmed": once the delete, retried if need be, is answered
+      expect(lock.isHeld()).toBe(false);
       await cutDone;
-      expect(await fx.nodes(name)).toBeNull();
-      const next = await direct.acquire(name, { timeoutMs: 0 });
+      await lock.releaseConfirmed;
+      // The node is gone in ZooKeeper (retried after the reconnect when the cut came first),
+      // and only then is the other client granted, with a higher token.
+      expect(await fx.inspector.children(dir)).not.toContain(nodeOf(lock));
+      const next = await waiting;
+      expect(await fx.inspector.children(dir)).toEqual([nodeOf(next)]);
+      expect(next.fencingToken).toBeGreaterThan(lock.fencingToken);
       await next.release();
+      expect(await fx.nodes(name)).toBeNull();
+      expect(client.client.session.watcherCount()).toBe(0);
     });
 
     it('the delete of a timed-out acquire', async () => {

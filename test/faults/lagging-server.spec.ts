@@ -86,6 +86,7 @@ describe('a lost create reply, then a reconnect to a server lagging behind the l
       const creates = p2.requests.filter((r) => r.op === ZK_OP.create && r.path?.startsWith(`${client.pathOf(lock)}/`));
       expect(creates).toEqual([]);
       await held.release();
+      await held.releaseConfirmed;
       expect(await inspector.children(client.pathOf(lock))).toEqual([]); // nothing left (the directory is kept)
     } finally {
       for (const f of [f1, f2]) ensemble.slowPeerLink(f, leader, 0);

@@ -82,6 +82,7 @@ describe('liveness proven by the leader, with one server cut off from its peers'
     try {
       expect(await inspector.children(holder.pathOf('kept'))).toEqual([nodeOf(held)]);
       await held.release();
+      await held.releaseConfirmed;
       expect(await inspector.children(holder.pathOf('kept'))).toBeNull();
     } finally {
       await inspector.close();

@@ -72,7 +72,8 @@ describe('our own nodes', () => {
       raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())),
     );
     try {
-      await lock.release();
+      await lock.release(); // answered once the delete is sent: ZooKeeper refuses it after
+      await lock.releaseConfirmed;
       // The node is gone with the session, not left holding the lock for the session's life.
       // One assertion, so that a failure also shows why the session ended (once, under the
       // full suite's load, the node was still there: the cause is not known yet).

@@ -116,6 +116,7 @@ describe('a lock whose directory reached the sequence-number limit (2^31 − 1)'
     // these 2147483647 each time).
     for (let i = 0; i < 3; i++) expect(await c.tryAcquire('y')).toBeNull();
     await held.release();
+    await held.releaseConfirmed;
     expect(await c.contenders('y')).toEqual([]);
 
     const e = await connect();

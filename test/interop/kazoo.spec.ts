@@ -67,6 +67,7 @@ describe('interoperability with Kazoo', () => {
       acquired: false,
     });
     await writer.release();
+    await writer.releaseConfirmed;
     expect(await kazoo.send({ op: 'acquire', kind: 'write', path, blocking: false })).toMatchObject({ acquired: true });
     expect(await ours.tryAcquire('report', { mode: 'read' })).toBeNull();
     await kazoo.send({ op: 'release', path });

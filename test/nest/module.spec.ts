@@ -93,6 +93,7 @@ describe('ZkLockModule', () => {
         rpcErrors: true,
         removeEmptyDirectories: true,
         nodeFormat: 'kazoo',
+        release: 'sent',
         emptyDirectoryGraceMs: 1000,
         shutdownGraceMs: 10_000,
         logLevels: ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'],
@@ -102,6 +103,19 @@ describe('ZkLockModule', () => {
       await app.close();
     }
     expect(app.get(ZK_LOCK_BACKEND).client.isClosed).toBe(true);
+  });
+
+  it('release: "confirmed" reaches the backend: a LockService release then waits for ZooKeeper\'s answer', async () => {
+    const app = await boot([ZkLockModule.forRoot({ ...base(), release: 'confirmed' })]);
+    try {
+      expect(app.get(ZK_LOCK_BACKEND).options.release).toBe('confirmed');
+      const lock = await app.get(LockService).acquire('module-release');
+      const releasing = lock.release();
+      expect(lock.releaseConfirmed).toBe(releasing); // release() is the confirmation itself
+      await releasing;
+    } finally {
+      await app.close();
+    }
   });
 
   it('isGlobal makes LockService injectable in modules that do not import it, from forRoot and forRootAsync', async () => {

@@ -69,9 +69,28 @@ export class LockFixture {
     return Promise.all(Array.from({ length: count }, () => this.backend(options)));
   }
 
-  /** Lock nodes in a lock's directory, sorted; `null` when the directory is gone. */
-  nodes(name: string, backend = this.backends[0]): Promise<string[] | null> {
+  /**
+   * Lock nodes in a lock's directory, sorted; `null` when the directory is gone. Read once
+   * every release of this fixture's clients was confirmed (`release()` resolves when its
+   * delete is sent: a read on another connection could otherwise pass it). Tests of that
+   * early answer itself read `inspector` directly.
+   */
+  async nodes(name: string, backend = this.backends[0]): Promise<string[] | null> {
+    await this.releasesConfirmed();
     return this.inspector.children(backend.pathOf(name));
+  }
+
+  /**
+   * Every node its connected clients released, confirmed gone by ZooKeeper (or with its
+   * session). A client cut off is not waited for: its deletes wait for it to come back.
+   */
+  async releasesConfirmed(): Promise<void> {
+    const releasing = this.backends
+      .filter((backend) => !backend.client.isClosed && backend.client.session.isConnected)
+      .flatMap((backend) =>
+        [...(backend as unknown as { held: Set<ZkLockHandle> }).held].filter((handle) => handle.released),
+      );
+    await Promise.allSettled(releasing.map((handle) => handle.releaseConfirmed));
   }
 
   /** Waits until `count` lock nodes queue on `name` (so the next request queues after them). */
@@ -79,8 +98,9 @@ export class LockFixture {
     return waitUntil(async () => (await this.nodes(name))?.length === count, `${count} nodes queue on ${name}`);
   }
 
-  /** Every znode under this suite's root. */
-  tree(): Promise<string[]> {
+  /** Every znode under this suite's root, once every release was confirmed (see `nodes`). */
+  async tree(): Promise<string[]> {
+    await this.releasesConfirmed();
     return this.inspector.tree(this.rootPath);
   }
 

@@ -33,6 +33,7 @@ function handle(name: string, token: bigint, log: string[]): ScriptedHandle {
       released = true;
       log.push('released');
     },
+    releaseConfirmed: Promise.resolve(),
     [Symbol.asyncDispose]: async () => undefined,
     lose: (reason) => lost.abort(reason),
   };

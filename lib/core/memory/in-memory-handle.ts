@@ -14,6 +14,8 @@ export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
   readonly node: string;
   private readonly lost = new AbortController();
   private releasing: Promise<void> | undefined;
+  private confirmation: Promise<void> | undefined;
+  private confirmLater: (() => void) | undefined;
   /** The `maxHoldMs` timer, if the call set one; cleared by the release or a loss. */
   private maxHold: LongTimeout | undefined;
 
@@ -49,6 +51,11 @@ export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
     return (this.releasing ??= this.leave());
   }
 
+  /** Nothing to confirm in memory: settles with the release, which is at once. */
+  get releaseConfirmed(): Promise<void> {
+    return this.releasing ?? this.whenReleased();
+  }
+
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
@@ -73,6 +80,12 @@ export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
   private async leave(): Promise<void> {
     this.maxHold?.clear();
     this.onReleased(this);
+    this.confirmLater?.();
+  }
+
+  /** `releaseConfirmed` before `release()`: one promise, settled by the release. */
+  private whenReleased(): Promise<void> {
+    return (this.confirmation ??= new Promise<void>((resolve) => (this.confirmLater = resolve)));
   }
 }
 

@@ -209,6 +209,9 @@ describe('MultiLockAcquisition (recording in-memory backend)', () => {
       get released() {
         return handle.released;
       },
+      get releaseConfirmed() {
+        return handle.releaseConfirmed;
+      },
       isHeld: () => handle.isHeld(),
       assertHeld: () => handle.assertHeld(),
       release: () => handle.release(),

@@ -125,9 +125,9 @@ export class MultiLockAcquisition {
         const { name, mode } = this.plan[blocked];
         if (this.options.timeoutMs === 0) throw new LockTimeoutError(name, mode, 0);
         watch.arm(); // from now on a lock lost while this one is awaited ends the wait
-        const { nodeFormat } = this.options;
+        const { nodeFormat, release } = this.options;
         held[blocked] = watch.add(
-          await this.backend.acquire(name, { mode, nodeFormat, timeoutMs: Infinity, signal: round.signal }),
+          await this.backend.acquire(name, { mode, nodeFormat, release, timeoutMs: Infinity, signal: round.signal }),
         );
         from = blocked + 1;
       }
@@ -153,15 +153,15 @@ export class MultiLockAcquisition {
   private async tryFrom(from: number, held: Held, signal: AbortSignal, watch: LossWatch): Promise<number | undefined> {
     this.blocked = from;
     const locks = this.plan.slice(from);
-    const { nodeFormat } = this.options;
+    const { nodeFormat, release } = this.options;
     // Each try listens to a signal of its own, fed by one listener on the round's.
     const fanOut = fanOutAbort(signal, locks.length);
     const results = await (
       this.together && locks.length > 1
-        ? this.together.tryAll(locks, fanOut.signals, nodeFormat)
+        ? this.together.tryAll(locks, fanOut.signals, { nodeFormat, release })
         : Promise.allSettled(
             locks.map(async ({ name, mode }, i) =>
-              this.backend.tryAcquire(name, { mode, nodeFormat, signal: fanOut.signals[i] }),
+              this.backend.tryAcquire(name, { mode, nodeFormat, release, signal: fanOut.signals[i] }),
             ),
           )
     ).finally(fanOut.dispose);

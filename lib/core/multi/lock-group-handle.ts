@@ -1,4 +1,9 @@
-import { canExpireHold, type NodeFormat, type LockHandle, type MultiLockHandle } from '../port/lock-backend.js';
+import {
+  canExpireHold,
+  type LockHandle,
+  type MultiAcquireOptions,
+  type MultiLockHandle,
+} from '../port/lock-backend.js';
 import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import type { PlannedLock } from './multi-lock-plan.js';
 
@@ -10,12 +15,12 @@ import type { PlannedLock } from './multi-lock-plan.js';
 export interface LockGroupRequests {
   /**
    * Tries every lock of `locks` at once, never waiting for a holder: per lock, its handle
-   * or `null` (taken elsewhere). `signals`: one per lock, each try's own.
+   * or `null` (taken elsewhere). `signals`: one per lock, each try's own; `options`, every lock's.
    */
   tryAll(
     locks: readonly PlannedLock[],
     signals: readonly AbortSignal[],
-    nodeFormat: NodeFormat | undefined,
+    options: Pick<MultiAcquireOptions, 'nodeFormat' | 'release'>,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>>;
   /** Releases every handle of `handles`; settles once each release has. */
   releaseAll(handles: readonly LockHandle[]): Promise<Array<PromiseSettledResult<void>>>;
@@ -31,6 +36,7 @@ export class LockGroupHandle implements MultiLockHandle {
   private releasing: Promise<void> | undefined;
   /** The group's `maxHoldMs`, armed at the grant; cleared by the release. */
   private readonly maxHold: LongTimeout | undefined;
+  private confirmation: Promise<void> | undefined;
 
   /**
    * `together`: the backend's way to release the handles in one go (see `LockGroupRequests`).
@@ -74,7 +80,17 @@ export class LockGroupHandle implements MultiLockHandle {
     for (const handle of this.handles) handle.assertHeld();
   }
 
-  /** Calling it again returns the first call's promise. */
+  /** Settles once every lock's release is confirmed (see `MultiLockHandle.releaseConfirmed`). */
+  get releaseConfirmed(): Promise<void> {
+    return (this.confirmation ??= Promise.all(this.handles.map((handle) => handle.releaseConfirmed)).then(
+      () => undefined,
+    ));
+  }
+
+  /**
+   * Resolves when every lock's release has (sent, or confirmed: as the call that took them
+   * said). Calling it again returns the first call's promise.
+   */
   release(): Promise<void> {
     return (this.releasing ??= this.releaseAll());
   }

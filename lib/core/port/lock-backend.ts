@@ -20,6 +20,23 @@ export const LOCK_MODES: readonly LockMode[] = ['read', 'write'];
  */
 export type NodeFormat = 'kazoo' | 'curator-mutex' | 'curator-rw';
 
+/**
+ * When `release()` (and the end of `withLock`, `withLocks`, `withLease`) resolves:
+ *
+ * - `sent` (default): once the delete of the lock's node is written on the session,
+ *   without waiting for ZooKeeper's answer. Nobody else can be granted the lock while the
+ *   node exists, and the session sends in order, so anything this client asks next goes
+ *   after the delete. A delete that fails is retried until the session ends (which
+ *   deletes the node too); the handle's `releaseConfirmed` settles once it is gone.
+ * - `confirmed`: once ZooKeeper answered the delete (or the session that owned the node
+ *   ended): `release()` and `releaseConfirmed` settle together.
+ *
+ * The in-memory backend releases at once either way.
+ */
+export type ReleaseMode = 'sent' | 'confirmed';
+
+export const RELEASE_MODES: readonly ReleaseMode[] = ['sent', 'confirmed'];
+
 /** Per-call options of `acquire` and `tryAcquire`. */
 export interface AcquireOptions {
   /** `write` (exclusive, the default) or `read` (shared with other readers). */
@@ -52,10 +69,26 @@ export interface AcquireOptions {
    * holder that hangs gives the lock back. The holder should still call `release()`.
    */
   readonly maxHoldMs?: number;
+  /**
+   * When this grant's `release()` resolves: `"sent"` (once the delete is on its way) or
+   * `"confirmed"` (once ZooKeeper answered it). See `ReleaseMode`. Default: the client's
+   * `release` option (`"sent"`).
+   */
+  readonly release?: ReleaseMode;
+}
+
+/**
+ * Settles once the release is confirmed: ZooKeeper answered the delete of the node, or the
+ * session that owned it ended (which deleted it). Pending until `release()` is called; at
+ * once on the in-memory backend. Await it where the next step must find the lock free in
+ * ZooKeeper's own state, e.g. before reading `contenders()` or `locks()` from another client.
+ */
+export interface ReleaseConfirmation {
+  readonly releaseConfirmed: Promise<void>;
 }
 
 /** A granted lock. Release it exactly once; releasing again does nothing. */
-export interface LockHandle extends AsyncDisposable {
+export interface LockHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly mode: LockMode;
   /**
@@ -81,6 +114,10 @@ export interface LockHandle extends AsyncDisposable {
    * handle was released. Call it right before each step that needs the lock.
    */
   assertHeld(): void;
+  /**
+   * Gives the lock up. Resolves once the delete is sent (default), or once ZooKeeper
+   * confirmed it with `release: "confirmed"`; `isHeld()` is `false` from the call on.
+   */
   release(): Promise<void>;
 }
 
@@ -163,6 +200,8 @@ export interface MultiAcquireOptions {
    * and then every lock of the group is released (ZooKeeper: its node deleted).
    */
   readonly maxHoldMs?: number;
+  /** When the group's `release()` resolves (see `AcquireOptions.release`). Default: the client's. */
+  readonly release?: ReleaseMode;
 }
 
 /**
@@ -253,13 +292,15 @@ export interface AcquireLeaseOptions {
   readonly signal?: AbortSignal;
   /** The longest the lease may be held (see `AcquireOptions.maxHoldMs`). Default: no limit. */
   readonly maxHoldMs?: number;
+  /** When the lease's `release()` resolves (see `AcquireOptions.release`). Default: the client's. */
+  readonly release?: ReleaseMode;
 }
 
 /**
  * One of a semaphore's `maxLeases` leases. Not reentrant: each `acquireLease` takes one
  * more. Release it exactly once; releasing again returns the same promise.
  */
-export interface LeaseHandle extends AsyncDisposable {
+export interface LeaseHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly maxLeases: number;
   /** Aborts with a `LockLostError` as its reason when the lease can no longer be trusted. */
@@ -290,7 +331,7 @@ export interface LeaseContender {
  * does nothing. A lost lock is not released for you: the others still guard their
  * resources until `release()`.
  */
-export interface MultiLockHandle extends AsyncDisposable {
+export interface MultiLockHandle extends AsyncDisposable, ReleaseConfirmation {
   /** The locks' names, once each, in the order they were taken (the canonical order). */
   readonly names: readonly string[];
   /** One handle per name, in the order of `names`: each with its mode and fencing token. */
@@ -303,7 +344,11 @@ export interface MultiLockHandle extends AsyncDisposable {
   isHeld(): boolean;
   /** Throws the `LockLostError` of the first lock that is not held. Call it right before each step that needs the locks. */
   assertHeld(): void;
-  /** Releases every lock (all at once: on ZooKeeper one transaction, one round trip); rejects with the first failure after trying all. */
+  /**
+   * Releases every lock (all at once: on ZooKeeper one transaction); rejects with the first
+   * failure after trying all. Resolves once the deletes are sent, or confirmed with
+   * `release: "confirmed"`; `releaseConfirmed` settles when every lock's has.
+   */
   release(): Promise<void>;
 }
 

@@ -1,5 +1,11 @@
 import { InvalidOptionError, ZkLockError } from '../errors/errors.js';
-import { resolveAcquireOptions, MAX_LEASES, resolveLeaseOptions, resolveListingPrefix } from './options.js';
+import {
+  resolveAcquireOptions,
+  MAX_LEASES,
+  resolveLeaseOptions,
+  resolveListingPrefix,
+  resolveMultiAcquireOptions,
+} from './options.js';
 import type { AcquireOptions } from './lock-backend.js';
 import { thrownBy } from '../../../test/support/thrown-by.js';
 
@@ -176,7 +182,7 @@ describe("acquireLease's options", () => {
     const error = thrown({ maxLeases: 2, [key]: value });
     expect(error.option).toBe(key);
     expect(error.message).toContain(
-      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs, signal or maxHoldMs',
+      'an option acquireLease/withLease/@WithLease knows: maxLeases, timeoutMs, signal, maxHoldMs or release',
     );
   });
 
@@ -219,6 +225,35 @@ describe('maxHoldMs', () => {
         expect(error).toBeInstanceOf(InvalidOptionError);
         expect(error.option).toBe('maxHoldMs');
         expect(error.message).toContain(`a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}`);
+      }
+    },
+  );
+});
+
+describe('release', () => {
+  it('is resolved only when given, for a lock, a lease and a group', () => {
+    expect(resolveAcquireOptions({}, 5000)).not.toHaveProperty('release');
+    expect(resolveLeaseOptions({ maxLeases: 1 }, 5000)).not.toHaveProperty('release');
+    expect(resolveMultiAcquireOptions({}, 5000)).not.toHaveProperty('release');
+    for (const release of ['sent', 'confirmed'] as const) {
+      expect(resolveAcquireOptions({ release }, 5000).release).toBe(release);
+      expect(resolveLeaseOptions({ maxLeases: 1, release }, 5000).release).toBe(release);
+      expect(resolveMultiAcquireOptions({ release }, 5000).release).toBe(release);
+    }
+  });
+
+  it.each(['confirm', true, null, 1])(
+    'refuses %p with an InvalidOptionError naming release and its values',
+    (release) => {
+      for (const resolve of [
+        () => resolveUntyped({ release }),
+        () => resolveLeaseOptions({ maxLeases: 1, release } as never, 5000),
+        () => resolveMultiAcquireOptions({ release } as never, 5000),
+      ]) {
+        const error = thrownBy(resolve) as InvalidOptionError;
+        expect(error).toBeInstanceOf(InvalidOptionError);
+        expect(error.option).toBe('release');
+        expect(error.message).toContain('"sent" or "confirmed"');
       }
     },
   );

@@ -9,6 +9,8 @@ import {
   type MultiAcquireOptions,
   type RecordData,
   type WriteRecordOptions,
+  type ReleaseMode,
+  RELEASE_MODES,
 } from './lock-backend.js';
 import { InvalidOptionError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
@@ -37,6 +39,8 @@ export interface ResolvedAcquireOptions {
   readonly nodeFormat?: NodeFormat;
   /** Present only when the call limits how long the grant may be held. */
   readonly maxHoldMs?: number;
+  /** Present only when the call says when its release resolves (the client's default applies otherwise). */
+  readonly release?: ReleaseMode;
 }
 
 /** The options of `acquire` and `tryAcquire` (`reentrant` is read by `ReentrantLocker`). */
@@ -47,6 +51,7 @@ const ACQUIRE_OPTION_KEYS: readonly string[] = [
   'revocable',
   'nodeFormat',
   'maxHoldMs',
+  'release',
   'reentrant',
 ];
 
@@ -59,6 +64,18 @@ export function resolveMaxHoldMs(value: unknown): number | undefined {
 function maxHoldOf(value: unknown): { maxHoldMs?: number } {
   const maxHoldMs = resolveMaxHoldMs(value);
   return maxHoldMs === undefined ? {} : { maxHoldMs };
+}
+
+/** `release` (a call's, or a client's default), checked: `undefined` or a `ReleaseMode`. */
+export function resolveReleaseMode(value: unknown): ReleaseMode | undefined {
+  if (value === undefined || RELEASE_MODES.includes(value as ReleaseMode)) return value as ReleaseMode | undefined;
+  throw new InvalidOptionError('release', value, '"sent" or "confirmed"');
+}
+
+/** `{ release }` when set, else nothing: options without it resolve as before. */
+function releaseOf(value: unknown): { release?: ReleaseMode } {
+  const release = resolveReleaseMode(value);
+  return release === undefined ? {} : { release };
 }
 
 /**
@@ -85,7 +102,7 @@ export function resolveAcquireOptions(
   }
   if (typeof revocable !== 'boolean') throw new InvalidOptionError('revocable', revocable, 'true or false');
   if (nodeFormat) nodeFormatFor(mode, nodeFormat, nodeFormat); // a reader in "curator-mutex" is refused here already
-  const maxHold = maxHoldOf(options.maxHoldMs);
+  const maxHold = { ...maxHoldOf(options.maxHoldMs), ...releaseOf(options.release) };
   const resolved: ResolvedAcquireOptions = revocable
     ? { mode, timeoutMs, signal, revocable, ...maxHold }
     : { mode, timeoutMs, signal, ...maxHold };
@@ -143,13 +160,14 @@ export function resolveListingPrefix(prefix: unknown): string {
  */
 export const MAX_LEASES = 1000;
 
-const LEASE_OPTION_KEYS: readonly string[] = ['maxLeases', 'timeoutMs', 'signal', 'maxHoldMs'];
+const LEASE_OPTION_KEYS: readonly string[] = ['maxLeases', 'timeoutMs', 'signal', 'maxHoldMs', 'release'];
 
 export interface ResolvedLeaseOptions {
   readonly maxLeases: number;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly maxHoldMs?: number;
+  readonly release?: ReleaseMode;
 }
 
 /** Checks `acquireLease`'s options, unknown keys included, before anything is sent to ZooKeeper. */
@@ -169,7 +187,7 @@ export function resolveLeaseOptions(
     { timeoutMs: options.timeoutMs, signal: options.signal },
     defaultTimeoutMs,
   );
-  return { maxLeases, timeoutMs, signal, ...maxHoldOf(options.maxHoldMs) };
+  return { maxLeases, timeoutMs, signal, ...maxHoldOf(options.maxHoldMs), ...releaseOf(options.release) };
 }
 
 export interface ResolvedMultiAcquireOptions {
@@ -178,12 +196,13 @@ export interface ResolvedMultiAcquireOptions {
   readonly nodeFormat?: NodeFormat;
   /** Present only when the call limits how long the group may be held. */
   readonly maxHoldMs?: number;
+  readonly release?: ReleaseMode;
 }
 
 /** The most locks one call may take: each costs a node and a request, all sent at once. */
 export const MAX_LOCKS_PER_CALL = 1000;
 
-const MULTI_OPTION_KEYS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat', 'maxHoldMs'];
+const MULTI_OPTION_KEYS: readonly string[] = ['timeoutMs', 'signal', 'reentrant', 'nodeFormat', 'maxHoldMs', 'release'];
 
 /** Checks the options, unknown keys included (a `mode` here is a common slip), before anything is sent. */
 export function resolveMultiAcquireOptions(
@@ -201,7 +220,7 @@ export function resolveMultiAcquireOptions(
     defaultTimeoutMs,
   );
   const nodeFormat = validateNodeFormat('nodeFormat', options.nodeFormat);
-  const resolved = { timeoutMs, signal, ...maxHoldOf(options.maxHoldMs) };
+  const resolved = { timeoutMs, signal, ...maxHoldOf(options.maxHoldMs), ...releaseOf(options.release) };
   return nodeFormat ? { ...resolved, nodeFormat } : resolved;
 }
 

@@ -97,6 +97,11 @@ export class ReentrantHandle implements LockHandle {
     return this.done || this.outer.released;
   }
 
+  /** The outer grant's: a nested hold has no node of its own, the grant's goes with its last hold. */
+  get releaseConfirmed(): Promise<void> {
+    return this.outer.releaseConfirmed;
+  }
+
   isHeld(): boolean {
     return !this.released && !this.signal.aborted;
   }

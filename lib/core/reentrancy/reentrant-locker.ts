@@ -149,12 +149,12 @@ export class ReentrantLocker {
     name: string,
     options?: Omit<AcquireOptions, 'timeoutMs'> & ReentrancyOption,
   ): Promise<LockHandle | null> {
-    const { mode, signal, revocable, nodeFormat, maxHoldMs } = this.check(name, options);
+    const { mode, signal, revocable, nodeFormat, maxHoldMs, release } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(mode, resolveReentrant(options));
     return this.policy.acquiring(
       name,
-      this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat, maxHoldMs }),
+      this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat, maxHoldMs, release }),
     );
   }
 
@@ -205,8 +205,11 @@ export class ReentrantLocker {
    */
   async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
     const resolved = resolveLeaseOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
-    const { maxLeases, timeoutMs, signal, maxHoldMs } = resolved;
-    return this.policy.acquiring(name, this.backend.acquireLease(name, { maxLeases, timeoutMs, signal, maxHoldMs }));
+    const { maxLeases, timeoutMs, signal, maxHoldMs, release } = resolved;
+    return this.policy.acquiring(
+      name,
+      this.backend.acquireLease(name, { maxLeases, timeoutMs, signal, maxHoldMs, release }),
+    );
   }
 
   /**
@@ -256,9 +259,9 @@ export class ReentrantLocker {
 
   /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
   private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
-    const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs } = call;
+    const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release } = call;
     return this.policy.granted(name, call, () =>
-      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs }),
+      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release }),
     );
   }
 

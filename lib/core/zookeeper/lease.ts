@@ -184,8 +184,8 @@ export class ZkLeaseRecipe {
   constructor(private readonly host: ZkLeaseHost) {}
 
   async acquire(name: string, options: AcquireLeaseOptions): Promise<ZkLeaseHandle> {
-    const { maxLeases, timeoutMs, signal, maxHoldMs } = resolveLeaseOptions(options, Infinity);
     const { host } = this;
+    const { maxLeases, timeoutMs, signal, maxHoldMs, release = host.release } = resolveLeaseOptions(options, Infinity);
     const dir = host.pathOf(name);
     const driver = new LeaseDriver({ name, dir, maxLeases }, this.directories, host.identity);
     const handle = await acquireNode(
@@ -201,6 +201,7 @@ export class ZkLeaseRecipe {
           identity: host.identity,
           onReleased,
           maxHoldMs,
+          confirmRelease: release === 'confirmed',
         }),
       }),
     );

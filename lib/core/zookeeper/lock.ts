@@ -135,7 +135,7 @@ export class ZkLockRecipe {
 
   /** The handle, or `null` when the lock was not free before `timeoutMs`: 0 is a try. */
   run(name: string, dir: string, options: ResolvedAcquireOptions, sent?: SentCreate): Promise<ZkLockHandle | null> {
-    const { mode, timeoutMs, signal, revocable, maxHoldMs } = options;
+    const { mode, timeoutMs, signal, revocable, maxHoldMs, release = this.host.release } = options;
     const start = (): QueueAcquisition<QueuePosition, LockGrant> => {
       const nodeFormat = nodeFormatFor(mode, options.nodeFormat, this.host.nodeFormat);
       const driver = new LockDriver(name, dir, mode, nodeFormat, revocable === true);
@@ -154,6 +154,7 @@ export class ZkLockRecipe {
         onReleased,
         revocation,
         maxHoldMs,
+        confirmRelease: release === 'confirmed',
       });
       return { handle, armed: revocation?.armed };
     });

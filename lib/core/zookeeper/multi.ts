@@ -1,4 +1,4 @@
-import type { NodeFormat, LockHandle } from '../port/lock-backend.js';
+import type { NodeFormat, LockHandle, MultiAcquireOptions } from '../port/lock-backend.js';
 import { ZkOperationError } from '../errors/errors.js';
 import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
 import type { DirectorySweeper } from './queue/directory-sweeper.js';
@@ -59,7 +59,7 @@ export class ZkLockGroupRequests implements LockGroupRequests {
   async tryAll(
     locks: readonly PlannedLock[],
     signals: readonly AbortSignal[],
-    nodeFormat: NodeFormat | undefined,
+    { nodeFormat, release }: Pick<MultiAcquireOptions, 'nodeFormat' | 'release'>,
   ): Promise<Array<PromiseSettledResult<LockHandle | null>>> {
     // Every node's name first: a mode its format refuses fails the call before anything is sent.
     const formats = locks.map(({ mode }) => nodeFormatFor(mode, nodeFormat, this.ctx.nodeFormat));
@@ -69,7 +69,11 @@ export class ZkLockGroupRequests implements LockGroupRequests {
     // Every try is set up (synchronously, up to its wait for the node) before the requests
     // leave: the client is then idle while the server works, whose threads need the cores.
     const tries = locks.map(({ name, mode }, i) =>
-      this.ctx.tryAcquire(name, { mode, nodeFormat: formats[i], signal: signals[i], timeoutMs: 0 }, batch?.sent[i]),
+      this.ctx.tryAcquire(
+        name,
+        { mode, nodeFormat: formats[i], release, signal: signals[i], timeoutMs: 0 },
+        batch?.sent[i],
+      ),
     );
     batch?.send();
     return Promise.allSettled(tries);

@@ -42,6 +42,8 @@ import { NodeReaper } from './queue/node-reaper.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
+import { abortable } from '../util/abortable.js';
+import { deadline } from '../util/deadline.js';
 
 /**
  * Read/write locks on ZooKeeper, usable without Nest:
@@ -76,7 +78,16 @@ export class ZkLockBackend implements LockBackend {
     this.reaper = new NodeReaper(this.sweeper);
     const { reaper, sweeper, identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
-    const shared = { client, reaper, sweeper, identity, waits, held, startedOnce: () => this.startedOnce() };
+    const shared = {
+      client,
+      reaper,
+      sweeper,
+      identity,
+      waits,
+      held,
+      startedOnce: () => this.startedOnce(),
+      release: options.release,
+    };
     this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat });
     this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
   }
@@ -272,15 +283,34 @@ export class ZkLockBackend implements LockBackend {
     if (this.client.isClosed) return;
     if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
+    // Released before close() and answered already (`release: "sent"`): each delete is
+    // waited for until ZooKeeper confirms it, through a reconnect and its retry, for at most
+    // the session timeout (past it without contact the server has expired the session,
+    // which deleted the node). Closing while disconnected would otherwise leave the node,
+    // which the caller was told is released, for the session's timeout.
+    const releasedEarly = [...this.held].filter((handle) => handle.released);
     // Never silently under a holder: its signal aborts first. Released one by one while
     // connected, so directories are cleaned up too; past a disconnect, closing the session
     // is what frees them.
     for (const handle of this.held)
       handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder), 'closing');
-    const releases = Promise.allSettled([...this.held].map((handle) => handle.release()));
+    const releases = Promise.allSettled([...this.held].map((handle) => (handle.release(), handle.releaseConfirmed)));
     await this.client.session.whileConnected(releases.then(() => this.sweeper.flush()));
+    if (releasedEarly.length > 0) await this.confirmedWithin(releasedEarly, this.client.session.timeoutMs);
     await this.client.close();
     await this.reaper.drain();
+  }
+
+  /** Waits until every handle's release is confirmed, or `ms` passed; leaves no timer. */
+  private async confirmedWithin(handles: readonly NodeHandle[], ms: number): Promise<void> {
+    const limit = deadline(ms, () => undefined);
+    try {
+      await abortable(Promise.allSettled(handles.map((handle) => handle.releaseConfirmed)), [limit.signal]);
+    } catch {
+      // past the session timeout: the server has ended the session, and the nodes with it
+    } finally {
+      limit.clear();
+    }
   }
 
   /** `acquiring`, rejecting with `LockUnavailableError` if its deadline passed with no session connected. */

@@ -23,6 +23,7 @@ describe('resolveZkLockOptions', () => {
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
       nodeFormat: 'kazoo',
+      release: 'sent',
       credentials: undefined,
     });
   });
@@ -55,6 +56,7 @@ describe('resolveZkLockOptions', () => {
       removeEmptyDirectories: true,
       emptyDirectoryGraceMs: 1000,
       nodeFormat: 'kazoo',
+      release: 'sent',
       credentials: undefined,
     });
   });
@@ -64,6 +66,12 @@ describe('resolveZkLockOptions', () => {
     expect(() => resolveUntyped({ nodeFormat: 'curator' })).toThrow(
       /nodeFormat="curator".*"kazoo", "curator-mutex", "curator-rw"/,
     );
+  });
+
+  it('keeps a given release, "sent" by default, and refuses another value naming the two', () => {
+    expect(resolveUntyped({}).release).toBe('sent');
+    expect(resolveUntyped({ release: 'confirmed' }).release).toBe('confirmed');
+    expect(() => resolveUntyped({ release: 'acked' })).toThrow(/release="acked".*"sent" or "confirmed"/);
   });
 
   it('accepts an identity of exactly 4096 bytes', () => {

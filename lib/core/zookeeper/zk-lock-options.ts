@@ -1,4 +1,4 @@
-import type { NodeFormat } from '../port/lock-backend.js';
+import type { NodeFormat, ReleaseMode } from '../port/lock-backend.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
@@ -11,7 +11,7 @@ import {
   type ResolvedZkClientOptions,
   type ZkClientOptions,
 } from './session/zk-client-options.js';
-import { wholeMilliseconds } from '../port/options.js';
+import { resolveReleaseMode, wholeMilliseconds } from '../port/options.js';
 
 export interface ZkLockOptions extends ZkClientOptions {
   /** Where lock directories live. Default `/locks`. */
@@ -38,6 +38,13 @@ export interface ZkLockOptions extends ZkClientOptions {
    * client reads all three; the format decides which other clients see ours.
    */
   readonly nodeFormat?: NodeFormat;
+  /**
+   * When `release()` resolves unless a call says otherwise: `"sent"` (default), once the
+   * delete of the lock's node is on its way, a round trip sooner on every cycle;
+   * `"confirmed"`, once ZooKeeper answered it (what earlier versions did). Exclusion is
+   * the same either way; see `ReleaseMode` and the handles' `releaseConfirmed`.
+   */
+  readonly release?: ReleaseMode;
 }
 
 export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
@@ -46,6 +53,7 @@ export interface ResolvedZkLockOptions extends ResolvedZkClientOptions {
   readonly removeEmptyDirectories: boolean;
   readonly emptyDirectoryGraceMs: number;
   readonly nodeFormat: NodeFormat;
+  readonly release: ReleaseMode;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -66,6 +74,7 @@ export const ZK_LOCK_OPTION_KEYS: readonly string[] = [
   'removeEmptyDirectories',
   'emptyDirectoryGraceMs',
   'nodeFormat',
+  'release',
 ];
 
 /**
@@ -100,5 +109,6 @@ export function resolveZkLockOptions(
     removeEmptyDirectories,
     emptyDirectoryGraceMs: wholeMilliseconds('emptyDirectoryGraceMs', emptyDirectoryGraceMs, 0),
     nodeFormat,
+    release: resolveReleaseMode(options.release) ?? 'sent',
   };
 }

@@ -1,4 +1,4 @@
-import { LockLostError } from '../../../lib/index';
+import { LockLostError, type LockHandle } from '../../../lib/index';
 import { thrownBy } from '../../support/thrown-by';
 import { KAZOO_NODE, queued, queueShape, track } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
@@ -41,14 +41,45 @@ export function handleCases(ctx: ConformanceContext): void {
     expect(lock.release()).toBe(first);
     expect(lock.released).toBe(true);
     await Promise.all([first, lock.release()]);
+    let disposed: LockHandle | undefined;
     {
       await using scoped = await a.acquire(name);
+      disposed = scoped;
       expect(scoped.name).toBe(name);
       expect(await b.tryAcquire(name)).toBeNull();
     }
+    expect(disposed.released).toBe(true);
+    await disposed.releaseConfirmed; // another client finds it free once ZooKeeper confirmed the delete
     const again = await b.tryAcquire(name);
     expect(again).not.toBeNull();
     await again!.release();
+  });
+
+  it('releaseConfirmed: pending until release(), then settles; another client finds the lock, lease or group free at once after it', async () => {
+    const name = ctx.name('confirmed');
+    const [a, b] = await ctx.world.backends(2);
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const lock = await a.acquire(name);
+    const lease = await a.acquireLease(`${name}-lease`, { maxLeases: 1, release: 'confirmed' }); // accepted by both
+    const group = await a.acquireAll([`${name}-g1`, `${name}-g2`]);
+    const confirmed: string[] = [];
+    for (const [what, handle] of [
+      ['lock', lock],
+      ['lease', lease],
+      ['group', group],
+    ] as const)
+      void handle.releaseConfirmed.then(() => confirmed.push(what));
+    await turn();
+    expect(confirmed).toEqual([]); // nothing released yet
+    await Promise.all([lock.release(), lease.release(), group.release()]);
+    expect([lock.isHeld(), lease.isHeld(), group.isHeld()]).toEqual([false, false, false]);
+    await Promise.all([lock.releaseConfirmed, lease.releaseConfirmed, group.releaseConfirmed]);
+    expect(confirmed.sort()).toEqual(['group', 'lease', 'lock']);
+    const next = await b.tryAcquire(name);
+    expect(next).not.toBeNull();
+    const nextGroup = await b.acquireAll([`${name}-g2`, `${name}-g1`], { timeoutMs: 0 });
+    const nextLease = await b.acquireLease(`${name}-lease`, { maxLeases: 1, timeoutMs: 0 });
+    await Promise.all([next!.release(), nextGroup.release(), nextLease.release()]);
   });
 
   it('isHeld and assertHeld: held until released; after release assertHeld throws a LockLostError', async () => {

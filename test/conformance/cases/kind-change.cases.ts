@@ -39,12 +39,14 @@ export function kindChangeCases(ctx: ConformanceContext): void {
         expect(await clients[1 - (i % 2)].leaseContenders(name)).toEqual([expect.objectContaining({ holding: true })]);
         expect(lease.maxLeases).toBe(step.lease);
         await lease.release();
+        await lease.releaseConfirmed; // the other client finds the name idle once the delete is confirmed
       } else {
         const lock = await client.acquire(name, { mode: step.lock, timeoutMs: 10_000 });
         expect((await clients[1 - (i % 2)].contenders(name)).map((c) => [c.mode, c.holding])).toEqual([
           [step.lock, true],
         ]);
         await lock.release();
+        await lock.releaseConfirmed;
       }
     }
   });

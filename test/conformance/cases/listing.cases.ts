@@ -63,7 +63,10 @@ export function listingCases(ctx: ConformanceContext): void {
     expect(b2.waiters[0].since.getTime()).toBeGreaterThanOrEqual(b2.holders[1].since.getTime());
 
     await Promise.all(held.map((lock) => lock.release()));
-    await Promise.all((await Promise.all(waiting)).map((lock) => lock.release()));
+    const granted = await Promise.all(waiting);
+    await Promise.all(granted.map((lock) => lock.release()));
+    // Another client sees them gone once ZooKeeper confirmed the deletes.
+    await Promise.all([...held, ...granted].map((lock) => lock.releaseConfirmed));
     await expect(c.locks(`${base}/`)).resolves.toEqual([]);
   });
 
@@ -95,7 +98,9 @@ export function listingCases(ctx: ConformanceContext): void {
       await a.leaseContenders(`${base}/pool`),
     );
     await Promise.all([lock.release(), ...leases.map((lease) => lease.release())]);
-    await (await waiting).release();
+    const granted = await waiting;
+    await granted.release();
+    await Promise.all([lock, granted, ...leases].map((handle) => handle.releaseConfirmed));
     await expect(b.locks(`${base}/`)).resolves.toEqual([]);
   });
 

@@ -21,6 +21,7 @@ export function waitCases(ctx: ConformanceContext): void {
     expect([r1?.mode, r2?.mode]).toEqual(['read', 'read']);
     expect(r1!.isHeld() && r2!.isHeld()).toBe(true);
     await Promise.all([r1!.release(), r2!.release()]);
+    await r1!.releaseConfirmed; // a's node, gone for b once confirmed
     const w = await b.tryAcquire(name);
     expect(w?.mode).toBe('write');
     await w!.release();

@@ -9,6 +9,7 @@ import type { DirectorySweeper } from './directory-sweeper.js';
 import { listChildren, removeIfEmpty, type Listing } from './directory.js';
 import type { NodeHandle } from './node-handle.js';
 import type { NodeReaper } from './node-reaper.js';
+import type { ReleaseMode } from '../../port/lock-backend.js';
 
 /** What every acquisition of one backend shares. */
 export interface AcquisitionContext {
@@ -439,6 +440,8 @@ export interface QueueHost extends AcquisitionContext {
   readonly held: Set<NodeHandle>;
   /** Connects on first use of a backend made unconnected. */
   startedOnce(): Promise<void>;
+  /** When a release resolves unless its call says (the client's `release` option). */
+  readonly release: ReleaseMode;
 }
 
 /**

@@ -24,7 +24,12 @@ export interface NodeHandleInit {
   readonly maxHoldMs?: number;
   /** The identity written into the node: who held it too long, for `maxHoldMs`'s message. */
   readonly identity: Buffer;
+  /** `release()` waits for ZooKeeper's answer to the delete (`release: "confirmed"`), not only for it to be sent. */
+  readonly confirmRelease: boolean;
 }
+
+/** What `release()` answers once the delete is sent: nothing to wait for. */
+const SENT: Promise<void> = Promise.resolve();
 
 /** What the diagnostics channels say a handle is. */
 type Described = Pick<ReleaseMessage, 'kind' | 'mode'>;
@@ -39,7 +44,11 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   private lost: AbortController | undefined;
   private lostReason: LockLostError | undefined;
   private readonly unsubscribe: () => void;
+  /** The release, from its call until the node is confirmed gone. */
   private releasing: Promise<void> | undefined;
+  /** `releaseConfirmed` read before `release()` was called: settled by the release. */
+  private confirmLater: ((release: Promise<void>) => void) | undefined;
+  private confirmation: Promise<void> | undefined;
   /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
   private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
@@ -92,11 +101,28 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   }
 
   /**
-   * Deletes the node, retrying through connection loss. After the session is gone the
-   * node is gone too, and this does nothing. Calling it again returns the first call's promise.
+   * Deletes the node, retrying through connection loss until it is gone or the session
+   * ends (which deletes it too). Resolves once the delete is sent, or once ZooKeeper
+   * answered it with `release: "confirmed"`; `isHeld()` is `false` from the call on.
+   * Calling it again answers as the first call did.
    */
   release(): Promise<void> {
-    return (this.releasing ??= this.doRelease());
+    if (!this.releasing) {
+      // The delete is on the session before this returns: doRelease sends it before its first
+      // await (a group's go together in the same call, see ZkLockGroupRequests.releaseAll).
+      this.releasing = this.doRelease();
+      this.confirmLater?.(this.releasing);
+      if (!this.init.confirmRelease) this.releasing.catch(() => undefined); // read through releaseConfirmed
+    }
+    return this.init.confirmRelease ? this.releasing : SENT;
+  }
+
+  /**
+   * Settles once the node is confirmed gone: ZooKeeper answered its delete, or the session
+   * that owned it ended. Pending until `release()` is called.
+   */
+  get releaseConfirmed(): Promise<void> {
+    return (this.confirmation ??= this.releasing ?? new Promise<void>((resolve) => (this.confirmLater = resolve)));
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -54,12 +54,16 @@ export class InMemoryLockStore {
   private readonly revocationRequested = new WeakSet<QueueEntry>();
 
   /** Records by name, as `JSON.stringify` left them (so a reader never shares the writer's object), with their version. */
-  private readonly records = new Map<string, { readonly json: string; readonly version: number }>();
+  private readonly records = new Map<
+    string,
+    { readonly json: string; readonly version: number; readonly writtenAt: number }
+  >();
 
   /** @internal The record under `name`, a copy, or `null`. */
   readRecord(name: string): StoredRecord | null {
     const record = this.records.get(name);
-    return record ? { data: JSON.parse(record.json) as RecordData, version: record.version } : null;
+    if (!record) return null;
+    return { data: JSON.parse(record.json) as RecordData, version: record.version, writtenAt: record.writtenAt };
   }
 
   /** @internal Writes the record under `name` if `expectedVersion` allows it, as ZooKeeper's create and versioned setData do. */
@@ -67,7 +71,8 @@ export class InMemoryLockStore {
     const record = this.records.get(name);
     if (expectedVersion === null ? record : expectedVersion !== undefined && record?.version !== expectedVersion)
       return false;
-    this.records.set(name, { json, version: record ? record.version + 1 : 0 });
+    // The store's clock is this process's: Date.now(), the time `serverTime()` tells.
+    this.records.set(name, { json, version: record ? record.version + 1 : 0, writtenAt: Date.now() });
     return true;
   }
 

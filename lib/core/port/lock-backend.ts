@@ -193,6 +193,15 @@ export interface LockBackend {
    * after a lost connection may find its own first try and resolve `false`.
    */
   writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean>;
+  /**
+   * A time, in ms since the epoch by the backend's own clock (ZooKeeper: the leader's, as it
+   * stamps `writtenAt`), that is not later than the backend's "now" when the promise
+   * resolves: `serverTime() + (performance.now() - t)`, with `t` read when it resolved, never
+   * runs ahead of that clock. ZooKeeper can only tell it through a write: the time of an
+   * empty write to the records' root (`<rootPath>-records`), a node nobody reads.
+   * `LockUnavailableError` as `contenders`.
+   */
+  serverTime(options?: ReadOptions): Promise<number>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */
@@ -207,6 +216,12 @@ export interface StoredRecord {
   readonly data: RecordData;
   /** Raised by each write: pass it as `expectedVersion` to write only over what was read. */
   readonly version: number;
+  /**
+   * When the last write of it was made, in ms since the epoch by the backend's clock
+   * (ZooKeeper: the node's `mtime`, stamped by the leader between the write's request and
+   * its answer): the clock `serverTime()` reads.
+   */
+  readonly writtenAt: number;
 }
 
 /** Options of `writeRecord`. */

@@ -29,7 +29,7 @@ import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
 import { readLockListings, deleteHolders, readContenders } from './listing.js';
 import { requestRevocation } from './revocation.js';
-import { readRecordAt, recordsRoot, writeRecordAt } from './records.js';
+import { readRecordAt, recordsRoot, serverTimeAt, writeRecordAt } from './records.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
@@ -249,6 +249,12 @@ export class ZkLockBackend implements LockBackend {
     return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) =>
       writeRecordAt(session, path, write),
     );
+  }
+
+  /** ZooKeeper's time, from an empty write to `<rootPath>-records` (see `LockBackend.serverTime`). */
+  async serverTime(options?: ReadOptions): Promise<number> {
+    const root = recordsRoot(this.options.rootPath);
+    return this.whenConnected('serverTime', 'serverTime()', options, (session) => serverTimeAt(session, root));
   }
 
   /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */

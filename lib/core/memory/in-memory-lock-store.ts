@@ -1,7 +1,6 @@
 import { LeaseLimitMismatchError, LockKindMismatchError } from '../errors/errors.js';
 import { leaseMessages } from '../errors/messages.js';
 import {
-  byName,
   type LeaseContender,
   type LeaseListing,
   type ListedLock,
@@ -11,6 +10,7 @@ import {
   type StoredRecord,
 } from '../port/lock-backend.js';
 import type { ResolvedWriteRecord } from '../port/options.js';
+import { jobNameOf, withLastRuns } from '../port/job-record.js';
 import { REVOKE_REQUEST } from '../port/lock-node.js';
 import {
   InMemoryQueue,
@@ -145,7 +145,11 @@ export class InMemoryLockStore {
       maxLeases: queue.rule.maxLeases,
       ...listed(queue.line(), leaseContender),
     }));
-    return [...locks, ...leases].sort(byName);
+    const jobs = [...this.records.keys()].flatMap((recordName): Array<[string, StoredRecord]> => {
+      const name = jobNameOf(recordName);
+      return name !== null && name.startsWith(prefix) ? [[name, this.readRecord(recordName)!]] : [];
+    });
+    return withLastRuns([...locks, ...leases], jobs);
   }
 
   /** @internal Calls `listener` when `entry`, a holder, is asked to release (it is revocable). */

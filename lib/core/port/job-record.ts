@@ -1,4 +1,4 @@
-import type { RecordData, StoredRecord } from './lock-backend.js';
+import { byName, type ListedLock, type ListedRun, type RecordData, type StoredRecord } from './lock-backend.js';
 
 /**
  * A job's record: what `withLock` calls with `holdAtLeastMs` (or a `maxHoldMs` of their
@@ -24,7 +24,7 @@ export const JOB_HISTORY_LENGTH = 10;
  * How a run ended: `ok` (the function returned), `error` (it threw), `lost` (the lock was
  * lost under it), `max-hold` (it ran past its `maxHoldMs` and the lock was taken back).
  */
-export type JobOutcome = 'ok' | 'error' | 'lost' | 'max-hold';
+export type JobOutcome = ListedRun['outcome'];
 
 const OUTCOMES: readonly JobOutcome[] = ['ok', 'error', 'lost', 'max-hold'];
 
@@ -102,4 +102,34 @@ function runOf(value: unknown, writtenAt: number): JobRun[] {
   if (isTime(run.startedAt) && isTime(run.endedAt))
     return [{ by: run.by, startedAt: run.startedAt, endedAt: run.endedAt, outcome }];
   return [];
+}
+
+/** The lock name of a job's record name, or `null` for a record that is not a job's (`run-once/…`). */
+export function jobNameOf(recordName: string): string | null {
+  return recordName.startsWith(JOB_RECORD_PREFIX) ? recordName.slice(JOB_RECORD_PREFIX.length) : null;
+}
+
+/**
+ * `listings` with each job's last run and kept hold, and the jobs no one holds or awaits
+ * as idle locks (no holder, no waiter), in name order. `jobs`: each job's lock name and
+ * record, already matched to the listing's prefix.
+ */
+export function withLastRuns(
+  listings: readonly ListedLock[],
+  jobs: ReadonlyArray<readonly [string, StoredRecord]>,
+): ListedLock[] {
+  const byLock = new Map(listings.map((listing) => [listing.name, listing]));
+  for (const [name, record] of jobs) {
+    const listing = byLock.get(name) ?? { kind: 'lock', name, holders: [], waiters: [] };
+    if (listing.kind !== 'lock') continue; // a semaphore of that name now: its record tells nothing of it
+    const { holdUntil, runs } = readJobState(record);
+    const [last] = runs;
+    if (!last && holdUntil === null) continue;
+    byLock.set(name, {
+      ...listing,
+      ...(last && { lastRun: { ...last, startedAt: new Date(last.startedAt), endedAt: new Date(last.endedAt) } }),
+      ...(holdUntil !== null && { keptUntil: new Date(holdUntil) }),
+    });
+  }
+  return [...byLock.values()].sort(byName);
 }

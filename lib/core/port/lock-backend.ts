@@ -177,7 +177,8 @@ export interface LockBackend {
   requestRevocation(name: string, options?: ReadOptions): Promise<number>;
   /**
    * Every lock whose name starts with `prefix` (default: all) that has a holder or a
-   * waiter, in name order, each with its holders and waiters and since when they queued.
+   * waiter, in name order, each with its holders and waiters and since when they queued;
+   * and every job with a record (see `ListedRun`), idle or not, with its last run.
    */
   locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]>;
   /**
@@ -321,6 +322,23 @@ export interface LockListing {
   readonly holders: ListedContender[];
   /** Who waits, in queue order. */
   readonly waiters: ListedContender[];
+  /**
+   * For a job (a lock run by `withLock` with `holdAtLeastMs` or a `maxHoldMs` of its own):
+   * its last run, from its record. A job listed with no holder and no waiter is idle.
+   */
+  readonly lastRun?: ListedRun;
+  /** For a job whose last run left a hold (`holdAtLeastMs`): when it ends, on the backend's clock (it may have passed). */
+  readonly keptUntil?: Date;
+}
+
+/** A job's run as `locks()` lists it (times on the backend's clock, within a round trip). */
+export interface ListedRun {
+  /** Who ran it: `<host>:<pid>`. */
+  readonly by: string;
+  readonly startedAt: Date;
+  readonly endedAt: Date;
+  /** `ok`, `error` (the function threw), `lost` (the lock was lost under it), `max-hold` (it ran past its `maxHoldMs`). */
+  readonly outcome: 'ok' | 'error' | 'lost' | 'max-hold';
 }
 
 /** A lease node (`<guid>__lease__<seq>`) of a semaphore directory. */

@@ -193,6 +193,63 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     expect(await third.contenders(name)).toEqual([]);
   });
 
+  it("locks() shows a job's last run (who, when, how it ended) and its kept hold, idle or held; names without a record show none", async () => {
+    const [job, plain] = [ctx.name('job-listed'), ctx.name('job-listed-plain')];
+    const [mine, other] = await ctx.world.backends(2);
+    const { locker } = recordingLocker(mine);
+    const before = Date.now();
+    await locker.withLock(job, () => 'ran', { holdAtLeastMs: 60_000 });
+    const failing = locker.withLock(job, () => Promise.reject(new Error('job failed')), { maxHoldMs: 60_000 });
+    // The hold is kept: a job call waiting past it would time out, so the failing run never started.
+    expect(await rejectionOf(failing)).toBeInstanceOf(LockTimeoutError);
+    await locker.withLock(plain, () => 'ran');
+    const held = await other.acquire(plain);
+
+    const listed = await other.locks(job);
+    expect(listed).toEqual([
+      {
+        kind: 'lock',
+        name: job,
+        holders: [],
+        waiters: [],
+        lastRun: {
+          by: expect.stringMatching(/:\d+$/),
+          startedAt: expect.any(Date),
+          endedAt: expect.any(Date),
+          outcome: 'ok',
+        },
+        keptUntil: expect.any(Date),
+      },
+    ]);
+    const [{ lastRun, keptUntil }] = listed as Array<{ lastRun: { startedAt: Date; endedAt: Date }; keptUntil: Date }>;
+    expect(lastRun.startedAt.getTime()).toBeLessThanOrEqual(lastRun.endedAt.getTime());
+    // Same machine, same clock as the backend's: within the test's own span.
+    expect(lastRun.startedAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+    expect(keptUntil.getTime() - lastRun.startedAt.getTime()).toBeGreaterThanOrEqual(60_000);
+    const [plainListing] = await other.locks(plain);
+    expect(plainListing).not.toHaveProperty('lastRun');
+    expect(plainListing.holders).toHaveLength(1);
+    await held.release();
+  });
+
+  it("a job's runs end as ok, error or lost in its record, newest first", async () => {
+    const name = ctx.name('job-outcomes');
+    const holder = await ctx.world.losable();
+    const [observer] = await ctx.world.backends(1);
+    const { locker } = recordingLocker(holder);
+    const job = { maxHoldMs: 60_000 } as const;
+    await locker.withLock(name, () => 'ran', job);
+    await rejectionOf(locker.withLock(name, () => Promise.reject(new Error('job failed')), job));
+    await rejectionOf(locker.withLock(name, (handle) => ctx.world.lose(holder, handle), job));
+    await waitUntil(
+      async () => readJobState(await observer.readRecord(jobRecordName(name))).runs.length === 3,
+      'the lost run recorded',
+    );
+    const { runs, holdUntil } = readJobState(await observer.readRecord(jobRecordName(name)));
+    expect(runs.map((run) => run.outcome)).toEqual(['lost', 'error', 'ok']);
+    expect(holdUntil).toBeNull();
+  });
+
   it("onLockLost 'reject' (default): rejects with the LockLostError once the body settled, and reports the loss once", async () => {
     const name = ctx.name('lost-reject');
     const holder = await ctx.world.losable();

@@ -232,7 +232,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     await held.release();
   });
 
-  it("a job's runs end as ok, error or lost in its record, newest first", async () => {
+  it("a job's runs end as ok, error, lost or max-hold in its record, newest first", async () => {
     const name = ctx.name('job-outcomes');
     const holder = await ctx.world.losable();
     const [observer] = await ctx.world.backends(1);
@@ -245,8 +245,12 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
       async () => readJobState(await observer.readRecord(jobRecordName(name))).runs.length === 3,
       'the lost run recorded',
     );
+    const timedOut = locker.withLock(name, () => new Promise((resolve) => setTimeout(resolve, 400)), {
+      maxHoldMs: 100,
+    });
+    expect(await rejectionOf(timedOut)).toBeInstanceOf(LockLostError);
     const { runs, holdUntil } = readJobState(await observer.readRecord(jobRecordName(name)));
-    expect(runs.map((run) => run.outcome)).toEqual(['lost', 'error', 'ok']);
+    expect(runs.map((run) => run.outcome)).toEqual(['max-hold', 'lost', 'error', 'ok']);
     expect(holdUntil).toBeNull();
   });
 

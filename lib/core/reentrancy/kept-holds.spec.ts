@@ -86,3 +86,27 @@ describe('KeptHolds: the hold ends on the backend clock, never early', () => {
     },
   );
 });
+
+/** A record written between a job's grant and its end (a holder that lost the lock writing late). */
+describe('KeptHolds: a write that loses its version check', () => {
+  const late = { hold: { until: 4e12 }, runs: [{ by: 'stale:1', outcome: 'lost', tookMs: 5 }] };
+
+  it.each([
+    ['without hold time of its own, keeps the other writer’s hold', 0, { until: 4e12 }],
+    ['with hold time left, replaces it with its own', 60_000, { afterWriteMs: expect.any(Number) }],
+  ])('is made again over what is there, %s, and keeps both runs', async (_label, holdAtLeastMs, hold) => {
+    const backend = new InMemoryLockBackend();
+    const locker = new ReentrantLocker(backend, 1_000);
+    const record = jobRecordName('job');
+    await locker.withLock('job', () => backend.writeRecord(record, late), { holdAtLeastMs, maxHoldMs: 60_000 });
+    const written = await backend.readRecord(record);
+    expect(written?.version).toBe(1);
+    expect(written?.data).toEqual({
+      hold,
+      runs: [
+        { by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) },
+        { by: 'stale:1', outcome: 'lost', startedAt: expect.any(Number), endedAt: expect.any(Number) },
+      ],
+    });
+  });
+});

@@ -28,6 +28,7 @@ export type {
   LeaseListing,
   ListedContender,
   ListedLease,
+  ListedRun,
   // Small records kept beside the locks (readRecord, writeRecord).
   RecordData,
   StoredRecord,

@@ -23,8 +23,8 @@ export interface ExecRequest {
 
 /** What the operator asked for, from the command line and the environment. */
 export interface CliRequest {
-  readonly command: 'list' | 'show' | 'revoke' | 'release' | 'exec' | 'help';
-  /** `list`'s prefix, or the lock name of `show`, `revoke`, `release`, `exec`. */
+  readonly command: 'list' | 'show' | 'history' | 'revoke' | 'release' | 'exec' | 'help';
+  /** `list`'s prefix, or the lock name of `show`, `history`, `revoke`, `release`, `exec`. */
   readonly target: string | undefined;
   readonly connect: string;
   readonly root: string;
@@ -41,7 +41,9 @@ export const USAGE = `Usage: nestjs-zk-lock <command> [options]
 
 Commands:
   list [prefix]            every lock (and lease semaphore) under the root, with holders and waiters
-  show <name>              one lock's queue: holders and waiters in order, mode, identity, age, session
+  show <name>              one lock's queue: holders and waiters in order, mode, identity, age, session;
+                           for a job (holdAtLeastMs or maxHoldMs), its last run and kept hold
+  history <name>           a job's last runs, newest first: outcome, by whom, started, how long
   revoke <name>            ask the lock's holders to release it: those that opted in (revocable: true), and
                            other clients' (Curator's makeRevocable); exits 6 naming any that did not opt in
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
@@ -76,7 +78,7 @@ exec: the command's own code; else 2 usage, 3 no server answered, 120 lock not g
 121 skipped (--skip-if-locked, lock taken), 122 lock lost (command stopped), 123 --max-hold reached
 (command stopped), 126 command not runnable, 127 command not found.`;
 
-const COMMANDS = ['list', 'show', 'revoke', 'release', 'exec', 'help'] as const;
+const COMMANDS = ['list', 'show', 'history', 'revoke', 'release', 'exec', 'help'] as const;
 
 const EXEC_ONLY = ['mode', 'skip-if-locked', 'max-hold', 'kill-grace'] as const;
 

@@ -2,8 +2,9 @@ import { createInterface } from 'node:readline/promises';
 
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { CliRequest } from './args.js';
-import { json, listingJson, queueText } from './output.js';
+import { historyText, json, listingJson, queueText } from './output.js';
 import { revoke } from './revoke.js';
+import { jobRecordName, readJobState } from '../core/port/job-record.js';
 
 /** What a command prints, and its exit code. */
 export interface CliResult {
@@ -37,7 +38,20 @@ export async function runCommand(
     case 'show': {
       const listing = await listingOf(backend, target!);
       if (asJson) return { out: json(listing ? listingJson(listing) : null), code: 0 };
-      return { out: listing ? queueText(listing) : `"${target}" is free: no holder, no waiter.`, code: 0 };
+      return {
+        out: listing ? queueText(listing) : `"${target}" is free: no holder, no waiter, no run recorded.`,
+        code: 0,
+      };
+    }
+    case 'history': {
+      const state = readJobState(await backend.readRecord(jobRecordName(target!)));
+      if (!asJson) return { out: historyText(target!, state), code: 0 };
+      const at = (ms: number): string => new Date(ms).toISOString();
+      const runs = state.runs.map((run) => ({ ...run, startedAt: at(run.startedAt), endedAt: at(run.endedAt) }));
+      return {
+        out: json({ name: target, keptUntil: state.holdUntil === null ? null : at(state.holdUntil), runs }),
+        code: 0,
+      };
     }
     case 'revoke':
       return revoke(backend, target!, asJson);

@@ -89,7 +89,7 @@ function inCliWords(error: ZkConnectionError, timeoutMs: number): string {
 }
 
 /**
- * `list`, `show`, `revoke` and `release` read under the root: a root that does not exist
+ * `list`, `show`, `history`, `revoke` and `release` read under the root: a root that does not exist
  * (a typo, or another chroot) would answer "free" for every lock, so it is an error.
  */
 export async function assertRootExists(backend: ZkLockBackend, request: CliRequest): Promise<void> {

@@ -1,4 +1,5 @@
-import type { ListedContender, ListedLease, ListedLock } from '../core/port/lock-backend.js';
+import type { JobState } from '../core/port/job-record.js';
+import type { ListedContender, ListedLease, ListedLock, ListedRun } from '../core/port/lock-backend.js';
 import { REVOKE_REQUEST } from '../core/port/lock-node.js';
 import { revocationOptInOf } from '../core/port/node-format.js';
 
@@ -19,16 +20,48 @@ const row = (entry: ListedContender | ListedLease, now: number): string[] => [
   entry.node,
 ];
 
-/** One lock's (or semaphore's) queue as aligned text: holders first, then waiters, in order. */
+/** One lock's (or semaphore's) queue as aligned text: holders first, then waiters, in order; a job's last run after. */
 export function queueText(listing: ListedLock, now = Date.now()): string {
   const title =
     listing.kind === 'lease' ? `${listing.name} (lease semaphore, ${listing.maxLeases ?? '?'} leases)` : listing.name;
-  const rows = [
-    ['', 'mode', 'identity', 'age', 'session', 'node'],
-    ...[...listing.holders, ...listing.waiters].map((entry) => row(entry, now)),
-  ];
+  const entries = [...listing.holders, ...listing.waiters];
+  const lines =
+    entries.length === 0
+      ? ['  idle: no holder, no waiter']
+      : table([['', 'mode', 'identity', 'age', 'session', 'node'], ...entries.map((entry) => row(entry, now))]);
+  if (listing.kind === 'lock' && listing.lastRun) lines.push(`  last run: ${runText(listing.lastRun, now)}`);
+  if (listing.kind === 'lock' && listing.keptUntil) lines.push(`  ${keptText(listing.keptUntil.getTime(), now)}`);
+  return [title, ...lines].join('\n');
+}
+
+/** A job's history (`history <name>`): its kept hold, then its runs, newest first. */
+export function historyText(name: string, { holdUntil, runs }: JobState, now = Date.now()): string {
+  if (runs.length === 0 && holdUntil === null)
+    return `"${name}" has no runs recorded (withLock calls with holdAtLeastMs, or a maxHoldMs of their own, record them).`;
+  const title = `${name}: the last ${runs.length} run(s), newest first`;
+  const rows = runs.map((run) => [run.outcome, run.by, new Date(run.startedAt).toISOString(), took(run)]);
+  const hold = holdUntil === null ? [] : [`  ${keptText(holdUntil, now)}`];
+  return [title, ...hold, ...table([['outcome', 'by', 'started', 'took'], ...rows])].join('\n');
+}
+
+/** `ok by host:42, started 12 s ago, took 35 ms` (times on ZooKeeper's clock). */
+function runText(run: ListedRun, now: number): string {
+  return `${run.outcome} by ${run.by}, started ${age(run.startedAt, now)} ago (${run.startedAt.toISOString()}), took ${took({ startedAt: run.startedAt.getTime(), endedAt: run.endedAt.getTime() })}`;
+}
+
+function keptText(until: number, now: number): string {
+  return `kept by holdAtLeastMs until ${new Date(until).toISOString()}${until > now ? '' : ' (ended)'}`;
+}
+
+function took({ startedAt, endedAt }: { startedAt: number; endedAt: number }): string {
+  const ms = Math.max(0, endedAt - startedAt);
+  return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+/** Rows as aligned columns, each line indented by two spaces. */
+function table(rows: string[][]): string[] {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((cells) => cells[column].length)));
-  const lines = rows.map(
+  return rows.map(
     (cells) =>
       '  ' +
       cells
@@ -36,7 +69,6 @@ export function queueText(listing: ListedLock, now = Date.now()): string {
         .join('  ')
         .trimEnd(),
   );
-  return [title, ...lines].join('\n');
 }
 
 /** JSON output: dates as ISO strings, as every other tool reads them. */

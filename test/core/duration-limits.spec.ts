@@ -40,20 +40,25 @@ describe('duration options at their maximum', () => {
     it.each([
       ['28 days (a monthly job)', 28 * DAY],
       ['Number.MAX_VALUE, the largest accepted', Number.MAX_VALUE],
-    ])('%s: withLock keeps the node after the body, and another client cannot take it', async (_label, ms) => {
-      const [a, b] = await fx.many(2);
-      const locker = new ReentrantLocker(a, 10_000);
-      const name = `hold-${ms}`;
-      await expect(locker.withLock(name, () => 'ran', { holdAtLeastMs: ms })).resolves.toBe('ran');
-      await sleep(WATCH_MS);
-      const [kept] = (await fx.nodes(name)) ?? [];
-      expect(kept).toBeDefined();
-      await expect(b.tryAcquire(name)).resolves.toBeNull();
-      expect(await fx.nodes(name)).toEqual([kept]);
-      // Shutdown releases it at once and leaves no timer.
-      await expect(locker.drain(1_000)).resolves.toBe(true);
-      expect(await fx.nodes(name)).toBeNull();
-    });
+    ])(
+      "%s: withLock keeps the hold in its record after the body, and another client's job call cannot run",
+      async (_label, ms) => {
+        const [a, b] = await fx.many(2);
+        const locker = new ReentrantLocker(a, 10_000);
+        const name = `hold-${ms}`;
+        await expect(locker.withLock(name, () => 'ran', { holdAtLeastMs: ms })).resolves.toBe('ran');
+        await sleep(WATCH_MS);
+        expect((await fx.nodes(name)) ?? []).toEqual([]);
+        const other = new ReentrantLocker(b, 10_000);
+        await expect(
+          other.withLock(name, () => 'ran', { ifLocked: 'skip', holdAtLeastMs: ms }),
+        ).resolves.toBeUndefined();
+        await expect(other.withLock(name, () => 'ran', { holdAtLeastMs: ms, timeoutMs: 1_000 })).rejects.toThrow(
+          /still kept by the holdAtLeastMs of its last run/,
+        );
+        await expect(locker.drain(1_000)).resolves.toBe(true);
+      },
+    );
 
     it('withLocks: 28 days keeps every node of the group after the body', async () => {
       const [a, b] = await fx.many(2);

@@ -2,6 +2,8 @@ import * as zookeeper from 'node-zookeeper-client';
 
 import {
   InvalidOptionError,
+  ReentrantLocker,
+  runOnce,
   LockClientClosedError,
   type LockHandle,
   type ListedLock,
@@ -159,14 +161,40 @@ describe.each(MODES)(
       await b.locks('orders/');
       const after = b.client.counter.snapshot();
       if (multiRead) {
-        expect((after.getChildren ?? 0) - (before.getChildren ?? 0)).toBe(1); // the root
+        expect((after.getChildren ?? 0) - (before.getChildren ?? 0)).toBe(2); // the root, and the records folder beside it
         expect((after.multiRead ?? 0) - (before.multiRead ?? 0)).toBe(2); // the two matching directories; their nodes
         expect(after.getData ?? 0).toBe(before.getData ?? 0);
       } else {
-        expect((after.getChildren ?? 0) - (before.getChildren ?? 0)).toBe(1 + 2); // the root, then the two matching directories
+        expect((after.getChildren ?? 0) - (before.getChildren ?? 0)).toBe(2 + 2); // the root and the records folder, then the two matching directories
         expect((after.getData ?? 0) - (before.getData ?? 0)).toBe(2); // one read per node in them
       }
       await Promise.all(held.map((lock) => lock.release()));
+    });
+
+    it("lists jobs with their last run from their records, idle ones too, reading the matching records only (run-once's never)", async () => {
+      const [a, b] = await Promise.all([client({ emptyDirectoryGraceMs: 0 }), client()]);
+      const locker = new ReentrantLocker(a, 10_000);
+      await locker.withLock('jobs/idle', () => 'ran', { maxHoldMs: 60_000 });
+      await locker.withLock('jobs/busy', () => 'ran', { maxHoldMs: 60_000 });
+      await locker.withLock('other', () => 'ran', { maxHoldMs: 60_000 });
+      await runOnce(a, 'jobs/migrate', () => undefined);
+      const busy = await a.acquire('jobs/busy');
+      await waitFor(async () => (await fx.nodes('jobs/idle')) === null, { what: "the idle job's directory swept" });
+
+      const before = b.client.counter.snapshot();
+      const listed = await b.locks('jobs/');
+      const after = b.client.counter.snapshot();
+      expect(
+        listed.map((lock) => [lock.name, lock.holders.length, lock.kind === 'lock' && lock.lastRun?.outcome]),
+      ).toEqual([
+        ['jobs/busy', 1, 'ok'],
+        ['jobs/idle', 0, 'ok'],
+      ]);
+      const sent = (op: string): number => (after[op] ?? 0) - (before[op] ?? 0);
+      // The root, the records folder, the one directory, its one node; then the two matching records (one multiRead).
+      const reads = [sent('getChildren'), sent('getData'), sent('multiRead')];
+      expect(reads).toEqual(multiRead ? [3, 1, 1] : [3, 1 + 2, 0]);
+      await busy.release();
     });
 
     it('skips directories and nodes that are not ours, leftover empty directories, and a root that does not exist', async () => {
@@ -304,7 +332,7 @@ describe.each(MODES)(
               ((r.op === ZK_OP.getChildren2 || r.op === ZK_OP.getData) && r.path?.startsWith(fx.rootPath)),
           );
 
-      it('50 locks with 60 nodes: three round trips (1 + 50 + 60 requests, or 3 with multiRead), each round sent whole before any of its replies', async () => {
+      it('50 locks with 60 nodes: three round trips (2 + 50 + 60 requests, or 4 with multiRead: the records folder read beside the root), each round sent whole before any of its replies', async () => {
         const [a, b] = await many(2);
         const names = Array.from({ length: 50 }, (_, i) => `load/${String(i).padStart(2, '0')}`);
         const held = await Promise.all(names.map((name) => a.acquire(name)));
@@ -316,16 +344,19 @@ describe.each(MODES)(
         const mark = proxy.requests.length;
         proxy.holdReplies();
         const listing = watcher.locks('load/');
-        // Round trip 1: the root's children, alone.
-        await waitFor(() => reads(mark).length === 1 && proxy.heldReplyBytes > 0, { what: 'the root read' });
-        expect(reads(mark)).toEqual([{ op: ZK_OP.getChildren2, path: fx.rootPath }]);
+        // Round trip 1: the root's children, and the records folder's (for jobs' last runs; it has none here).
+        await waitFor(() => reads(mark).length === 2 && proxy.heldReplyBytes > 0, { what: 'the root read' });
+        expect(reads(mark)).toEqual([
+          { op: ZK_OP.getChildren2, path: fx.rootPath },
+          { op: ZK_OP.getChildren2, path: `${fx.rootPath}-records` },
+        ]);
         // Round trip 2: all 50 directories, sent from that one reply, none answered yet.
         proxy.releaseReplies();
         proxy.holdReplies();
-        await waitFor(() => reads(mark).length === 1 + directoryReads, {
-          what: () => `the directory reads (sent: ${reads(mark).length - 1})`,
+        await waitFor(() => reads(mark).length === 2 + directoryReads, {
+          what: () => `the directory reads (sent: ${reads(mark).length - 2})`,
         });
-        const round2 = reads(mark).slice(1);
+        const round2 = reads(mark).slice(2);
         if (multiRead) expect(round2).toEqual([{ op: ZK_OP.multiRead }]);
         else {
           expect(round2.every((r) => r.op === ZK_OP.getChildren2)).toBe(true);
@@ -337,18 +368,18 @@ describe.each(MODES)(
         });
         proxy.releaseReplies();
         proxy.holdReplies();
-        await waitFor(() => reads(mark).length === 1 + directoryReads + nodeReads, {
-          what: () => `the node reads (sent: ${reads(mark).length - 1 - directoryReads})`,
+        await waitFor(() => reads(mark).length === 2 + directoryReads + nodeReads, {
+          what: () => `the node reads (sent: ${reads(mark).length - 2 - directoryReads})`,
         });
-        const round3 = reads(mark).slice(1 + directoryReads);
+        const round3 = reads(mark).slice(2 + directoryReads);
         expect(round3.every((r) => r.op === (multiRead ? ZK_OP.multiRead : ZK_OP.getData))).toBe(true);
         proxy.releaseReplies();
         const result = await listing;
-        expect(reads(mark)).toHaveLength(1 + directoryReads + nodeReads); // nothing more
+        expect(reads(mark)).toHaveLength(2 + directoryReads + nodeReads); // nothing more
 
         const after = watcher.client.counter.snapshot();
         const sent = (op: string): number => (after[op] ?? 0) - (before[op] ?? 0);
-        expect([sent('getChildren'), sent('getData'), sent('multiRead')]).toEqual(multiRead ? [1, 0, 2] : [51, 60, 0]);
+        expect([sent('getChildren'), sent('getData'), sent('multiRead')]).toEqual(multiRead ? [2, 0, 2] : [52, 60, 0]);
         expect(result.map((lock) => lock.name)).toEqual(names);
         expect(result.map((lock) => [lock.holders.length, lock.waiters.length])).toEqual(
           names.map((_, i) => [1, i < 10 ? 1 : 0]),
@@ -368,10 +399,10 @@ describe.each(MODES)(
         const mark = proxy.requests.length;
         proxy.holdReplies();
         const listing = watcher.locks();
-        await waitFor(() => reads(mark).length === 1, { what: 'the root read' });
+        await waitFor(() => reads(mark).length === 2, { what: 'the root read' });
         proxy.releaseReplies();
         proxy.holdReplies();
-        await waitFor(() => reads(mark).length === (multiRead ? 2 : 3), { what: 'both directory reads' });
+        await waitFor(() => reads(mark).length === (multiRead ? 3 : 4), { what: 'both directory reads' });
         // The server has answered both directory reads (held back); now the nodes go.
         await waitFor(() => proxy.heldReplyBytes >= childrenReplyBytes([1, 2]), { what: 'the directory replies' });
         await Promise.all([gone.release(), holder.release()]);

@@ -77,22 +77,30 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     await expect(waiting).resolves.toBe('waited');
   });
 
-  it('holdAtLeastMs keeps the node after the body returned, until that long after the grant; others are skipped meanwhile', async () => {
+  it('holdAtLeastMs: the node goes when the body returns, the hold is kept in ZooKeeper (the job record); job calls skip until it ends', async () => {
     const a = await lockerOn();
     const b = await lockerOn();
     const grantedAt = Date.now();
-    await expect(a.locker.withLock('min-1', () => 'fast job', { ifLocked: 'skip', holdAtLeastMs: 600 })).resolves.toBe(
-      'fast job',
-    );
-    const returnedAt = Date.now();
-    expect(returnedAt - grantedAt).toBeLessThan(600); // the call did not wait for the minimum hold
-    expect(await fx.nodes('min-1')).toHaveLength(1);
+    const tick = { ifLocked: 'skip', holdAtLeastMs: 600 } as const;
+    await expect(a.locker.withLock('min-1', () => 'fast job', tick)).resolves.toBe('fast job');
+    expect(Date.now() - grantedAt).toBeLessThan(600); // the call did not wait for the minimum hold
+    expect((await fx.nodes('min-1')) ?? []).toEqual([]);
+    const record = JSON.parse((await fx.inspector.data(`${fx.rootPath}-records/job%2Fmin-1`))!) as unknown;
+    expect(record).toEqual({
+      hold: { afterWriteMs: expect.any(Number) },
+      runs: [{ by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) }],
+    });
     // A late timer on another instance (or this one) finds the lock still taken.
-    await expect(b.locker.withLock('min-1', () => 'late tick', { ifLocked: 'skip' })).resolves.toBeUndefined();
-    await expect(a.locker.withLock('min-1', () => 'late tick', { ifLocked: 'skip' })).resolves.toBeUndefined();
-    await waitUntil(async () => (await fx.nodes('min-1')) === null, 'the kept lock is released');
-    expect(Date.now() - grantedAt).toBeGreaterThanOrEqual(600);
-    await expect(b.locker.withLock('min-1', () => 'next tick', { ifLocked: 'skip' })).resolves.toBe('next tick');
+    await expect(b.locker.withLock('min-1', () => 'late tick', tick)).resolves.toBeUndefined();
+    await expect(a.locker.withLock('min-1', () => 'late tick', tick)).resolves.toBeUndefined();
+    expect(b.skipped).toEqual([{ name: 'min-1', mode: 'write', reason: 'held' }]);
+    expect((await fx.nodes('min-1')) ?? []).toEqual([]); // the skips gave their grants back
+    let ran: number | undefined;
+    await waitUntil(
+      async () => (ran = await b.locker.withLock('min-1', () => Date.now(), tick)) !== undefined,
+      'the next tick',
+    );
+    expect(ran! - grantedAt).toBeGreaterThanOrEqual(600);
   });
 
   it('a body longer than holdAtLeastMs releases when it ends', async () => {
@@ -101,12 +109,16 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     expect(await fx.nodes('min-2')).toBeNull();
   });
 
-  it('drain() (shutdown) releases a lock kept by holdAtLeastMs at once, leaving no timer', async () => {
+  it('drain() (shutdown) leaves the hold to ZooKeeper: no node, no timer, and the hold still keeps job calls out', async () => {
     const { locker } = await lockerOn();
     await locker.withLock('min-3', () => 'done', { holdAtLeastMs: 60_000 });
-    expect(await fx.nodes('min-3')).toHaveLength(1);
     await expect(locker.drain(1_000)).resolves.toBe(true);
-    expect(await fx.nodes('min-3')).toBeNull();
+    expect((await fx.nodes('min-3')) ?? []).toEqual([]);
+    expect(await fx.inspector.data(`${fx.rootPath}-records/job%2Fmin-3`)).toContain('"afterWriteMs"');
+    const other = await lockerOn();
+    await expect(
+      other.locker.withLock('min-3', () => 'ran', { ifLocked: 'skip', holdAtLeastMs: 1 }),
+    ).resolves.toBeUndefined();
   });
 
   it("onLockLost: a lost lock rejects with LockLostError after the body settles and is reported once; 'ignore' keeps the result", async () => {

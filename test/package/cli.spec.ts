@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import { ZkLockBackend } from '../../lib/index';
+import { ReentrantLocker, ZkLockBackend } from '../../lib/index';
 import { freePort } from '../support/free-port';
 import { waitUntil } from '../support/wait-until';
 import { ensureBuilt } from '../support/fixture-app';
@@ -49,6 +50,7 @@ describe('the operator CLI', () => {
     await Promise.all([app?.close(), waiter?.close()]);
     const inspector = await ZkInspector.connect(zkConnect());
     await inspector.removeTree(root);
+    await inspector.removeTree(`${root}-records`);
     await inspector.close();
   });
 
@@ -139,6 +141,39 @@ describe('the operator CLI', () => {
       await inspector.removeTree(app.pathOf('foreign'));
       await inspector.close();
     }
+  });
+
+  it("list, show and history: a job's last run and its kept hold, idle or not; history newest first, --json too", async () => {
+    const locker = new ReentrantLocker(app, 10_000);
+    const job = { maxHoldMs: 60_000 } as const;
+    await locker.withLock('nightly', () => 'ran', job);
+    await locker.withLock('nightly', () => Promise.reject(new Error('failed')), job).catch(() => undefined);
+    await locker.withLock('nightly', () => 'ran', { holdAtLeastMs: 60_000 });
+    const by = `${hostname()}:${process.pid}`;
+
+    const list = await cli(['list', 'night', ...base()]);
+    expect(list.out).toMatch(
+      new RegExp(
+        `^nightly\\n  idle: no holder, no waiter\\n  last run: ok by ${by}, started \\d+ s ago \\(\\S+Z\\), took \\d+ ms\\n  kept by holdAtLeastMs until \\S+Z\\n?$`,
+      ),
+    );
+    const show = JSON.parse((await cli(['show', 'nightly', '--json', ...base()])).out);
+    expect(show).toMatchObject({ name: 'nightly', holders: [], waiters: [], lastRun: { by, outcome: 'ok' } });
+    expect(Date.parse(show.keptUntil) - Date.parse(show.lastRun.startedAt)).toBeGreaterThanOrEqual(60_000);
+
+    const history = await cli(['history', 'nightly', ...base()]);
+    expect(history.out).toMatch(/^nightly: the last 3 run\(s\), newest first\n {2}kept by holdAtLeastMs until \S+Z\n/);
+    expect(
+      history.out
+        .trimEnd()
+        .split('\n')
+        .slice(3)
+        .map((line) => line.trim().split(/\s+/)[0]),
+    ).toEqual(['ok', 'error', 'ok']);
+    const runs = JSON.parse((await cli(['history', 'nightly', '--json', ...base()])).out);
+    expect(runs).toMatchObject({ name: 'nightly', keptUntil: show.keptUntil });
+    expect(runs.runs.map((run: { outcome: string }) => run.outcome)).toEqual(['ok', 'error', 'ok']);
+    expect((await cli(['history', 'nothing-here', ...base()])).out).toContain('"nothing-here" has no runs recorded');
   });
 
   it("release --force deletes the holder's node (after --yes; without a terminal it is not confirmed), and the waiter gets the lock", async () => {

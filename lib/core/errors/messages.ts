@@ -32,6 +32,9 @@ export const lockMessages = {
     timeoutMs === 0
       ? `Lock "${name}" (${mode}) is held by another client and the call asked not to wait (timeoutMs: 0). Retry later, or pass a timeoutMs to wait for it.`
       : `Timed out after ${timeoutMs} ms waiting for lock "${name}" (${mode}). Raise timeoutMs, or list who holds it with contenders("${name}").`,
+  /** A job call (`holdAtLeastMs`, or a `maxHoldMs` of its own) met a hold its lock's last run left, ending past its deadline. */
+  keptHold: (name: string, mode: string, timeoutMs: number, leftMs: number): string =>
+    `Lock "${name}" (${mode}) is still kept by the holdAtLeastMs of its last run for about ${Math.ceil(leftMs)} ms (its job record; no client holds it), longer than this call's timeoutMs (${timeoutMs} ms) lets it wait. Retry later.`,
   lockSubject: (name: string, mode: string): string =>
     mode === 'lease' ? `a lease of "${name}"` : `lock "${name}" (${mode})`,
   unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number): string =>

@@ -82,6 +82,9 @@ class ScriptedBackend implements LockBackend {
   async writeRecord(): Promise<boolean> {
     throw new Error('not used');
   }
+  async serverTime(): Promise<number> {
+    throw new Error('not used');
+  }
   async cancelWaits(): Promise<void> {}
   async close(): Promise<void> {}
 }

@@ -156,6 +156,13 @@ export class InMemoryLockBackend implements LockBackend {
     return this.store.writeRecord(name, write);
   }
 
+  /** The store's clock, `Date.now()`, the one `writtenAt` is read from (see `LockBackend.serverTime`). */
+  async serverTime(options?: ReadOptions): Promise<number> {
+    resolveReadTimeout(options, 'serverTime');
+    this.assertOpen();
+    return Date.now();
+  }
+
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();

@@ -1,7 +1,6 @@
 import { LeaseLimitMismatchError, LockKindMismatchError } from '../errors/errors.js';
 import { leaseMessages } from '../errors/messages.js';
 import {
-  byName,
   type LeaseContender,
   type LeaseListing,
   type ListedLock,
@@ -11,6 +10,7 @@ import {
   type StoredRecord,
 } from '../port/lock-backend.js';
 import type { ResolvedWriteRecord } from '../port/options.js';
+import { jobNameOf, withLastRuns } from '../port/job-record.js';
 import { REVOKE_REQUEST } from '../port/lock-node.js';
 import {
   InMemoryQueue,
@@ -54,12 +54,16 @@ export class InMemoryLockStore {
   private readonly revocationRequested = new WeakSet<QueueEntry>();
 
   /** Records by name, as `JSON.stringify` left them (so a reader never shares the writer's object), with their version. */
-  private readonly records = new Map<string, { readonly json: string; readonly version: number }>();
+  private readonly records = new Map<
+    string,
+    { readonly json: string; readonly version: number; readonly writtenAt: number }
+  >();
 
   /** @internal The record under `name`, a copy, or `null`. */
   readRecord(name: string): StoredRecord | null {
     const record = this.records.get(name);
-    return record ? { data: JSON.parse(record.json) as RecordData, version: record.version } : null;
+    if (!record) return null;
+    return { data: JSON.parse(record.json) as RecordData, version: record.version, writtenAt: record.writtenAt };
   }
 
   /** @internal Writes the record under `name` if `expectedVersion` allows it, as ZooKeeper's create and versioned setData do. */
@@ -67,7 +71,8 @@ export class InMemoryLockStore {
     const record = this.records.get(name);
     if (expectedVersion === null ? record : expectedVersion !== undefined && record?.version !== expectedVersion)
       return false;
-    this.records.set(name, { json, version: record ? record.version + 1 : 0 });
+    // The store's clock is this process's: Date.now(), the time `serverTime()` tells.
+    this.records.set(name, { json, version: record ? record.version + 1 : 0, writtenAt: Date.now() });
     return true;
   }
 
@@ -140,7 +145,11 @@ export class InMemoryLockStore {
       maxLeases: queue.rule.maxLeases,
       ...listed(queue.line(), leaseContender),
     }));
-    return [...locks, ...leases].sort(byName);
+    const jobs = [...this.records.keys()].flatMap((recordName): Array<[string, StoredRecord]> => {
+      const name = jobNameOf(recordName);
+      return name !== null && name.startsWith(prefix) ? [[name, this.readRecord(recordName)!]] : [];
+    });
+    return withLastRuns([...locks, ...leases], jobs);
   }
 
   /** @internal Calls `listener` when `entry`, a holder, is asked to release (it is revocable). */

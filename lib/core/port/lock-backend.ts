@@ -238,7 +238,8 @@ export interface LockBackend {
   requestRevocation(name: string, options?: ReadOptions): Promise<number>;
   /**
    * Every lock whose name starts with `prefix` (default: all) that has a holder or a
-   * waiter, in name order, each with its holders and waiters and since when they queued.
+   * waiter, in name order, each with its holders and waiters and since when they queued;
+   * and every job with a record (see `ListedRun`), idle or not, with its last run.
    */
   locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]>;
   /**
@@ -254,6 +255,15 @@ export interface LockBackend {
    * after a lost connection may find its own first try and resolve `false`.
    */
   writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean>;
+  /**
+   * A time, in ms since the epoch by the backend's own clock (ZooKeeper: the leader's, as it
+   * stamps `writtenAt`), that is not later than the backend's "now" when the promise
+   * resolves: `serverTime() + (performance.now() - t)`, with `t` read when it resolved, never
+   * runs ahead of that clock. ZooKeeper can only tell it through a write: the time of an
+   * empty write to the records' root (`<rootPath>-records`), a node nobody reads.
+   * `LockUnavailableError` as `contenders`.
+   */
+  serverTime(options?: ReadOptions): Promise<number>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */
@@ -268,6 +278,12 @@ export interface StoredRecord {
   readonly data: RecordData;
   /** Raised by each write: pass it as `expectedVersion` to write only over what was read. */
   readonly version: number;
+  /**
+   * When the last write of it was made, in ms since the epoch by the backend's clock
+   * (ZooKeeper: the node's `mtime`, stamped by the leader between the write's request and
+   * its answer): the clock `serverTime()` reads.
+   */
+  readonly writtenAt: number;
 }
 
 /** Options of `writeRecord`. */
@@ -373,6 +389,23 @@ export interface LockListing {
   readonly holders: ListedContender[];
   /** Who waits, in queue order. */
   readonly waiters: ListedContender[];
+  /**
+   * For a job (a lock run by `withLock` with `holdAtLeastMs` or a `maxHoldMs` of its own):
+   * its last run, from its record. A job listed with no holder and no waiter is idle.
+   */
+  readonly lastRun?: ListedRun;
+  /** For a job whose last run left a hold (`holdAtLeastMs`): when it ends, on the backend's clock (it may have passed). */
+  readonly keptUntil?: Date;
+}
+
+/** A job's run as `locks()` lists it (times on the backend's clock, within a round trip). */
+export interface ListedRun {
+  /** Who ran it: `<host>:<pid>`. */
+  readonly by: string;
+  readonly startedAt: Date;
+  readonly endedAt: Date;
+  /** `ok`, `error` (the function threw), `lost` (the lock was lost under it), `max-hold` (it ran past its `maxHoldMs`). */
+  readonly outcome: 'ok' | 'error' | 'lost' | 'max-hold';
 }
 
 /** A lease node (`<guid>__lease__<seq>`) of a semaphore directory. */

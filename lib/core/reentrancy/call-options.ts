@@ -47,17 +47,23 @@ export function checkOnLockLost(value: unknown): asserts value is OnLockLost {
 export interface WithLockCallOptions extends AcquireOptions, ReentrancyOption {
   readonly ifLocked?: IfLocked;
   /**
-   * Keeps the lock at least this long after it was granted, even when the function returned
+   * Keeps the lock at least this long after the function started, even when it returned
    * earlier (ShedLock's `lockAtLeastFor`): an instance whose timer fires late then finds the
    * lock still taken, instead of running the same scheduled tick a second time. `withLock`
-   * resolves when the function does; the release follows later. Default 0; any finite
-   * number of milliseconds (a monthly job's 28 days too). Shutdown releases at once.
+   * resolves when the function does. The rest of the hold is kept in the backend (the job's
+   * record, on ZooKeeper's clock) and the node released at once, so a crash or `close()`
+   * does not end it; calls with `holdAtLeastMs` (or a `maxHoldMs` of their own) read it and
+   * count the lock as held until it ends; other calls do not. Default 0; any finite number
+   * of milliseconds (a monthly job's 28 days too).
    */
   readonly holdAtLeastMs?: number;
   readonly onLockLost?: OnLockLost;
 }
 
-/** Options of `withLocks`: those of `acquireAll`, and `ifLocked`, `holdAtLeastMs`, `onLockLost` as for `withLock`. */
+/**
+ * Options of `withLocks`: those of `acquireAll`, and `ifLocked`, `holdAtLeastMs`, `onLockLost`
+ * as for `withLock`, except that `withLocks` keeps its hold in the process (shutdown ends it).
+ */
 export interface WithLocksCallOptions extends MultiAcquireOptions, ReentrancyOption {
   readonly ifLocked?: IfLocked;
   readonly holdAtLeastMs?: number;

@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 import { type LockLostError, LockClientClosedError, LockTimeoutError, LockUnavailableError } from '../errors/errors.js';
 import type { LockMode } from '../port/lock-backend.js';
 import { lockMessages } from '../errors/messages.js';
@@ -45,16 +47,25 @@ export interface LockerEvents {
  */
 export class LockCallPolicy {
   private shuttingDown = false;
+  private readonly shutdown = new AbortController();
 
-  constructor(private readonly events: LockerEvents) {}
+  constructor(private readonly events: LockerEvents) {
+    setMaxListeners(0, this.shutdown.signal); // one listener per call waiting out a kept hold
+  }
 
   get closing(): boolean {
     return this.shuttingDown;
   }
 
+  /** Aborts when shutdown begins: for waits of the locker's own (a kept hold's end). */
+  get closingSignal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
   /** Shutdown began: waits that fail from now on say so, and skip calls skip. */
   close(): void {
     this.shuttingDown = true;
+    this.shutdown.abort();
   }
 
   get reportsLoss(): boolean {

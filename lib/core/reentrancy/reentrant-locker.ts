@@ -12,6 +12,8 @@ import { encodeLockName } from '../naming/lock-name-codec.js';
 import { PendingWork } from '../util/pending-work.js';
 import { ChainHold, type ReentrantHandle } from './chain-hold.js';
 import { DeferredReleases } from './deferred-releases.js';
+import { KeptHolds, type JobStart } from './kept-holds.js';
+import type { JobOutcome } from '../port/job-record.js';
 import { heldInScope, runInScope, scopeKeyOf } from './lock-scope.js';
 import { LockCallPolicy, type LockerEvents } from './lock-call-policy.js';
 import { ReentrantMultiLocker } from './reentrant-multi-locker.js';
@@ -27,6 +29,12 @@ import {
   type WithLocksCallOptions,
 } from './call-options.js';
 
+/** A `withLock` grant, with its job's record when the call keeps one. */
+interface Granted {
+  readonly handle: LockHandle;
+  readonly job?: JobStart;
+}
+
 /**
  * Reentrancy per async call chain over any lock backend. Inside `withLock(name, fn)`,
  * everything `fn` starts (awaited calls, timers, promises) holds the lock: taking it again
@@ -40,6 +48,7 @@ export class ReentrantLocker {
   /** `withLock` bodies running now, so that shutdown can let them finish. */
   private readonly bodies = new PendingWork();
   private readonly deferred = new DeferredReleases();
+  private readonly kept: KeptHolds;
   private readonly multi: ReentrantMultiLocker;
   private readonly policy: LockCallPolicy;
   private readonly defaults: ResolvedWithLockOptions;
@@ -56,6 +65,7 @@ export class ReentrantLocker {
   ) {
     this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
     this.policy = new LockCallPolicy(events);
+    this.kept = new KeptHolds(backend, this.policy.closingSignal);
     this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
     this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
@@ -91,8 +101,11 @@ export class ReentrantLocker {
     const key = this.scopePrefix + name;
     const outer = heldInScope(key);
     if (outer) return this.runNested(outer.reenter(call.mode, call.reentrant), fn);
-    const handle = await this.grant(name, call);
-    if (!handle) return undefined;
+    // A job keeps a record (its kept hold, its last runs); the module's default maxHoldMs alone does not make one.
+    const isJob = call.holdAtLeastMs > 0 || options?.maxHoldMs !== undefined;
+    const granted = await this.grant(name, call, isJob);
+    if (!granted) return undefined;
+    const { handle, job } = granted;
     // Checked against the clock right before the body, in the same synchronous run.
     if (!handle.isHeld()) return refuseLost(handle);
     const grantedAt = performance.now();
@@ -102,11 +115,19 @@ export class ReentrantLocker {
     const hold = new ChainHold(handle);
     const body = runInScope(key, hold, async () => fn(handle));
     void this.bodies.track(body.catch(() => undefined));
+    let threw = true;
     try {
-      return await this.settle(handle, body, call.onLockLost === 'ignore');
+      const result = await this.settle(handle, body, call.onLockLost === 'ignore');
+      threw = false;
+      return result;
     } finally {
       stopWatching?.();
-      await this.release(hold, grantedAt + call.holdAtLeastMs - performance.now());
+      await this.release(
+        hold,
+        call,
+        grantedAt,
+        job && { job, outcome: this.outcomeOf(handle, call, grantedAt, threw) },
+      );
     }
   }
 
@@ -247,7 +268,8 @@ export class ReentrantLocker {
 
   /**
    * Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all
-   * ended. Then releases at once the locks `holdAtLeastMs` still kept.
+   * ended. Then releases at once the locks `holdAtLeastMs` still keeps in this process
+   * (`withLocks`, and a `withLock` whose record write failed); holds kept in records stay.
    */
   async drain(timeoutMs: number): Promise<boolean> {
     try {
@@ -257,23 +279,64 @@ export class ReentrantLocker {
     }
   }
 
-  /** The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. */
-  private grant(name: string, call: ResolvedWithLockOptions): Promise<LockHandle | undefined> {
+  /**
+   * The grant, or `undefined` when `ifLocked: 'skip'` lets the call go without it. A job's
+   * grant comes with its record, read once granted; a hold still in force in it counts as
+   * the lock being held (see `KeptHolds.begin`): the grant is released and the call
+   * skips, throws or waits as it would for a holder.
+   */
+  private grant(name: string, call: ResolvedWithLockOptions, isJob: boolean): Promise<Granted | undefined> {
     const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release } = call;
-    return this.policy.granted(name, call, () =>
-      this.backend.acquire(name, { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release }),
-    );
+    const calledAt = performance.now();
+    return this.policy.granted(name, call, async () => {
+      const handle = await this.backend.acquire(name, {
+        mode,
+        timeoutMs,
+        signal,
+        revocable,
+        nodeFormat,
+        maxHoldMs,
+        release,
+      });
+      if (!isJob) return { handle };
+      try {
+        return { handle, job: await this.kept.begin(handle, call, calledAt) };
+      } catch (error) {
+        await handle.release().catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
-  /** Ends the chain's hold; the grant goes once nested holds end, and not before `delayMs`. */
-  private async release(hold: ChainHold, delayMs: number): Promise<void> {
+  /**
+   * Ends the chain's hold; the grant goes once nested holds end. A job writes its run (and
+   * the hold left, if any) into its record first; the grant then goes at once, unless that
+   * write failed with hold time left: then it stays held here until `holdAtLeastMs` passed.
+   */
+  private async release(
+    hold: ChainHold,
+    call: ResolvedWithLockOptions,
+    startedAt: number,
+    end: { job: JobStart; outcome: JobOutcome } | undefined,
+  ): Promise<void> {
     try {
       await hold.settle();
+      const { holdAtLeastMs } = call;
+      const kept =
+        end && (await this.kept.finish(hold.handle, end.job, { outcome: end.outcome, startedAt, holdAtLeastMs }));
+      const delayMs = kept ? 0 : startedAt + holdAtLeastMs - performance.now();
       if (delayMs > 0 && hold.handle.isHeld() && !this.policy.closing) this.deferred.schedule(hold.handle, delayMs);
       else await hold.handle.release();
     } catch {
       // a failed release loses to the caller's result or error
     }
+  }
+
+  /** How a job's function ended, for its record: a loss past the call's own `maxHoldMs` is that limit's doing. */
+  private outcomeOf(handle: LockHandle, call: ResolvedWithLockOptions, grantedAt: number, threw: boolean): JobOutcome {
+    if (!handle.signal.aborted) return threw ? 'error' : 'ok';
+    const { maxHoldMs } = call;
+    return maxHoldMs !== undefined && performance.now() - grantedAt >= maxHoldMs ? 'max-hold' : 'lost';
   }
 
   private async runNested<T>(handle: ReentrantHandle, fn: (handle: LockHandle) => T | Promise<T>): Promise<T> {

@@ -1,7 +1,15 @@
 import { assertLockDirectory } from './queue/directory-kind.js';
 import type { ZkSession, ZkReadResult } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
-import { type LockContender, type ListedLock, byName } from '../port/lock-backend.js';
+import {
+  type LockContender,
+  type ListedLock,
+  type RecordData,
+  type StoredRecord,
+  byName,
+} from '../port/lock-backend.js';
+import { jobNameOf } from '../port/job-record.js';
+import { decodeLockName } from '../naming/lock-name-codec.js';
 import { listChildren, presentOrGone } from './queue/directory.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
 import {
@@ -147,4 +155,42 @@ function dataOf(result: ZkReadResult, path: string): Buffer | undefined | null {
 function childrenOf(result: ZkReadResult, path: string): string[] {
   const read = presentOrGone(result, 'getChildren', path);
   return read && 'children' in read ? read.children : [];
+}
+
+/**
+ * The job records (`job/<name>`) under `recordsRoot` whose lock name starts with `prefix`,
+ * for `locks()` to show each job's last run: one read of the folder's children, then (only
+ * when there are any) every record's data in one `multiRead`. A record gone meanwhile, or
+ * not JSON, is left out.
+ */
+export async function readJobRecords(
+  session: ZkSession,
+  recordsRoot: string,
+  prefix: string,
+): Promise<Array<[string, StoredRecord]>> {
+  const folder = await listChildren(session, recordsRoot);
+  const jobs = (folder?.children ?? []).flatMap((child): Array<[string, string]> => {
+    const name = jobNameOf(decodedOrNull(child) ?? '');
+    return name !== null && name.startsWith(prefix) ? [[name, `${recordsRoot}/${child}`]] : [];
+  });
+  if (jobs.length === 0) return [];
+  const reads = await session.readAll(jobs.map(([, path]) => ({ op: 'getData', path })));
+  return jobs.flatMap(([name, path], i): Array<[string, StoredRecord]> => {
+    const read = presentOrGone(reads[i], 'getData', path);
+    if (!read || !('stat' in read)) return [];
+    try {
+      const data = JSON.parse(read.data?.toString('utf8') ?? '') as RecordData;
+      return [[name, { data, version: read.stat.version ?? 0, writtenAt: read.stat.mtimeMs! }]];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function decodedOrNull(encoded: string): string | null {
+  try {
+    return decodeLockName(encoded);
+  } catch {
+    return null;
+  }
 }

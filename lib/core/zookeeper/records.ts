@@ -18,7 +18,11 @@ export function recordsRoot(rootPath: string): string {
 export async function readRecordAt(session: ZkSession, path: string): Promise<StoredRecord | null> {
   try {
     const { data, stat } = await session.getDataAndStat(path);
-    return { data: JSON.parse(data.toString('utf8')) as RecordData, version: stat.version ?? 0 };
+    return {
+      data: JSON.parse(data.toString('utf8')) as RecordData,
+      version: stat.version ?? 0,
+      writtenAt: stat.mtimeMs!,
+    };
   } catch (error) {
     if (isZkCode(error, 'NO_NODE')) return null;
     throw error;
@@ -52,6 +56,22 @@ export async function writeRecordAt(session: ZkSession, path: string, write: Res
     } catch (error) {
       if (!isZkCode(error, 'NODE_EXISTS')) throw error;
     }
+  }
+}
+
+/**
+ * ZooKeeper's time, as `LockBackend.serverTime`: only a write tells it (the leader stamps
+ * its `mtime` between the request and the answer), so an empty write at any version to
+ * the records' root, which no reader looks at (creating it the first time).
+ */
+export async function serverTimeAt(session: ZkSession, root: string): Promise<number> {
+  for (;;) {
+    try {
+      return (await session.setData(root, Buffer.alloc(0))).mtimeMs!;
+    } catch (error) {
+      if (!isZkCode(error, 'NO_NODE')) throw error;
+    }
+    await ensurePath(session, root);
   }
 }
 

@@ -27,9 +27,10 @@ import {
 } from '../port/options.js';
 import { ZkLockGroupRequests } from './multi.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
-import { readLockListings, deleteHolders, readContenders } from './listing.js';
+import { readLockListings, deleteHolders, readContenders, readJobRecords } from './listing.js';
+import { withLastRuns } from '../port/job-record.js';
 import { requestRevocation } from './revocation.js';
-import { readRecordAt, recordsRoot, writeRecordAt } from './records.js';
+import { readRecordAt, recordsRoot, serverTimeAt, writeRecordAt } from './records.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
@@ -210,15 +211,22 @@ export class ZkLockBackend implements LockBackend {
 
   /**
    * Every lock under the root path whose name starts with `prefix`, with holders and
-   * waiters, in name order: three round trips however many locks (see `readLockListings`).
+   * waiters, in name order: three round trips however many locks (see `readLockListings`);
+   * and every job's last run from its record (`readJobRecords`, beside them: one more
+   * request, and one more when there are job records).
    * Rejects with `LockUnavailableError` when no session is connected within `timeoutMs`
    * (default 10 s).
    */
   async locks(prefix?: string, options?: ReadOptions): Promise<ListedLock[]> {
     const start = resolveListingPrefix(prefix);
-    return this.whenConnected('locks', 'locks()', options, (session) =>
-      readLockListings(session, this.options.rootPath, start),
-    );
+    const { rootPath } = this.options;
+    return this.whenConnected('locks', 'locks()', options, async (session) => {
+      const [listings, jobs] = await Promise.all([
+        readLockListings(session, rootPath, start),
+        readJobRecords(session, recordsRoot(rootPath), start),
+      ]);
+      return withLastRuns(listings, jobs);
+    });
   }
 
   /**
@@ -260,6 +268,12 @@ export class ZkLockBackend implements LockBackend {
     return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) =>
       writeRecordAt(session, path, write),
     );
+  }
+
+  /** ZooKeeper's time, from an empty write to `<rootPath>-records` (see `LockBackend.serverTime`). */
+  async serverTime(options?: ReadOptions): Promise<number> {
+    const root = recordsRoot(this.options.rootPath);
+    return this.whenConnected('serverTime', 'serverTime()', options, (session) => serverTimeAt(session, root));
   }
 
   /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */

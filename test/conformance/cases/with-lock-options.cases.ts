@@ -1,14 +1,15 @@
 import {
   InvalidOptionError,
+  LockAbortedError,
   LockClientClosedError,
   LockLostError,
   LockTimeoutError,
   ReentrantLocker,
   type LockBackend,
-  type LockContender,
   type LockLostEvent,
   type LockSkippedEvent,
 } from '../../../lib/index';
+import { jobRecordName, readJobState } from '../../../lib/core/port/job-record';
 import { waitUntil } from '../../support/wait-until';
 import { queued, queueShape, rejectionOf, track, turns } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
@@ -131,36 +132,126 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     await expect(waiting.result).resolves.toBe('waited');
   });
 
-  it('holdAtLeastMs: the call resolves at once, the holder stays listed and others skip until the minimum passed, then it is free', async () => {
+  it('holdAtLeastMs: the call resolves at once and its node goes; the hold is in the job record, job calls skip until it ends, then run and drop it', async () => {
     const name = ctx.name('hold-at-least');
     const [mine, other] = await ctx.world.backends(2);
     const { locker } = recordingLocker(mine);
     const late = recordingLocker(other);
     const startedAt = performance.now();
-    let inside: LockContender[] = [];
-    const result = await locker.withLock(name, async () => ((inside = await other.contenders(name)), 'fast job'), {
-      holdAtLeastMs: HOLD_AT_LEAST_MS,
-    });
+    const result = await locker.withLock(name, () => 'fast job', { holdAtLeastMs: HOLD_AT_LEAST_MS });
     expect(result).toBe('fast job');
     expect(performance.now() - startedAt).toBeLessThan(HOLD_AT_LEAST_MS); // did not wait for the minimum hold
 
-    expect(inside).toHaveLength(1);
-    expect(await other.contenders(name)).toEqual(inside); // the same holder, still listed
-    await expect(late.locker.withLock(name, () => 'late tick', { ifLocked: 'skip' })).resolves.toBeUndefined();
+    expect(await other.contenders(name)).toEqual([]); // nothing held in a process: the record keeps the hold
+    const kept = readJobState(await other.readRecord(jobRecordName(name)));
+    expect(kept.holdUntil).not.toBeNull();
+    expect(kept.runs).toEqual([
+      { by: expect.any(String), startedAt: expect.any(Number), endedAt: expect.any(Number), outcome: 'ok' },
+    ]);
+    const tick = { ifLocked: 'skip', holdAtLeastMs: HOLD_AT_LEAST_MS } as const;
+    await expect(late.locker.withLock(name, () => 'late tick', tick)).resolves.toBeUndefined();
     expect(late.skipped).toEqual([{ name, mode: 'write', reason: 'held' }]);
-    await waitUntil(async () => (await other.contenders(name)).length === 0, 'the kept lock is released');
-    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(HOLD_AT_LEAST_MS - 5);
-    await expect(late.locker.withLock(name, () => 'next tick', { ifLocked: 'skip' })).resolves.toBe('next tick');
+    expect(await other.contenders(name)).toEqual([]); // the skip gave its grant back
+    // Only job calls read the record: a plain call is not held up by it.
+    await expect(late.locker.withLock(name, () => 'plain call', { ifLocked: 'skip' })).resolves.toBe('plain call');
+
+    // A waiting job call (a maxHoldMs of its own makes one too) starts once the hold is over, and drops it.
+    const after = await late.locker.withLock(name, () => performance.now(), { maxHoldMs: 10_000, timeoutMs: 10_000 });
+    expect(after - startedAt).toBeGreaterThanOrEqual(HOLD_AT_LEAST_MS);
+    const next = readJobState(await other.readRecord(jobRecordName(name)));
+    expect(next.holdUntil).toBeNull();
+    expect(next.runs).toHaveLength(2);
+    expect(next.runs[1]).toEqual(kept.runs[0]);
   });
 
-  it('drain() releases a lock kept by holdAtLeastMs at once', async () => {
-    const name = ctx.name('hold-drained');
-    const [mine, other] = await ctx.world.backends(2);
+  it('a hold outlives drain() and close(): a waiting job call whose deadline comes first fails at once, one cut short by its signal or by shutdown leaves no node', async () => {
+    const name = ctx.name('hold-kept');
+    const [mine, other, third] = await ctx.world.backends(3);
     const { locker } = recordingLocker(mine);
     await locker.withLock(name, () => 'done', { holdAtLeastMs: 60_000 });
-    expect(await queueShape(other, name)).toEqual([['write', true]]);
     await expect(locker.drain(1_000)).resolves.toBe(true);
-    expect(await other.contenders(name)).toEqual([]);
+    await mine.close();
+    const late = recordingLocker(other);
+    const job = { holdAtLeastMs: 60_000 } as const;
+    const timedOut = await rejectionOf(late.locker.withLock(name, () => 'ran', { ...job, timeoutMs: 1_000 }));
+    expect(timedOut).toBeInstanceOf(LockTimeoutError);
+    const aborts = new AbortController();
+    const aborted = late.locker.withLock(name, () => 'ran', { ...job, timeoutMs: Infinity, signal: aborts.signal });
+    await waitUntil(
+      async () => (await third.contenders(name)).length === 1,
+      'the waiter granted, waiting out the hold',
+    );
+    aborts.abort();
+    expect(await rejectionOf(aborted)).toBeInstanceOf(LockAbortedError);
+    const closing = late.locker.withLock(name, () => 'ran', { ...job, timeoutMs: Infinity });
+    await waitUntil(
+      async () => (await third.contenders(name)).length === 1,
+      'the waiter granted, waiting out the hold',
+    );
+    await late.locker.cancelWaits();
+    expect(await rejectionOf(closing)).toBeInstanceOf(LockClientClosedError);
+    expect(await third.contenders(name)).toEqual([]);
+  });
+
+  it("locks() shows a job's last run (who, when, how it ended) and its kept hold, idle or held; names without a record show none", async () => {
+    const [job, plain] = [ctx.name('job-listed'), ctx.name('job-listed-plain')];
+    const [mine, other] = await ctx.world.backends(2);
+    const { locker } = recordingLocker(mine);
+    const before = Date.now();
+    await locker.withLock(job, () => 'ran', { holdAtLeastMs: 60_000 });
+    const failing = locker.withLock(job, () => Promise.reject(new Error('job failed')), { maxHoldMs: 60_000 });
+    // The hold is kept: a job call waiting past it would time out, so the failing run never started.
+    expect(await rejectionOf(failing)).toBeInstanceOf(LockTimeoutError);
+    await locker.withLock(plain, () => 'ran');
+    const held = await other.acquire(plain);
+
+    const listed = await other.locks(job);
+    expect(listed).toEqual([
+      {
+        kind: 'lock',
+        name: job,
+        holders: [],
+        waiters: [],
+        lastRun: {
+          by: expect.stringMatching(/:\d+$/),
+          startedAt: expect.any(Date),
+          endedAt: expect.any(Date),
+          outcome: 'ok',
+        },
+        keptUntil: expect.any(Date),
+      },
+    ]);
+    const [{ lastRun, keptUntil }] = listed as Array<{ lastRun: { startedAt: Date; endedAt: Date }; keptUntil: Date }>;
+    expect(lastRun.startedAt.getTime()).toBeLessThanOrEqual(lastRun.endedAt.getTime());
+    // Same machine, same clock as the backend's: within the test's own span.
+    expect(lastRun.startedAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+    expect(keptUntil.getTime() - lastRun.startedAt.getTime()).toBeGreaterThanOrEqual(60_000);
+    const [plainListing] = await other.locks(plain);
+    expect(plainListing).not.toHaveProperty('lastRun');
+    expect(plainListing.holders).toHaveLength(1);
+    await held.release();
+  });
+
+  it("a job's runs end as ok, error, lost or max-hold in its record, newest first", async () => {
+    const name = ctx.name('job-outcomes');
+    const holder = await ctx.world.losable();
+    const [observer] = await ctx.world.backends(1);
+    const { locker } = recordingLocker(holder);
+    const job = { maxHoldMs: 60_000 } as const;
+    await locker.withLock(name, () => 'ran', job);
+    await rejectionOf(locker.withLock(name, () => Promise.reject(new Error('job failed')), job));
+    await rejectionOf(locker.withLock(name, (handle) => ctx.world.lose(holder, handle), job));
+    await waitUntil(
+      async () => readJobState(await observer.readRecord(jobRecordName(name))).runs.length === 3,
+      'the lost run recorded',
+    );
+    const timedOut = locker.withLock(name, () => new Promise((resolve) => setTimeout(resolve, 400)), {
+      maxHoldMs: 100,
+    });
+    expect(await rejectionOf(timedOut)).toBeInstanceOf(LockLostError);
+    const { runs, holdUntil } = readJobState(await observer.readRecord(jobRecordName(name)));
+    expect(runs.map((run) => run.outcome)).toEqual(['max-hold', 'lost', 'error', 'ok']);
+    expect(holdUntil).toBeNull();
   });
 
   it("onLockLost 'reject' (default): rejects with the LockLostError once the body settled, and reports the loss once", async () => {

@@ -481,8 +481,11 @@ export class ZkSession extends EventEmitter {
   }
 
   /** Overwrites `path`'s data, whatever its version or (BAD_VERSION otherwise) only at `version` (a write: the leader commits it). */
-  async setData(path: string, data: Buffer, version = -1): Promise<void> {
-    await this.call('setData', path, (cb) => this.client.setData(path, data, version, cb as never));
+  async setData(path: string, data: Buffer, version = -1): Promise<ZkStat> {
+    const [stat] = await this.call<[RawStat]>('setData', path, (cb) =>
+      this.client.setData(path, data, version, cb as never),
+    );
+    return toStat(stat);
   }
 
   async remove(path: string): Promise<void> {

@@ -15,6 +15,8 @@ export interface ZkStat {
   readonly version?: number;
   /** When the node was created: ms since the epoch, by the clock of the ZooKeeper leader that committed it. */
   readonly ctimeMs?: number;
+  /** When the node's data was last written (or created): ms since the epoch, by the clock of the leader that committed it. */
+  readonly mtimeMs?: number;
   /** The session owning an ephemeral node, `0x…` in hex as ZooKeeper's logs show it; `undefined` for a persistent node. */
   readonly owner?: string;
 }
@@ -34,6 +36,7 @@ export interface RawStat {
   czxid: Buffer;
   mzxid: Buffer;
   ctime: Buffer;
+  mtime: Buffer;
   ephemeralOwner: Buffer;
   dataLength: number;
   version: number;
@@ -48,6 +51,7 @@ export function toStat(raw: RawStat): ZkStat {
     dataLength: raw.dataLength,
     version: raw.version,
     ctimeMs: Number(raw.ctime.readBigInt64BE(0)),
+    mtimeMs: Number(raw.mtime.readBigInt64BE(0)),
     owner: owner === 0n ? undefined : `0x${owner.toString(16).padStart(16, '0')}`,
   };
 }

@@ -1,0 +1,45 @@
+// A scheduled job's instance, for the kept-hold process tests: it runs one tick, a
+// `withLock` with `ifLocked: 'skip'` and `holdAtLeastMs`, whose body returns at once, and
+// then stays up until the test closes it (SIGTERM: `close()` of the backend) or kills it
+// (SIGKILL). Each event is one JSON line on stdout with Date.now() (a clock shared by the
+// processes): `ran` (the body started), `resolved` (withLock resolved), `closed`.
+import { ReentrantLocker, ZkLockBackend } from '../../lib/index.js';
+
+interface Args {
+  connectionString: string;
+  rootPath: string;
+  name: string;
+  sessionTimeoutMs: number;
+  holdAtLeastMs: number;
+}
+
+function report(event: string, fields: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ t: Date.now(), event, ...fields })}\n`);
+}
+
+async function main(): Promise<void> {
+  const args = JSON.parse(process.argv[2]) as Args;
+  const locks = await ZkLockBackend.connect({
+    connectionString: args.connectionString,
+    rootPath: args.rootPath,
+    sessionTimeoutMs: args.sessionTimeoutMs,
+  });
+  process.once('SIGTERM', () => {
+    void locks.close().then(() => {
+      report('closed');
+      process.exit(0);
+    });
+  });
+  const locker = new ReentrantLocker(locks, 10_000);
+  const result = await locker.withLock(args.name, () => (report('ran'), 'tick'), {
+    ifLocked: 'skip',
+    holdAtLeastMs: args.holdAtLeastMs,
+  });
+  report('resolved', { result });
+  // Stays up (the ZooKeeper session keeps the process alive) until the test ends it.
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(String((error as Error).stack ?? error));
+  process.exit(1);
+});

@@ -13,6 +13,7 @@ describeLockBackendConformance('ZooKeeper', async () => {
       await fx.expire(backend as ZkLockBackend);
       await waitUntil(() => held.signal.aborted, 'the holder learns its lock is lost');
     },
+    releasesConfirmed: () => fx.releasesConfirmed(),
     cleanup: () => fx.cleanup(),
   };
 });

@@ -117,6 +117,7 @@ export {
   ZkServerRefusedError,
   type ServerUnfitness,
   ZkOperationError,
+  RecordUnreadableError,
 } from './core/errors/errors.js';
 
 // Nest: the module and its options.

@@ -114,7 +114,7 @@ export function describeLockBackendConformance(label: string, makeWorld: MakeLoc
     afterAll(() => world?.cleanup());
     afterEach(async () => {
       const names = used.splice(0);
-      await world.releasesConfirmed?.();
+      await world?.releasesConfirmed?.();
       const left = await Promise.all(
         names.map(async (name) => [name, (await observer.contenders(name)).length] as const),
       );

@@ -299,6 +299,21 @@ export class ZkOperationError extends ZkLockError {
 }
 
 /**
+ * A record (`readRecord`: `runOnce`'s completion, a job's runs and kept hold) whose node holds
+ * something other than the JSON object this library writes: another program wrote there.
+ */
+export class RecordUnreadableError extends ZkLockError {
+  readonly code = 'RECORD_UNREADABLE';
+
+  constructor(
+    readonly path: string,
+    cause?: unknown,
+  ) {
+    super(lockMessages.recordUnreadable(path, cause instanceof Error ? cause.message : 'not a JSON object'), { cause });
+  }
+}
+
+/**
  * A server the lock's liveness proof does not hold through (docs/fencing.md): an observer,
  * or one that granted a session timeout under 2 × its tickTime. The client leaves it for
  * another server; `start()` fails with this error when no other server would do in time.

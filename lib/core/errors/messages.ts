@@ -83,6 +83,9 @@ export const lockMessages = {
     'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
   operationFailed: (op: string, path: string, code: string): string =>
     `ZooKeeper ${op} on "${path}" failed with ${code}.`,
+  recordUnreadable: (path: string, why: string): string =>
+    `The record at "${path}" is not the JSON this library writes (${why}). Something else wrote it: ` +
+    'delete that node (zkCli.sh: delete <path>) if nothing of yours needs it; the next run writes a new one.',
 } as const;
 
 /**

@@ -3,6 +3,7 @@ import type { ResolvedWriteRecord } from '../port/options.js';
 import { ensurePath } from './queue/directory.js';
 import type { ZkSession } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
+import { RecordUnreadableError } from '../errors/errors.js';
 
 /**
  * Records (`readRecord`, `writeRecord`) are persistent nodes holding UTF-8 JSON, one per
@@ -18,15 +19,23 @@ export function recordsRoot(rootPath: string): string {
 export async function readRecordAt(session: ZkSession, path: string): Promise<StoredRecord | null> {
   try {
     const { data, stat } = await session.getDataAndStat(path);
-    return {
-      data: JSON.parse(data.toString('utf8')) as RecordData,
-      version: stat.version ?? 0,
-      writtenAt: stat.mtimeMs!,
-    };
+    return { data: recordData(path, data), version: stat.version ?? 0, writtenAt: stat.mtimeMs! };
   } catch (error) {
     if (isZkCode(error, 'NO_NODE')) return null;
     throw error;
   }
+}
+
+/** A record's bytes as the JSON object written there, or `RecordUnreadableError`. */
+function recordData(path: string, bytes: Buffer): RecordData {
+  let data: unknown;
+  try {
+    data = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw new RecordUnreadableError(path, error);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new RecordUnreadableError(path);
+  return data as RecordData;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { RecordUnreadableError, runOnce, type ZkLockBackend } from '../../lib/index';
+import { InMemoryLockBackend, RecordUnreadableError, runOnce, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 
 describe('records on ZooKeeper: a node another program wrote', () => {
@@ -36,5 +36,21 @@ describe('records on ZooKeeper: a node another program wrote', () => {
     expect(ran).toBe(false);
     expect((await fx.inspector.children(backend.pathOf(key))) ?? []).toEqual([]); // no lock node left behind
     expect(await fx.inspector.data(path)).toBe(data); // nothing overwritten
+  });
+});
+
+describe('runOnce: a completion that cannot be recorded', () => {
+  it('rejects the runner with the write error, and the next caller runs fn again', async () => {
+    const backend = new InMemoryLockBackend();
+    const refused = new Error('NO_AUTH');
+    const writeRecord = backend.writeRecord.bind(backend);
+    backend.writeRecord = () => Promise.reject(refused); // this once, as a refusing server would
+    let runs = 0;
+    await expect(runOnce(backend, 'seed', () => runs++)).rejects.toBe(refused);
+    backend.writeRecord = writeRecord;
+    expect(await runOnce(backend, 'seed', () => runs++)).toBe(true);
+    expect(runs).toBe(2);
+    expect(await runOnce(backend, 'seed', () => runs++)).toBe(false);
+    await backend.close();
   });
 });

@@ -204,8 +204,11 @@ describe('a connection cut at every request of a 3-name acquireAll', () => {
     await client.client.liveSession().readyToReadTogether(); // the server said it takes a multiRead
   });
   afterAll(async () => {
-    await fx.cleanup();
-    await proxy.stop();
+    try {
+      await fx.cleanup();
+    } finally {
+      await proxy.stop(); // even when the clean-up fails: its error is then the one reported
+    }
   });
 
   /** Starts a 3-name acquire with the cut armed at `step`; resolves once the client waits for b. */
@@ -289,8 +292,11 @@ describe('a connection cut at the second multi of a group too large for one', ()
     await client.client.liveSession().readyToReadTogether();
   });
   afterAll(async () => {
-    await fx.cleanup();
-    await proxy.stop();
+    try {
+      await fx.cleanup();
+    } finally {
+      await proxy.stop(); // even when the clean-up fails: its error is then the one reported
+    }
   });
 
   it.each<When>(['before', 'after'])(

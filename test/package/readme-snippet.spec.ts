@@ -7,6 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import ts from 'typescript';
 
 import { ZK_LOCK_BACKEND, type ZkLockBackend } from '../../lib/index';
+import { waitUntil } from '../support/wait-until';
 import { zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
@@ -64,7 +65,9 @@ describe("the README's snippet", () => {
       await expect(service.availability('42')).resolves.toBe(42);
       await expect(service.sellTwo('42', 'bob')).resolves.toEqual([1, 1]);
       const backend = app.get<ZkLockBackend>(ZK_LOCK_BACKEND);
-      expect((await inspector.children(backend.pathOf('show:42'))) ?? []).toEqual([]); // released
+      // Released: release() resolves once the delete is sent, so its node goes once ZooKeeper applies it.
+      const nodes = async (): Promise<string[]> => (await inspector.children(backend.pathOf('show:42'))) ?? [];
+      await waitUntil(async () => (await nodes()).length === 0, 'the released node is deleted');
     } finally {
       await inspector.close();
       await app.close();

@@ -4,6 +4,7 @@
 // (SIGKILL). Each event is one JSON line on stdout with Date.now() (a clock shared by the
 // processes): `ran` (the body started), `resolved` (withLock resolved), `closed`.
 import { ReentrantLocker, ZkLockBackend } from '../../lib/index.js';
+import { report } from './event-line.js';
 
 interface Args {
   connectionString: string;
@@ -11,10 +12,6 @@ interface Args {
   name: string;
   sessionTimeoutMs: number;
   holdAtLeastMs: number;
-}
-
-function report(event: string, fields: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ t: Date.now(), event, ...fields })}\n`);
 }
 
 async function main(): Promise<void> {

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 
 import { runOnce, ZkLockBackend } from '../../lib/index.js';
+import { report } from './event-line.js';
 
 interface Args {
   connectionString: string;
@@ -13,10 +14,6 @@ interface Args {
   key: string;
   by: string;
   sessionTimeoutMs: number;
-}
-
-function report(event: string, fields: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ t: Date.now(), event, ...fields })}\n`);
 }
 
 async function main(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { ZkLockBackend } from '../../lib/index';
+import { encodeLockName, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
 import { runWorker } from '../support/run-worker';
@@ -12,9 +12,17 @@ describe('acquireAll on ZooKeeper: large groups', () => {
   });
   afterAll(() => fx.cleanup());
 
-  /** The lock nodes of each name, all read at once (0 when its directory is gone). */
-  const nodeCounts = (names: string[]): Promise<number[]> =>
-    Promise.all(names.map(async (name) => (await fx.nodes(name))?.length ?? 0));
+  /**
+   * The lock nodes of each name, all read at once (0 when its directory is gone), once every
+   * release was confirmed: waited for once here, not per name (`fx.nodes` waits per call, a
+   * thousand waits over a thousand handles, which starved the inspector's session).
+   */
+  const nodeCounts = async (names: string[]): Promise<number[]> => {
+    await fx.releasesConfirmed();
+    return Promise.all(
+      names.map(async (name) => (await fx.inspector.children(`${fx.rootPath}/${encodeLockName(name)}`))?.length ?? 0),
+    );
+  };
 
   it('1,000 names of 1,024 characters (over 1 MB of creates): taken and released in several multis, the connection kept', async () => {
     const client: ZkLockBackend = await fx.backend({ emptyDirectoryGraceMs: 60_000 });

@@ -76,6 +76,7 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(nodeOf(cLock)).toBe(cNode);
       expect(heldForC.signal.aborted).toBe(true);
       await cLock.release();
+      await cLock.releaseConfirmed; // b reads on its own connection
       await heldForC.release();
       expect((await b.contenders('r1')).map((c) => c.node)).toEqual([nodeOf(lock)]);
       expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);

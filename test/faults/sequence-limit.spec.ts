@@ -126,6 +126,7 @@ describe('a lock whose directory reached the sequence-number limit (2^31 − 1)'
       expect((await e.contenders('y')).map((entry) => [entry.node, entry.holding])).toEqual([[nodeOf(lock), true]]);
       tokens.push(lock.fencingToken);
       await lock.release();
+      await lock.releaseConfirmed; // c tries on its own connection
     }
     const again = await c.tryAcquire('y');
     expect(again).not.toBeNull();

@@ -77,6 +77,7 @@ export function kindChangeCases(ctx: ConformanceContext): void {
     await holders[1].release();
     await refusals(); // held by one
     await third.release();
+    await third.releaseConfirmed; // b changes the count on its own connection
     await (await b.acquireLease(name, { maxLeases: 3 })).release();
   });
 
@@ -99,6 +100,7 @@ export function kindChangeCases(ctx: ConformanceContext): void {
     const held = await writer;
     await refusal();
     await held.release();
+    await held.releaseConfirmed; // b changes the kind on its own connection
     await (await b.acquireLease(name, { maxLeases: 1 })).release();
   });
 }

@@ -1,16 +1,17 @@
 /**
  * `npm run bench`: this library side by side with the raw node-zookeeper-client loop,
  * Kazoo 2.8 and Curator 5, on a ZooKeeper it starts itself; then, in a full run or with
- * --ensemble, scenarios 1 and 2 again on a 3-server ensemble. See options.ts for the flags.
+ * --ensemble, scenarios 1 and 2 again on a 3-server ensemble; then (unless --latency none)
+ * scenarios 1, 2, 7 and 8 behind a delay proxy at each --latency delay. See options.ts for the flags.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { ALL_SCENARIOS, parseBenchArgs, USAGE } from './options.js';
-import type { BenchResults } from './results.js';
+import { ALL_SCENARIOS, LATENCY_SCENARIOS, parseBenchArgs, USAGE, type BenchOptions } from './options.js';
+import type { BenchResults, LatencyResults } from './results.js';
 import { runBench } from './runner.js';
-import { consoleReport } from './report/tables.js';
-import { writeReports } from './report/write.js';
+import { consoleLatencyReport, consoleReport } from './report/tables.js';
+import { writeLatencyReports, writeReports } from './report/write.js';
 
 const ROOT = join(__dirname, '..');
 
@@ -22,15 +23,22 @@ async function main(): Promise<void> {
   }
   const docsDir = join(ROOT, 'docs', 'bench');
   if (options.render) {
-    const saved = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults;
-    console.log(
-      `written: ${writeReports(saved, { docsDir })
-        .map((p) => relative(ROOT, p))
-        .join(', ')}`,
-    );
+    const saved = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults | LatencyResults;
+    const written =
+      'kind' in saved && saved.kind === 'latency'
+        ? writeLatencyReports(saved, { docsDir })
+        : writeReports(saved as BenchResults, { docsDir });
+    announce(written, true, '');
     return;
   }
   const log = (line: string): void => console.error(line);
+  if (!options.latencyOnly) await loopback(options, log, docsDir);
+  if (options.latency.length && options.scenarios.some((s) => LATENCY_SCENARIOS.includes(s)))
+    await latency(options, log, docsDir);
+}
+
+/** The loopback passes: standalone, then (in a full run or with --ensemble) the ensemble. */
+async function loopback(options: BenchOptions, log: (line: string) => void, docsDir: string): Promise<void> {
   // The ensemble pass starts its own servers and workers once the standalone pass has stopped its own.
   const standalone = options.ensemble === 'only' ? undefined : await runBench({ ...options, log });
   if (options.ensemble !== 'no') log('ensemble pass: scenarios 1 and 2 on a 3-server loopback ensemble');
@@ -43,16 +51,41 @@ async function main(): Promise<void> {
     options.scenarios.length === ALL_SCENARIOS.length &&
     !results.meta.server.external &&
     standalone !== undefined;
-  const written = writeReports(results, {
-    resultsDir: join(ROOT, 'bench-results'),
-    docsDir: full ? docsDir : undefined,
-  });
-  console.log(`written: ${written.map((p) => relative(ROOT, p)).join(', ')}`);
-  if (!full)
-    console.log(
-      'docs/bench not updated: only a full run (all scenarios, not --quick, own server) writes the committed copy',
-    );
+  const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+  announce(writeReports(results, places), full, 'a full run (all scenarios, not --quick, own server)');
   if (results.problems.length || results.ensemble?.problems.length) process.exitCode = 1;
+}
+
+/**
+ * One pass per --latency delay, each on a server of its own (or ZK_CONNECT's) with its own
+ * delay proxy. The committed copy (docs/bench/latest-latency.*) only when every latency
+ * scenario ran, not --quick, on the benchmark's own server.
+ */
+async function latency(options: BenchOptions, log: (line: string) => void, docsDir: string): Promise<void> {
+  const passes: BenchResults[] = [];
+  for (const latencyMs of options.latency) {
+    log(`latency pass: scenarios ${LATENCY_SCENARIOS.join(', ')} at ${latencyMs} ms each way`);
+    passes.push(await runBench({ ...options, log }, { latencyMs }));
+  }
+  const results: LatencyResults = { schema: 1, kind: 'latency', passes };
+  console.log(`\n${consoleLatencyReport(results)}\n`);
+  const full =
+    !options.quick &&
+    LATENCY_SCENARIOS.every((s) => options.scenarios.includes(s)) &&
+    passes.every((pass) => !pass.meta.server.external);
+  const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+  announce(
+    writeLatencyReports(results, places),
+    full,
+    'a run of scenarios 1, 2, 7 and 8, not --quick, on its own server',
+  );
+  if (passes.some((pass) => pass.problems.length)) process.exitCode = 1;
+}
+
+/** What was written, and why the committed copy was not when it was not. */
+function announce(written: readonly string[], full: boolean, needed: string): void {
+  console.log(`written: ${written.map((p) => relative(ROOT, p)).join(', ')}`);
+  if (!full) console.log(`docs/bench not updated: only ${needed} writes its committed copy`);
 }
 
 main().catch((error: unknown) => {

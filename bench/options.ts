@@ -121,6 +121,13 @@ export interface BenchOptions {
    * request at all, took 3.96 µs per call there against 2.28 in a worker of its own).
    */
   readonly freshWorkers: boolean;
+  /**
+   * The one-way delays (ms) of the latency passes: scenarios 1, 2, 7 and 8 again (of those
+   * selected) with every worker behind a delay proxy, one pass per delay; empty for none.
+   */
+  readonly latency: readonly number[];
+  /** Only those latency passes, not the loopback (and ensemble) ones. */
+  readonly latencyOnly: boolean;
   readonly counts: ScenarioCounts;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
@@ -147,6 +154,10 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    except with --quick
   --shared-workers one set of workers runs every scenario in turn, round after round
                    (a scenario then runs in a worker the ones before it have used)
+  --latency LIST   one-way delays in ms of the latency passes (default 0.25,1): scenarios
+                   1, 2, 7 and 8 (of those selected) again, every implementation reaching
+                   the server through one delay proxy in a process of its own; none: skip
+  --latency-only   only those latency passes
   --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
                    results file of an earlier run (after a change to the report's layout)
   ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
@@ -154,6 +165,10 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
 
 /** The scenarios the ensemble pass runs, of those selected. */
 export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
+/** The scenarios each latency pass runs, of those selected. */
+export const LATENCY_SCENARIOS: readonly number[] = [1, 2, 7, 8];
+/** The one-way delays of the latency passes by default: a LAN's, and a slow LAN's or a zone apart. */
+export const DEFAULT_LATENCY_MS: readonly number[] = [0.25, 1];
 
 export function parseBenchArgs(
   argv: readonly string[],
@@ -168,6 +183,8 @@ export function parseBenchArgs(
   let freshWorkers: boolean | undefined;
   let ensemble: BenchOptions['ensemble'] | undefined;
   let scenarios: number[] = [...ALL_SCENARIOS];
+  let latency: readonly number[] = DEFAULT_LATENCY_MS;
+  let latencyOnly = false;
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min)
@@ -189,6 +206,8 @@ export function parseBenchArgs(
     else if (flag === '--no-ensemble') ensemble = 'no';
     else if (flag === '--fresh-workers') freshWorkers = true;
     else if (flag === '--shared-workers') freshWorkers = false;
+    else if (flag === '--latency') latency = parseDelays(value());
+    else if (flag === '--latency-only') latencyOnly = true;
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
@@ -209,6 +228,11 @@ export function parseBenchArgs(
     });
   const full = !quick && scenarios.length === ALL_SCENARIOS.length && !connectionString;
   ensemble ??= full ? 'also' : 'no';
+  if (latencyOnly && (latency.length === 0 || !scenarios.some((s) => LATENCY_SCENARIOS.includes(s))))
+    throw new Error(
+      `--latency-only runs scenarios ${LATENCY_SCENARIOS.join(', ')} at the --latency delays: select one of each\n\n${USAGE}`,
+    );
+  if (latencyOnly) ensemble = 'no';
   if (ensemble !== 'no' && !scenarios.some((s) => ENSEMBLE_SCENARIOS.includes(s))) {
     throw new Error(`--ensemble runs scenarios ${ENSEMBLE_SCENARIOS.join(' and ')}: select one of them\n\n${USAGE}`);
   }
@@ -223,8 +247,21 @@ export function parseBenchArgs(
     ...(connectionString && serverPids.length ? { serverPids } : {}),
     ensemble,
     freshWorkers: freshWorkers ?? !quick,
+    latency,
+    latencyOnly,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
     ...(render ? { render } : {}),
   };
+}
+
+/** `--latency 0.25,1`: one-way delays in ms, each > 0 and at most 1000; `none`: no latency pass. */
+function parseDelays(list: string | undefined): number[] {
+  if (list === 'none') return [];
+  const delays = (list ?? '').split(',').map((item) => Number(item.trim()));
+  if (!list || delays.some((ms) => !Number.isFinite(ms) || ms <= 0 || ms > 1000))
+    throw new Error(
+      `--latency needs one-way delays in ms (> 0, <= 1000) such as 0.25,1, or none, not "${list}"\n\n${USAGE}`,
+    );
+  return [...new Set(delays)].sort((a, b) => a - b);
 }

@@ -1,5 +1,6 @@
 import type { ScenarioCounts } from './options.js';
 import type { ClientCpuRow } from './support/cpu.js';
+import type { DelayStats } from './support/delay-proxy.js';
 import type { Counts, ImplName, OtherImpl } from './workers/impl.protocol.js';
 
 /** One measured quantity across implementations and rounds. */
@@ -94,6 +95,17 @@ export interface BenchMeta {
     readonly slice: number;
     readonly impls: ImplName[];
   }>;
+  /**
+   * A latency pass only: the delay asked of the proxy, a read's median round trip direct and
+   * through it (half the difference: the one-way delay a client saw), and the proxy's own account.
+   */
+  readonly network?: {
+    readonly oneWayMs: number;
+    readonly pingDirectUs: number;
+    readonly pingProxiedUs: number;
+    readonly addedOneWayUs: number;
+    readonly proxy: DelayStats;
+  };
 }
 
 export interface BenchResults {
@@ -110,4 +122,11 @@ export interface BenchResults {
   readonly problems: string[];
   /** The pass on a 3-server ensemble (scenarios 1 and 2), when run (`--ensemble`, or a full run). */
   readonly ensemble?: BenchResults;
+}
+
+/** The latency passes of one run (`--latency`), one per one-way delay, written apart from the loopback results. */
+export interface LatencyResults {
+  readonly schema: 1;
+  readonly kind: 'latency';
+  readonly passes: BenchResults[];
 }

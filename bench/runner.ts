@@ -3,13 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import { ENSEMBLE_SCENARIOS, type BenchOptions } from './options.js';
+import { ENSEMBLE_SCENARIOS, LATENCY_SCENARIOS, type BenchOptions } from './options.js';
 import type { BenchMeta, BenchResults } from './results.js';
-import { ensembleTargets, evaluateTargets } from './report/targets.js';
+import { ensembleTargets, evaluateTargets, latencyTargets } from './report/targets.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
 import { runRounds, type RoundRecords, type RoundsSetup } from './rounds.js';
-import { clientCpuRows } from './support/cpu.js';
-import { processCpuNs } from './support/cpu.js';
+import { clientCpuRows, processCpuNs } from './support/cpu.js';
+import { DelayProxy } from './support/delay-proxy.js';
+import { measureNetwork } from './support/network-ping.js';
 import { QueueProbe } from './support/queue-probe.js';
 import { warmUpServer } from './raw-client.js';
 import type { WorkerChannel } from './support/worker-channel.js';
@@ -27,15 +28,20 @@ const ROOT = join(__dirname, '..');
  * ZooKeeper unless `connectionString` names one; all its znodes live under a fresh
  * `/bench-…` root.
  * `pass.ensemble`: on a 3-server ensemble it starts, scenarios 1 and 2 only, with the
- * ensemble's targets.
+ * ensemble's targets. `pass.latencyMs`: scenarios 1, 2, 7 and 8 only, every worker reaching
+ * the server through one delay proxy (a process of its own) that holds each chunk that long
+ * in each direction, with the latency targets.
  */
-export async function runBench(options: BenchOptions, pass: { ensemble?: boolean } = {}): Promise<BenchResults> {
+export async function runBench(
+  options: BenchOptions,
+  pass: { ensemble?: boolean; latencyMs?: number } = {},
+): Promise<BenchResults> {
   const startedAt = new Date();
   const log = options.log ?? (() => undefined);
   const ensemble = pass.ensemble === true;
-  const scenarios = SCENARIOS.filter(
-    (s) => options.scenarios.includes(s.id) && (!ensemble || ENSEMBLE_SCENARIOS.includes(s.id)),
-  );
+  const { latencyMs } = pass;
+  const only = ensemble ? ENSEMBLE_SCENARIOS : latencyMs !== undefined ? LATENCY_SCENARIOS : undefined;
+  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id) && (!only || only.includes(s.id)));
   const loadavgStart = loadavg();
   const target = await openZkTarget({
     connectionString: ensemble ? undefined : options.connectionString,
@@ -48,12 +54,19 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
   const spawns = new WorkerSpawns(options.serverWarmupMs);
   let probe: QueueProbe | undefined;
   let pool: WorkerPool | undefined;
+  let proxy: DelayProxy | undefined;
   try {
+    // The orchestrator's probe and warm-up talk to the server directly; only the workers are delayed.
     probe = await QueueProbe.open(target.connectionString);
     const serverVersion = await probe.serverVersion();
     log(
       `ZooKeeper ${serverVersion} at ${target.connectionString}: ${target.topology}${target.external ? '' : `, forceSync=${target.forceSync ? 'yes' : 'no'}`}; znodes under ${root}`,
     );
+    if (latencyMs !== undefined) {
+      proxy = await DelayProxy.start(target.connectionString, latencyMs);
+      log(`latency pass: every worker through a delay proxy at ${proxy.connectionString}, ${latencyMs} ms each way`);
+    }
+    const workersConnectTo = proxy?.connectionString ?? target.connectionString;
     const versions: BenchMeta['versions'] & Partial<Record<ImplName, string>> = { node: process.version };
     const clockChecks: BenchMeta['clockChecks'] = [];
     const records: RoundRecords = { samples: {}, cpuSpans: {}, order: [] };
@@ -72,7 +85,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     // One pool of workers for the whole run, or (--fresh-workers) a fresh one per scenario, as JMH forks.
     const groups = options.freshWorkers ? scenarios.map((s) => [s]) : [scenarios];
     for (const [i, group] of groups.entries()) {
-      pool = await WorkerPool.start(spawns, group, target.connectionString, baseOf);
+      pool = await WorkerPool.start(spawns, group, workersConnectTo, baseOf);
       Object.assign(versions, pool.versions);
       clockChecks.push(...(await checkClocks(pool.all())));
       if (i === 0 && options.serverWarmupMs > 0) {
@@ -85,11 +98,16 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       pool = undefined;
     }
     const { samples, cpuSpans, order } = records;
+    const network = proxy && (await measureNetwork(probe.zk, proxy, root));
 
     const summaries = scenarios.map((s) => s.summarize((samples[s.key] ?? {}) as never));
     const metrics = summaries.flatMap((s) => s.metrics);
     const roundTrips = summaries.flatMap((s) => s.roundTrips);
-    const targets = ensemble ? ensembleTargets(metrics) : evaluateTargets(metrics, target);
+    const targets = ensemble
+      ? ensembleTargets(metrics)
+      : latencyMs !== undefined
+        ? latencyTargets(metrics, latencyMs)
+        : evaluateTargets(metrics, target);
     const clientCpu = clientCpuRows(
       cpuSpans,
       new Map(scenarios.map((s) => [s.id, s.title])),
@@ -122,6 +140,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
       clockChecks,
       freshWorkers: options.freshWorkers,
       order,
+      ...(network && { network }),
     };
     return {
       schema: 1,
@@ -136,6 +155,7 @@ export async function runBench(options: BenchOptions, pass: { ensemble?: boolean
     };
   } finally {
     await pool?.stop();
+    await proxy?.stop();
     await spawns.dispose();
     if (probe) {
       if (target.external) await probe.zk.removeTree(root).catch(() => undefined); // an own server is deleted whole

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -7,8 +7,8 @@ import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/results'
 import { runBench } from '../../bench/runner';
 import { SCENARIOS } from '../../bench/scenarios/all-scenarios';
 import { svgChart } from '../../bench/report/chart';
-import { consoleReport, markdownReport } from '../../bench/report/tables';
-import { docsBaseName, writeReports } from '../../bench/report/write';
+import { consoleLatencyReport, consoleReport, latencyMarkdownReport, markdownReport } from '../../bench/report/tables';
+import { docsBaseName, writeLatencyReports, writeReports } from '../../bench/report/write';
 import type { HandoffSample } from '../../bench/scenarios/handoff.scenario';
 import type { LeasesSample } from '../../bench/scenarios/leases.scenario';
 import type { MultiLockSample } from '../../bench/scenarios/multi-lock.scenario';
@@ -305,6 +305,66 @@ describe('benchmark harness, --fresh-workers', () => {
   }, 90_000);
 });
 
+describe('benchmark harness, a latency pass', () => {
+  it('runs scenarios 1, 2, 7 and 8 with every worker behind one delay proxy, measures its delay, and renders the goals', async () => {
+    const quick = parseBenchArgs(['--quick', '--rounds', '1', '--latency', '0.25', '--latency-only'], {
+      ZK_CONNECT: zkConnect(),
+    });
+    // Fewer still than --quick: the harness is what is checked, in a few seconds of CI.
+    const counts = {
+      ...QUICK_COUNTS,
+      uncontended: { cycles: 5, warmup: 1, slices: 1 },
+      handoff: { handoffs: 3, warmup: 1 },
+      multiLock: { ...QUICK_COUNTS.multiLock, cycles: 2, warmup: 0 },
+      leases: { ...QUICK_COUNTS.leases, warmupGrants: 2, durationMs: 50, costContenders: [2, 3], costGrants: 4 },
+    };
+    const pass = await runBench({ ...quick, counts }, { latencyMs: 0.25 });
+    expect(pass.meta.scenarios).toEqual([1, 2, 7, 8]);
+    expect(pass.problems).toEqual([]);
+    const network = pass.meta.network!;
+    expect(network.oneWayMs).toBe(0.25);
+    // Every worker (two per implementation, for the handoff) and the ping's session went through it.
+    expect(pass.meta.clockChecks.map((c) => c.worker).sort()).toEqual(
+      ['curator', 'kazoo', 'ours', 'raw'].flatMap((impl) => [`${impl}#1`, `${impl}#2`]),
+    );
+    expect(network.proxy.connections).toBeGreaterThanOrEqual(pass.meta.clockChecks.length + 1);
+    // Held at least the delay asked, each way; a read through it slower than one sent directly.
+    for (const lane of [network.proxy.toServer, network.proxy.toClient]) {
+      expect(lane.chunks).toBeGreaterThan(0);
+      expect(lane.p50Us).toBeGreaterThanOrEqual(250);
+    }
+    expect(network.pingProxiedUs).toBeGreaterThan(network.pingDirectUs);
+    expect(pass.targets.map((t) => t.id)).toEqual(['L1', 'L1b', 'L1k', 'L1g', 'L2', 'L2b', 'L7', 'L7c', 'L8c']);
+    // Below 1 ms each way the uncontended goal is reported only; the handoff and multi-lock goals hold at every delay.
+    const verdict = (id: string) => pass.targets.find((t) => t.id === id)!.pass;
+    expect(verdict('L1')).toBeNull();
+    expect(typeof verdict('L2')).toBe('boolean');
+    expect(typeof verdict('L7')).toBe('boolean');
+
+    const results = { schema: 1 as const, kind: 'latency' as const, passes: [pass] };
+    expect(consoleLatencyReport(results)).toContain('Goals');
+    const markdown = latencyMarkdownReport(results);
+    expect(markdown).toContain('## 0.25 ms each way');
+    expect(markdown).toMatch(/network: every worker through one delay proxy .* asked for 0\.25 ms each way/);
+    // The page gets its own section from the latency report, beside the loopback one, between its markers.
+    const dir = mkdtempSync(join(tmpdir(), 'bench-latency-'));
+    try {
+      const docsDir = join(dir, 'docs', 'bench');
+      mkdirSync(docsDir, { recursive: true });
+      writeFileSync(join(docsDir, 'latest.md'), '# Benchmark\n\n## Targets\n\n| a |\n');
+      writeFileSync(join(dir, 'docs', 'benchmarks.md'), 'intro\n<!-- bench:start -->\nold\n<!-- bench:end -->\nend\n');
+      writeLatencyReports(results, { docsDir });
+      const page = readFileSync(join(dir, 'docs', 'benchmarks.md'), 'utf8');
+      expect(page).toMatch(
+        /## On a network with latency[\s\S]*### Goals[\s\S]*### 0\.25 ms each way[\s\S]*<!-- bench:end -->\nend/,
+      );
+      expect(page).not.toContain('\nold\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('bench command line', () => {
   it('reads rounds, scenarios, quick and no-sync, and ZK_CONNECT', () => {
     const options = parseBenchArgs(['--rounds', '7', '--scenario', '3,1', '--no-sync'], {
@@ -334,12 +394,22 @@ describe('bench command line', () => {
       freshWorkers: false,
     });
     expect(parseBenchArgs(['--shared-workers'], {}).freshWorkers).toBe(false);
+    expect(parseBenchArgs([], {})).toMatchObject({ latency: [0.25, 1], latencyOnly: false });
+    expect(parseBenchArgs(['--latency', '1,0.5', '--latency-only'], {})).toMatchObject({
+      latency: [0.5, 1],
+      latencyOnly: true,
+      ensemble: 'no',
+    });
+    expect(parseBenchArgs(['--latency=none'], {}).latency).toEqual([]);
   });
 
   it('refuses what it does not know', () => {
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds needs a whole number >= 1/);
     expect(() => parseBenchArgs(['--scenario', '10'], {})).toThrow(/no scenario 10/);
     expect(() => parseBenchArgs(['--fast'], {})).toThrow(/unknown argument "--fast"/);
+    expect(() => parseBenchArgs(['--latency', '0'], {})).toThrow(/--latency needs one-way delays/);
+    expect(() => parseBenchArgs(['--latency', 'fast'], {})).toThrow(/--latency needs one-way delays/);
+    expect(() => parseBenchArgs(['--latency-only', '--scenario', '5'], {})).toThrow(/--latency-only runs scenarios/);
     expect(() => parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,x' })).toThrow(
       /ZK_SERVER_PID: "x" is not a process id/,
     );

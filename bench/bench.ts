@@ -11,6 +11,7 @@ import { ALL_SCENARIOS, LATENCY_SCENARIOS, parseBenchArgs, USAGE, type BenchOpti
 import type { BenchResults, LatencyResults } from './results.js';
 import { runBench } from './runner.js';
 import { consoleLatencyReport, consoleReport } from './report/tables.js';
+import { rejudged } from './report/targets.js';
 import { writeLatencyReports, writeReports } from './report/write.js';
 
 const ROOT = join(__dirname, '..');
@@ -26,8 +27,8 @@ async function main(): Promise<void> {
     const saved = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults | LatencyResults;
     const written =
       'kind' in saved && saved.kind === 'latency'
-        ? writeLatencyReports(saved, { docsDir })
-        : writeReports(saved as BenchResults, { docsDir });
+        ? writeLatencyReports({ ...saved, passes: saved.passes.map((p) => rejudged(p)) }, { docsDir })
+        : writeReports(rejudged(saved as BenchResults), { docsDir });
     announce(written, true, '');
     return;
   }

@@ -159,7 +159,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    the server through one delay proxy in a process of its own; none: skip
   --latency-only   only those latency passes
   --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
-                   results file of an earlier run (after a change to the report's layout)
+                   results file of an earlier run, its targets judged by today's rules
+                   (after a change to the report's layout or to a target)
   ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
   ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 

@@ -1,4 +1,4 @@
-import type { MetricRow, TargetRow } from '../results.js';
+import type { BenchResults, MetricRow, TargetRow } from '../results.js';
 import { UNCONTENDED_FLOOR, UNCONTENDED_WIRE_FLOOR } from '../scenarios/uncontended.scenario.js';
 import { median } from '../support/sample-stats.js';
 import type { OtherImpl } from '../workers/impl.protocol.js';
@@ -171,12 +171,12 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
     largest === undefined
       ? notMeasured('3b', 'drain of 50 waiters: ours ÷ Curator', '<= 1×')
       : ratio('3b', `drain of ${largest} waiters: ours ÷ Curator`, `drain.${largest}.drainMs`, 'curator', ['<=', 1]),
+    // Retired targets (2× read-heavy, 1.4× on the ensemble): reported, see the method's "Retired targets".
     ratio(
       '6',
       'read-heavy reader throughput: ours ÷ Curator InterProcessReadWriteLock',
       'readHeavy.readerCyclesPerSec',
       'curator',
-      ['>=', 2],
     ),
     ratio(
       '7c',
@@ -191,7 +191,7 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
 /** The ensemble pass's targets (scenarios 1 and 2 on three servers, every session on one follower). */
 export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
-    ratioRow(metrics, 'E1', 'ensemble: uncontended cycles/s: ours ÷ Curator', UNCONTENDED, 'curator', ['>=', 1.4]),
+    ratioRow(metrics, 'E1', 'ensemble: uncontended cycles/s: ours ÷ Curator', UNCONTENDED, 'curator'),
     floorRow(metrics, 'E1f', 'ensemble: '),
     floorRow(metrics, 'E1g', 'ensemble: '),
     ratioRow(metrics, 'E2', 'ensemble: handoff p50: ours ÷ Curator', HANDOFF, 'curator', ['<=', 1]),
@@ -234,4 +234,23 @@ export function latencyTargets(metrics: readonly MetricRow[], oneWayMs: number):
       'curator',
     ),
   ];
+}
+
+/**
+ * The targets of saved results judged again by today's rules (`--render`): a target is a pure
+ * function of the metrics, so a rule changed after a run (a target retired, say) shows on its page.
+ */
+export function rejudged(results: BenchResults, pass: 'standalone' | 'ensemble' = 'standalone'): BenchResults {
+  const { metrics, meta } = results;
+  const targets =
+    pass === 'ensemble'
+      ? ensembleTargets(metrics)
+      : meta.network
+        ? latencyTargets(metrics, meta.network.oneWayMs)
+        : evaluateTargets(metrics, meta.server);
+  return {
+    ...results,
+    targets,
+    ...(results.ensemble && { ensemble: rejudged(results.ensemble, 'ensemble') }),
+  };
 }

@@ -1,13 +1,13 @@
 import { InvalidOptionError } from '../core/errors/errors.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
+import { InMemoryLockBackend } from '../core/memory/in-memory-lock-backend.js';
+import { LockService } from './lock.service.js';
 import { leadershipRegistry, type LockServiceLike } from './service-registry.js';
+import { resolveServiceOptions } from './zk-lock-module.options.js';
 
 /**
- * A stand-in for `LockService` in unit tests: the three calls the decorators make
- * (`withLock`, `withLocks`, `withLease`), each running the method's body at once and
- * resolving its result. Plain functions: spy on them with your test runner
- * (`jest.spyOn(mock, 'withLock')`), or replace one (`mock.withLock = async () => undefined`
- * plays a lock held elsewhere under `ifLocked: 'skip'`).
+ * What the decorators call on a `LockService` (`withLock`, `withLocks`, `withLease`): all a
+ * mock of your own must implement. `createLockServiceMock()` gives a whole `LockService`.
  */
 export type LockServiceMock = Required<LockServiceLike>;
 
@@ -20,20 +20,50 @@ export interface LockServiceMockOptions {
   readonly leading?: boolean;
 }
 
+/** The decorators' calls, own properties of each mock: spied on or replaced per mock, and still bound when detached. */
+const DECORATOR_CALLS = ['withLock', 'withLocks', 'withLease'] as const satisfies readonly (keyof LockServiceMock)[];
+
 /**
- * A `LockService` mock for the usual Nest unit tests, without ZooKeeper or `ZkLockModule`:
+ * A `LockService` of its own: over a private in-memory backend, with no module and no
+ * lifecycle (Nest's shutdown hooks leave it usable, so one mock serves test after test).
+ */
+class MockedLockService extends LockService {
+  constructor() {
+    super(new InMemoryLockBackend(), resolveServiceOptions({}));
+    for (const call of DECORATOR_CALLS) {
+      Object.defineProperty(this, call, {
+        // Looked up at each call: a spy on `LockService.prototype` sees the mock's calls too.
+        value: (...args: unknown[]): unknown =>
+          (LockService.prototype[call] as (...args: unknown[]) => unknown).apply(this, args),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    }
+  }
+
+  override async onApplicationBootstrap(): Promise<void> {}
+  override async beforeApplicationShutdown(): Promise<void> {}
+  override async onApplicationShutdown(): Promise<void> {}
+}
+
+/**
+ * A `LockService` for the usual Nest unit tests, without ZooKeeper or `ZkLockModule`:
  * `Test.createTestingModule({ providers: [MyService, { provide: LockService, useValue:
- * createLockServiceMock() }] })`, or `new MyService(mock)` for a class that keeps the
- * `LockService` it is given in a field. Its decorated methods then run their bodies with
- * no lock. For lock behaviour itself (waiting, skipping, losing a lock), use
+ * createLockServiceMock() }] })`, or `new MyService(createLockServiceMock())` (its type is
+ * `LockService`: no cast). Each mock holds its locks in memory, on its own: uncontended,
+ * its decorated methods run at once; two calls on one name through the same mock exclude
+ * each other as within one instance. `withLock`, `withLocks` and `withLease` are the
+ * mock's own functions: spy on them (`jest.spyOn(mock, 'withLock')`) or replace one. For
+ * lock behaviour across instances (a lock held elsewhere, a lost lock), use
  * `ZkLockModule.forTesting()`.
  */
-export function createLockServiceMock(options: LockServiceMockOptions = {}): LockServiceMock {
+export function createLockServiceMock(options: LockServiceMockOptions = {}): LockService {
   assertKnownOptions(options, ['leading'], 'createLockServiceMock');
   const { leading = true } = options;
   if (typeof leading !== 'boolean') throw new InvalidOptionError('leading', leading, 'true or false');
-  const run = async <T>(_name: unknown, fn: () => T | Promise<T>): Promise<T> => fn();
-  const mock: LockServiceMock = { withLock: run, withLocks: run, withLease: run };
-  leadershipRegistry.register(mock, { runAsLeader: (group, fn) => (leading ? run(group, fn) : undefined) });
+  const mock = new MockedLockService();
+  const runNow = async <T>(fn: () => T | Promise<T>): Promise<T> => fn();
+  leadershipRegistry.register(mock, { runAsLeader: (_group, fn) => (leading ? runNow(fn) : undefined) });
   return mock;
 }

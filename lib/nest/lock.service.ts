@@ -181,6 +181,16 @@ export class LockService
   }
 
   /**
+   * Settles once every release this application has sent so far is confirmed by ZooKeeper
+   * (or its session ended): `release()` and the end of `withLock` answer once the delete is
+   * sent (`release: 'sent'`, the default). Await it in a test before reading ZooKeeper from
+   * another connection. At once over `forTesting()`. Never rejects.
+   */
+  releasesConfirmed(): Promise<void> {
+    return this.backend.releasesConfirmed();
+  }
+
+  /**
    * Runs a start-up step (a migration, a seed) on exactly one instance: `true` where `fn`
    * ran, `false` where another instance ran it, now or before. Every caller resolves once
    * the run completed, so call it in `onApplicationBootstrap` (or before `app.listen()`)

@@ -2,6 +2,8 @@ import { InvalidOptionError } from '../core/errors/errors.js';
 import { assertKnownOptions } from '../core/errors/unknown-option.js';
 import { InMemoryLockBackend } from '../core/memory/in-memory-lock-backend.js';
 import type { InMemoryLockStore } from '../core/memory/in-memory-lock-store.js';
+import type { ReleaseMode } from '../core/port/lock-backend.js';
+import { resolveReleaseMode } from '../core/port/options.js';
 import { resolveServiceOptions, type LockServiceOptions, type ZkLockModuleOptions } from './zk-lock-module.options.js';
 
 /** Options of `ZkLockModule.forTesting`: those of `LockService`, and the in-memory backend's. */
@@ -9,6 +11,12 @@ export interface ZkLockTestingOptions extends Pick<
   ZkLockModuleOptions,
   'acquireTimeoutMs' | 'httpErrors' | 'rpcErrors' | 'shutdownGraceMs' | 'maxHoldMs' | 'logLevels' | 'nodeFormat'
 > {
+  /**
+   * Taken, and checked, as `forRoot`'s is (`"sent"` or `"confirmed"`), so that options
+   * shared with `forRoot` type-check; in memory both behave the same: a release takes
+   * effect as it resolves, with no answer to wait for. Allowed beside `backend`.
+   */
+  readonly release?: ReleaseMode;
   /** Shown by `contenders()` and `LeadershipService.leader()`. Default `host:pid:memory-<n>`. */
   readonly identity?: string;
   /**
@@ -35,6 +43,7 @@ const KNOWN = [
   'identity',
   'store',
   'nodeFormat',
+  'release',
   'backend',
   'isGlobal',
 ];
@@ -49,6 +58,7 @@ export function resolveTestingOptions(options: ZkLockTestingOptions): {
   assertKnownOptions(options, KNOWN, 'ZkLockModule.forTesting');
   const { acquireTimeoutMs, httpErrors, rpcErrors, shutdownGraceMs, maxHoldMs, logLevels } = options;
   const { identity, store, nodeFormat, backend } = options;
+  resolveReleaseMode(options.release); // checked only: it changes nothing in memory
   const service = resolveServiceOptions({
     acquireTimeoutMs,
     httpErrors,

@@ -40,12 +40,18 @@ const SCHEDULE_CRON_OPTIONS = 'SCHEDULE_CRON_OPTIONS';
 type StoredCronOptions = CronOptions & { runOnInit?: boolean };
 
 /**
- * `@nestjs/schedule`'s orchestrator reads `disabled` from the `@Cron` metadata object when
- * it mounts the job at bootstrap. Options disabled here, as opposed to by their author (a
- * job its author disabled stays stopped): the metadata belongs to the class, so a second
- * application in the process sees it already disabled.
+ * `@nestjs/schedule`'s orchestrator reads `disabled` from the `@Cron` metadata object once,
+ * when it mounts the job (its `onApplicationBootstrap`, before ours). That object belongs to
+ * the class, shared by every application in the process: so a scheduler marks it disabled
+ * only from its module init until its application's jobs are mounted, and the last
+ * scheduler to unmark it puts back what the author wrote. Here: the options marked now,
+ * each with the schedulers between those two hooks and the author's own `disabled`
+ * (as opposed to a job its author disabled, which stays stopped and is not marked).
  */
-const disabledHere = new WeakSet<object>();
+const marked = new WeakMap<
+  StoredCronOptions,
+  { readonly by: Set<LeaderScheduler>; readonly authors: boolean | undefined }
+>();
 
 /**
  * Starts and stops `@nestjs/schedule` cron jobs with this instance's leadership of a group,
@@ -56,9 +62,12 @@ const disabledHere = new WeakSet<object>();
  * released (so before another instance can lead and start its own), and at shutdown.
  * Provide it beside `ScheduleModule.forRoot()` and `ZkLockModule`.
  *
- * A `@LeaderOnly` job is registered stopped by marking its `@Cron` options disabled, and
- * those belong to the class: in one process, an application that runs the same class
- * without `LeaderScheduler` after one with it would never start the job.
+ * A `@LeaderOnly` job is registered stopped by marking its `@Cron` options disabled from
+ * this provider's module init until the application's jobs are mounted. Those options
+ * belong to the class: an application without `LeaderScheduler` that mounts the same
+ * class's jobs while another one is starting (two started at once) registers them stopped
+ * too. Started one after the other, each application reads the options as their author
+ * wrote them.
  */
 @Injectable()
 export class LeaderScheduler
@@ -68,6 +77,8 @@ export class LeaderScheduler
   private readonly followed = new Map<string, Set<string>>();
   private readonly unsubscribes: Array<() => void> = [];
   private state: 'created' | 'running' | 'closed' = 'created';
+  /** The `@Cron` options this scheduler marked disabled, until its application mounted them. */
+  private readonly marks: StoredCronOptions[] = [];
 
   private readonly discovery: DiscoveryService;
 
@@ -114,15 +125,23 @@ export class LeaderScheduler
     }
     // Checked first, so a misuse fails start-up with nothing changed.
     for (const { group, name, options } of found) {
-      if (options.disabled && !disabledHere.has(options)) continue;
-      (options as { disabled?: boolean }).disabled = true;
-      disabledHere.add(options);
+      const mark = marked.get(options);
+      if (options.disabled && !mark) continue; // its author's: it stays stopped
+      if (mark) mark.by.add(this);
+      else marked.set(options, { by: new Set([this]), authors: options.disabled });
+      options.disabled = true;
+      this.marks.push(options);
       this.follow(group, [name]);
     }
   }
 
-  /** The orchestrator (global, so bootstrapped first) has mounted the jobs: start this leader's. */
+  /**
+   * The orchestrator (global, so bootstrapped first) has mounted the jobs, stopped: the
+   * marks go (another application mounting the class later reads its author's options),
+   * and this leader's jobs start.
+   */
   onApplicationBootstrap(): void {
+    this.unmark();
     if (this.state === 'created') this.state = 'running';
     for (const group of this.followed.keys()) this.apply(group);
   }
@@ -133,8 +152,21 @@ export class LeaderScheduler
     for (const group of this.followed.keys()) this.apply(group);
   }
 
+  /** Unmarks too: an application whose start failed after module init never bootstrapped. */
   onApplicationShutdown(): void {
+    this.unmark();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+  }
+
+  /** Gives the `@Cron` options back as their author wrote them, once no other scheduler's mark is on them. */
+  private unmark(): void {
+    for (const options of this.marks.splice(0)) {
+      const mark = marked.get(options);
+      if (!mark?.by.delete(this) || mark.by.size > 0) continue;
+      marked.delete(options);
+      if (mark.authors === undefined) delete options.disabled;
+      else options.disabled = mark.authors;
+    }
   }
 
   private follow(group: string, names: readonly string[]): void {

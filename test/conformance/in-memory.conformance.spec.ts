@@ -14,6 +14,7 @@ describeLockBackendConformance('in memory', async () => {
     keepingIdleNames: async (count) => Array.from({ length: count }, make), // an idle name keeps nothing in memory
     losable: async () => make(),
     lose: async (backend, held) => (backend as InMemoryLockBackend).loseLock(held.name),
+    releasesConfirmed: async () => void (await Promise.all(made.map((backend) => backend.releasesConfirmed()))),
     cleanup: async () => void (await Promise.all(made.map((backend) => backend.close()))),
   };
 });

@@ -37,11 +37,11 @@ export interface LockWorld {
    */
   lose(backend: LockBackend, held: LostLock): Promise<void>;
   /**
-   * Resolves once every release the world's clients made has been confirmed (ZooKeeper:
-   * `release()` resolves when its delete is sent, so another client reading at once could
-   * still see the node). Absent where a release takes effect as it resolves.
+   * Resolves once every release the world's clients made has been confirmed: each client's
+   * `releasesConfirmed()` (ZooKeeper: `release()` resolves when its delete is sent, so
+   * another client reading at once could still see the node).
    */
-  releasesConfirmed?(): Promise<void>;
+  releasesConfirmed(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -114,7 +114,7 @@ export function describeLockBackendConformance(label: string, makeWorld: MakeLoc
     afterAll(() => world?.cleanup());
     afterEach(async () => {
       const names = used.splice(0);
-      await world?.releasesConfirmed?.();
+      await world?.releasesConfirmed();
       const left = await Promise.all(
         names.map(async (name) => [name, (await observer.contenders(name)).length] as const),
       );

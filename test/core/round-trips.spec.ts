@@ -151,6 +151,40 @@ describe('round trips of an uncontended acquire', () => {
     await lease.releaseConfirmed;
   });
 
+  it('releasesConfirmed() settles once ZooKeeper answered every delete sent so far (lock, lease, group), not before', async () => {
+    const names = ['all-lock', 'all-lease', 'all-g1', 'all-g2'];
+    const take = () =>
+      Promise.all([
+        client.acquire('all-lock'),
+        client.acquireLease('all-lease', { maxLeases: 1 }),
+        client.acquireAll(['all-g1', 'all-g2']),
+      ]);
+    const nodesLeft = async (): Promise<number[]> =>
+      Promise.all(names.map(async (name) => (await fx.inspector.children(client.pathOf(name)))?.length ?? 0));
+
+    // Read at once on another connection once it settled: every node is gone.
+    await Promise.all((await take()).map((handle) => handle.release()));
+    await client.releasesConfirmed();
+    expect(await nodesLeft()).toEqual([0, 0, 0, 0]);
+
+    const handles = await take();
+    let confirmed = false;
+    let confirming: Promise<unknown> | undefined;
+    proxy.holdReplies(); // the deletes reach ZooKeeper, their answers do not reach the client
+    try {
+      await Promise.all(handles.map((handle) => handle.release()));
+      confirming = client.releasesConfirmed().then(() => (confirmed = true));
+      await waitFor(async () => (await nodesLeft()).every((count) => count === 0), {
+        what: 'the deletes done in ZooKeeper',
+      });
+      await waitFor(() => proxy.heldReplyBytes > 0, { what: 'ZooKeeper to answer the deletes into the hold' });
+      expect(confirmed).toBe(false);
+    } finally {
+      proxy.releaseReplies();
+    }
+    await confirming; // the answers arrived
+  });
+
   it('release: "confirmed" (per call, or the client\'s option) waits for ZooKeeper\'s answer, as before', async () => {
     await prime('waits');
     const waiting = await fx.backend({

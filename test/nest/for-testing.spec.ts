@@ -88,6 +88,7 @@ describe('ZkLockModule.forTesting', () => {
       expect(app.get(ZK_LOCK_BACKEND)).toBeInstanceOf(InMemoryLockBackend);
       const locks = app.get(LockService);
       await expect(locks.withLock('x', (handle) => handle.fencingToken)).resolves.toEqual(expect.any(BigInt));
+      await expect(locks.releasesConfirmed()).resolves.toBeUndefined(); // nothing to wait for in memory
       // A lone instance leads its groups once bootstrapped.
       await waitUntil(() => app.get(LeadershipService).isLeader('reports'), 'the instance leads');
       await expect(app.get(Nightly).report()).resolves.toBe('reported');
@@ -221,6 +222,28 @@ describe('ZkLockModule.forTesting', () => {
     }
   });
 
+  it('takes release as forRoot does, so that shared options type-check; both modes release at once in memory', async () => {
+    const shared = { acquireTimeoutMs: 500, release: 'confirmed' } as const;
+    ZkLockModule.forRoot({ connectionString: '127.0.0.1:2181', ...shared }); // declared only: nothing connects
+    for (const options of [
+      shared,
+      { ...shared, release: 'sent' as const },
+      { backend: new InMemoryLockBackend(), ...shared },
+    ]) {
+      const app = await context(options);
+      try {
+        const locks = app.get(LockService);
+        await locks.withLock('shared', () => undefined);
+        expect(await locks.contenders('shared')).toEqual([]); // released as withLock resolved
+        const lock = await locks.acquire('shared');
+        await lock.release();
+        await lock.releaseConfirmed;
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
   it('the backend it was given is closed at shutdown', async () => {
     const backend = new InMemoryLockBackend();
     const app = await context({ backend });
@@ -236,6 +259,7 @@ describe('ZkLockModule.forTesting', () => {
     [{ backend: new InMemoryLockBackend(), identity: 'x' }, 'identity'],
     [{ backend: new InMemoryLockBackend(), nodeFormat: 'curator-rw' }, 'nodeFormat'],
     [{ nodeFormat: 'curator' }, 'nodeFormat'],
+    [{ release: 'later' }, 'release'],
   ])('bad options %p: InvalidOptionError naming %s, when the module is declared', (options, option) => {
     const error = (() => {
       try {

@@ -206,6 +206,45 @@ describe('LeaderScheduler over ZkLockModule.forTesting()', () => {
   });
 });
 
+/** `@Cron`'s options as the class keeps them, read by every application in the process. */
+const cronOptionsOf = (method: Function): { disabled?: boolean } =>
+  Reflect.getMetadata('SCHEDULE_CRON_OPTIONS', method) as { disabled?: boolean };
+
+describe("@LeaderOnly's mark is one application's: two applications in one process", () => {
+  /** An application of `Ticker` and `OtherJobs` without LeaderScheduler: plain `@Cron` jobs. */
+  const startPlain = async (): Promise<INestApplication> => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ScheduleModule.forRoot(), ZkLockModule.forTesting({ identity: 'plain' })],
+      providers: [Ticker, OtherJobs, { provide: NODE, useValue: 'plain' }],
+    }).compile();
+    return moduleRef.createNestApplication({ logger: false }).init();
+  };
+  const active = (app: INestApplication) =>
+    ['tick', 'reversed', 'disabled'].map((name) => app.get(SchedulerRegistry).getCronJob(name).isActive);
+
+  it('one without LeaderScheduler started after one with it runs the jobs as plain @Cron; a third with it follows again', async () => {
+    const store = new InMemoryLockStore();
+    const apps: INestApplication[] = [];
+    try {
+      apps.push(await start(ZkLockModule.forTesting({ store, identity: 'one' }), [Ticker, OtherJobs], 'one'));
+      await waitUntil(() => apps[0].get(LeadershipService).isLeader('ticker'), 'one leads');
+      // Its jobs are mounted: the class's options are as their author wrote them again.
+      expect(
+        [Ticker.prototype.tick, OtherJobs.prototype.reversed, OtherJobs.prototype.disabled].map(
+          (m) => cronOptionsOf(m).disabled,
+        ),
+      ).toEqual([undefined, undefined, true]);
+      apps.push(await startPlain());
+      expect(active(apps[1])).toEqual([true, true, false]); // started by @nestjs/schedule; its author's disabled stays
+      apps.push(await start(ZkLockModule.forTesting({ store, identity: 'two' }), [Ticker, OtherJobs], 'two'));
+      expect(active(apps[2])).toEqual([false, false, false]); // a follower of one: registered stopped
+      expect(active(apps[0])).toEqual([true, true, false]);
+    } finally {
+      for (const app of apps) await app.close();
+    }
+  });
+});
+
 class IntervalJob {
   @Interval('every', 1000)
   @LeaderOnly('g')

@@ -12,7 +12,7 @@ import {
 } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot } from '../support/zk-test-env';
-import { lockNodes, startApp } from './nest-fixture';
+import { backendOf, lockNodes, startApp } from './nest-fixture';
 
 /** The Curator lock family through LockService and @WithLock: multi-lock, non-reentrant, revocation, listing. */
 
@@ -123,6 +123,19 @@ describe('the lock family through LockService', () => {
     await expect(locks.requestRevocation('report')).resolves.toBe(1);
     await expect(running).resolves.toBe(LockRevocationRequestedError.name);
     expect(await locks.locks('rep')).toEqual([]);
+  });
+
+  it("releasesConfirmed() on the service waits for the backend's: then another connection finds @WithLock's nodes gone", async () => {
+    const asked = jest.spyOn(backendOf(app), 'releasesConfirmed');
+    try {
+      await Promise.all([accounts.transfer('a', 'b', 1), accounts.transfer('b', 'a', 1)]);
+      await locks.releasesConfirmed();
+      expect(asked).toHaveBeenCalledTimes(1);
+      const left = await Promise.all(['account:a', 'account:b'].map((name) => lockNodes(app, name)));
+      expect(left.map((nodes) => nodes ?? [])).toEqual([[], []]);
+    } finally {
+      asked.mockRestore();
+    }
   });
 });
 

@@ -105,11 +105,11 @@ describe('a LockService mock', () => {
   it('given to the constructor (new, no Nest) serves its decorated methods', async () => {
     const mock = createLockServiceMock();
     const calls = recorded(mock);
-    await expectServedBy(new Orders(mock as unknown as LockService), calls);
+    await expectServedBy(new Orders(mock), calls);
   });
 
   it('with leading: false, @WhenLeader methods skip, as on an instance that does not lead', async () => {
-    const orders = new Orders(createLockServiceMock({ leading: false }) as unknown as LockService);
+    const orders = new Orders(createLockServiceMock({ leading: false }));
     await expect(orders.report()).resolves.toBeUndefined();
     await expect(orders.ship('1')).resolves.toBe('shipped 1');
     expect(orders.ran).toEqual(['ship:1']);
@@ -128,6 +128,36 @@ describe('a LockService mock', () => {
     await expect(orders.report()).resolves.toBeUndefined();
     expect(names).toEqual(['order:1']);
     expect(orders.ran).toEqual(['ship:1']);
+  });
+
+  it('is a LockService of its own: real handles, one name excluded within the mock, and it outlives a module', async () => {
+    const mock = createLockServiceMock();
+    expect(mock).toBeInstanceOf(LockService);
+    const token = await mock.withLock('direct', (handle) => handle.fencingToken);
+    expect(typeof token).toBe('bigint');
+    // Two calls on one name through one mock: the second waits for the first, as in one instance.
+    let open!: () => void;
+    const first = mock.withLock('one', () => new Promise<void>((resolve) => (open = resolve)));
+    await expect(mock.withLock('one', () => 'ran', { ifLocked: 'skip' })).resolves.toBeUndefined();
+    open();
+    await first;
+    // Nest's shutdown hooks leave it usable: one mock serves test after test.
+    for (let i = 0; i < 2; i++) {
+      const moduleRef = await Test.createTestingModule({
+        providers: [Orders, { provide: LockService, useValue: mock }],
+      }).compile();
+      await moduleRef.init();
+      await expect(moduleRef.get(Orders).ship(String(i))).resolves.toBe(`shipped ${i}`);
+      await moduleRef.close();
+    }
+    await expect(mock.withLock('after', () => 'ran')).resolves.toBe('ran');
+    // Its decorator calls are its own functions, bound: detached or spied, they still serve.
+    const { withLock } = mock;
+    await expect(withLock('detached', () => 'ran')).resolves.toBe('ran');
+    const orders = new Orders(mock);
+    jest.spyOn(mock, 'withLock').mockResolvedValue(undefined); // a lock held elsewhere, under ifLocked: 'skip'
+    await expect(orders.ship('9')).resolves.toBeUndefined();
+    expect(orders.ran).toEqual([]);
   });
 
   it('refuses unknown or mistyped options', () => {

@@ -91,12 +91,11 @@ export class LockFixture {
     // over hundreds of names) share one wait: a wait each, over every handle, kept the event
     // loop from the inspector's pings long enough to expire its 4 s session on a busy machine.
     if (this.confirming) return this.confirming;
-    const releasing = this.backends
-      .filter((backend) => !backend.client.isClosed && backend.client.session.isConnected)
-      .flatMap((backend) =>
-        [...(backend as unknown as { held: Set<ZkLockHandle> }).held].filter((handle) => handle.released),
-      );
-    const confirming = Promise.allSettled(releasing.map((handle) => handle.releaseConfirmed)).then(() => undefined);
+    const confirming = Promise.all(
+      this.backends
+        .filter((backend) => !backend.client.isClosed && backend.client.session.isConnected)
+        .map((backend) => backend.releasesConfirmed()),
+    ).then(() => undefined);
     this.confirming = confirming;
     queueMicrotask(() => (this.confirming = undefined)); // a later call sees later releases
     return confirming;

@@ -2,7 +2,7 @@
  * Compile-time checks of `LockService`'s call forms, type-checked by `npm test` (tsc): each
  * `@ts-expect-error` must meet an error, or the type check fails. Never run.
  */
-import type { LockService } from '../../lib/index';
+import { createLockServiceMock, type LockService, type LockServiceMock } from '../../lib/index';
 
 declare const locks: LockService;
 
@@ -22,4 +22,23 @@ export async function forms(): Promise<void> {
   await locks.withLease('pool', () => 1, {});
   const lease: number = await locks.withLease('pool', () => 1, { maxLeases: 2 });
   void [always, thrown, together, skipped, skippedAll, maybe, lease];
+}
+
+/** A class that keeps the `LockService` it is given, as a unit test constructs it. */
+class Orders {
+  constructor(readonly locks: LockService) {}
+}
+
+export function mocks(): void {
+  // The mock is a LockService: no cast.
+  const orders = new Orders(createLockServiceMock());
+  // A mock of one's own implements only what the decorators call: not a LockService.
+  const own: LockServiceMock = {
+    withLock: async (_name, fn) => fn(),
+    withLocks: async (_locks, fn) => fn(),
+    withLease: async (_name, fn) => fn(),
+  };
+  // @ts-expect-error a plain object can never be a LockService (it has private members)
+  const plain = new Orders(own);
+  void [orders, plain];
 }

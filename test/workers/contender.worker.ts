@@ -3,12 +3,10 @@
 // read-modify-write of a shared counter file.
 import { appendFileSync } from 'node:fs';
 
-import { ZkLockBackend } from '../../lib/index.js';
+import { connectFromArgs, workerArgs, type ConnectArgs } from './connect-from-args.js';
 import { markedSection } from './marked-section';
 
-interface Args {
-  connectionString: string;
-  rootPath: string;
+interface Args extends ConnectArgs {
   name: string;
   iterations: number;
   marker: string;
@@ -18,8 +16,8 @@ interface Args {
 }
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2]) as Args;
-  const locks = await ZkLockBackend.connect({ connectionString: args.connectionString, rootPath: args.rootPath });
+  const args = workerArgs<Args>();
+  const locks = await connectFromArgs(args);
   let overlaps = 0;
   for (let i = 0; i < args.iterations; i++) {
     const lock = await locks.acquire(args.name, { timeoutMs: 60_000 });

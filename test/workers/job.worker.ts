@@ -3,24 +3,18 @@
 // then stays up until the test closes it (SIGTERM: `close()` of the backend) or kills it
 // (SIGKILL). Each event is one JSON line on stdout with Date.now() (a clock shared by the
 // processes): `ran` (the body started), `resolved` (withLock resolved), `closed`.
-import { ReentrantLocker, ZkLockBackend } from '../../lib/index.js';
+import { ReentrantLocker } from '../../lib/index.js';
+import { connectFromArgs, workerArgs, type ConnectArgs } from './connect-from-args.js';
 import { report } from './event-line.js';
 
-interface Args {
-  connectionString: string;
-  rootPath: string;
+interface Args extends ConnectArgs {
   name: string;
-  sessionTimeoutMs: number;
   holdAtLeastMs: number;
 }
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2]) as Args;
-  const locks = await ZkLockBackend.connect({
-    connectionString: args.connectionString,
-    rootPath: args.rootPath,
-    sessionTimeoutMs: args.sessionTimeoutMs,
-  });
+  const args = workerArgs<Args>();
+  const locks = await connectFromArgs(args);
   process.once('SIGTERM', () => {
     void locks.close().then(() => {
       report('closed');

@@ -5,24 +5,18 @@
 // runOnce's result.
 import { once } from 'node:events';
 
-import { runOnce, ZkLockBackend } from '../../lib/index.js';
+import { runOnce } from '../../lib/index.js';
+import { connectFromArgs, workerArgs, type ConnectArgs } from './connect-from-args.js';
 import { report } from './event-line.js';
 
-interface Args {
-  connectionString: string;
-  rootPath: string;
+interface Args extends ConnectArgs {
   key: string;
   by: string;
-  sessionTimeoutMs: number;
 }
 
 async function main(): Promise<void> {
-  const args = JSON.parse(process.argv[2]) as Args;
-  const locks = await ZkLockBackend.connect({
-    connectionString: args.connectionString,
-    rootPath: args.rootPath,
-    sessionTimeoutMs: args.sessionTimeoutMs,
-  });
+  const args = workerArgs<Args>();
+  const locks = await connectFromArgs(args);
   report('connected');
   const ran = await runOnce(
     locks,

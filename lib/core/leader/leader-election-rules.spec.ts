@@ -85,6 +85,7 @@ class ScriptedBackend implements LockBackend {
   async serverTime(): Promise<number> {
     throw new Error('not used');
   }
+  async releasesConfirmed(): Promise<void> {}
   async cancelWaits(): Promise<void> {}
   async close(): Promise<void> {}
 }

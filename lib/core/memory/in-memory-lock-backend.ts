@@ -163,6 +163,9 @@ export class InMemoryLockBackend implements LockBackend {
     return Date.now();
   }
 
+  /** At once: a release here takes effect as it resolves, with no answer to wait for. */
+  async releasesConfirmed(): Promise<void> {}
+
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();

@@ -264,6 +264,15 @@ export interface LockBackend {
    * `LockUnavailableError` as `contenders`.
    */
   serverTime(options?: ReadOptions): Promise<number>;
+  /**
+   * Settles once every release this backend has sent so far is confirmed: for each,
+   * ZooKeeper answered the delete of its node, or the session that owned it ended (which
+   * deleted it). Releases made later are not waited for. Await it before reading the
+   * backend's state from another connection (another client, a test's inspector) right
+   * after `release()` answered with `release: "sent"`. At once on the in-memory backend.
+   * Never rejects.
+   */
+  releasesConfirmed(): Promise<void>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */

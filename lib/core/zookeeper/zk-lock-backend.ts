@@ -281,6 +281,18 @@ export class ZkLockBackend implements LockBackend {
     return sessionStatus(this.client);
   }
 
+  /**
+   * Settles once every release sent so far (of a lock, a lease or a group) is confirmed:
+   * ZooKeeper answered its delete, or the session ended. A delete that met a lost
+   * connection is sent again on reconnect, so while the client is cut off this waits for
+   * it to come back (at most until the session ends). See `LockBackend.releasesConfirmed`.
+   */
+  async releasesConfirmed(): Promise<void> {
+    // A handle stays in `held` until its release is confirmed (see acquireNode): the ones
+    // released are exactly the deletes not answered yet.
+    await Promise.allSettled([...this.held].filter((handle) => handle.released).map((h) => h.releaseConfirmed));
+  }
+
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {
     const closing = new LockClientClosedError();

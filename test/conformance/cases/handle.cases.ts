@@ -82,6 +82,30 @@ export function handleCases(ctx: ConformanceContext): void {
     await Promise.all([next!.release(), nextGroup.release(), nextLease.release()]);
   });
 
+  it('releasesConfirmed(): once it settles, another client finds every lock, lease and group released so far free', async () => {
+    const name = ctx.name('all-confirmed');
+    const [a, b] = await ctx.world.backends(2);
+    const held = await Promise.all([
+      a.acquire(name),
+      a.acquireLease(`${name}-lease`, { maxLeases: 1 }),
+      a.acquireAll([`${name}-g1`, `${name}-g2`]),
+    ]);
+    const kept = await a.acquire(`${name}-kept`); // not released: not waited for
+    await Promise.all(held.map((handle) => handle.release()));
+    await a.releasesConfirmed();
+    const left = await Promise.all([
+      b.contenders(name),
+      b.leaseContenders(`${name}-lease`),
+      b.contenders(`${name}-g1`),
+      b.contenders(`${name}-g2`),
+    ]);
+    expect(left).toEqual([[], [], [], []]);
+    expect(await b.contenders(`${name}-kept`)).toHaveLength(1);
+    await kept.release();
+    await a.releasesConfirmed();
+    expect(await b.contenders(`${name}-kept`)).toEqual([]);
+  });
+
   it('isHeld and assertHeld: held until released; after release assertHeld throws a LockLostError', async () => {
     const name = ctx.name('held');
     const [a] = await ctx.world.backends(1);

@@ -137,7 +137,7 @@ export function leadershipCases(ctx: ConformanceContext): void {
     const [a, b] = list;
     await b.election.stop(); // a waiting candidate: told nothing
     await a.election.stop();
-    await ctx.world.releasesConfirmed?.(); // the observer reads on its own connection
+    await ctx.world.releasesConfirmed(); // the observer reads on its own connection
     expect(await observer.contenders(`leader:${group}`)).toEqual([]);
     expect(await a.election.leader()).toBeNull();
     await sleep(3 * RETRY_DELAY_MS); // long enough for a retry, had the campaign gone on
@@ -148,7 +148,7 @@ export function leadershipCases(ctx: ConformanceContext): void {
     await waitUntil(() => b.election.isLeader, 'b leads after joining again');
     expect(await queueOf(observer, group)).toEqual([identities[1]]);
     await b.election.stop();
-    await ctx.world.releasesConfirmed?.();
+    await ctx.world.releasesConfirmed();
     expect(await observer.contenders(`leader:${group}`)).toEqual([]);
   });
 

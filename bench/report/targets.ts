@@ -1,4 +1,5 @@
 import type { MetricRow, TargetRow } from '../results.js';
+import { onDistinctLocks } from '../scenarios/capacity.scenario.js';
 import { UNCONTENDED_FLOOR, UNCONTENDED_WIRE_FLOOR } from '../scenarios/uncontended.scenario.js';
 import { median } from '../support/sample-stats.js';
 import type { OtherImpl } from '../workers/impl.protocol.js';
@@ -233,5 +234,24 @@ export function latencyTargets(metrics: readonly MetricRow[], oneWayMs: number):
       'leases.grantsPerSec',
       'curator',
     ),
+  ];
+}
+
+/**
+ * The capacity pass's targets: at the most clients measured (50 in a full run), the cycles/s
+ * the ensemble sustains for ours at least 0.95× the raw loop's, which commits the same
+ * transactions per cycle; against Curator, reported.
+ */
+export function capacityTargets(metrics: readonly MetricRow[]): TargetRow[] {
+  const sizes = metrics
+    .map((m) => /^capacity\.(\d+)\.cyclesPerSec$/.exec(m.id)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number);
+  const most = sizes.length ? Math.max(...sizes) : 50;
+  const at = `capacity, ${onDistinctLocks(most)}: cycles/s`;
+  const id = `capacity.${most}.cyclesPerSec`;
+  return [
+    ratioRow(metrics, 'C1', `${at} ours ÷ raw`, id, 'raw', ['>=', 0.95]),
+    ratioRow(metrics, 'C1c', `${at} ours ÷ Curator`, id, 'curator'),
   ];
 }

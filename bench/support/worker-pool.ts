@@ -1,3 +1,4 @@
+import type { ScenarioCounts } from '../options.js';
 import type { Scenario } from '../scenarios/scenario.js';
 import type { ImplName } from '../workers/impl.protocol.js';
 import { WorkerChannel } from './worker-channel.js';
@@ -5,7 +6,8 @@ import type { WorkerSpawns } from './worker-spawn.js';
 
 /**
  * The worker processes some scenarios need: one per implementation, two where the
- * handoff needs them, each warmed (see `WorkerSpawns`) before its ready line.
+ * handoff needs them, more for the capacity scenario, each warmed (see `WorkerSpawns`)
+ * before its ready line.
  */
 export class WorkerPool {
   private constructor(
@@ -18,11 +20,15 @@ export class WorkerPool {
   static async start(
     spawns: WorkerSpawns,
     scenarios: readonly Scenario[],
+    counts: ScenarioCounts,
     connectionString: string,
     baseOf: (impl: ImplName) => string,
   ): Promise<WorkerPool> {
     const slots = new Map<ImplName, number>();
-    for (const s of scenarios) for (const impl of s.impls) slots.set(impl, Math.max(slots.get(impl) ?? 0, s.slots));
+    for (const s of scenarios) {
+      const needed = typeof s.slots === 'number' ? s.slots : s.slots(counts);
+      for (const impl of s.impls) slots.set(impl, Math.max(slots.get(impl) ?? 0, needed));
+    }
     const pool = new WorkerPool(new Map(), {});
     const started = await Promise.allSettled(
       [...slots].flatMap(([impl, count]) =>
@@ -43,14 +49,14 @@ export class WorkerPool {
     return pool;
   }
 
-  /** Slot 0 for everything, slot 1 the second process of the handoff. */
-  worker(impl: ImplName, slot: 0 | 1 = 0): WorkerChannel {
+  /** Slot 0 for everything, slot 1 the second process of the handoff, … */
+  worker(impl: ImplName, slot = 0): WorkerChannel {
     const channel = this.workers.get(`${impl}#${slot}`);
     if (!channel) throw new Error(`no worker ${impl}#${slot + 1}`);
     return channel;
   }
 
-  /** Every worker process of `impl` (two for the handoff). */
+  /** Every worker process of `impl` (two for the handoff, more for the capacity scenario). */
   workersOf(impl: ImplName): WorkerChannel[] {
     return [...this.workers].filter(([key]) => key.startsWith(`${impl}#`)).map(([, channel]) => channel);
   }

@@ -4,6 +4,9 @@ import type { ImplName } from '../workers/impl.protocol.js';
 import { WorkerChannel } from './worker-channel.js';
 import type { WorkerSpawns } from './worker-spawn.js';
 
+/** Workers started at once, at most. */
+const MAX_STARTING = 8;
+
 /**
  * The worker processes some scenarios need: one per implementation, two where the
  * handoff needs them, more for the capacity scenario, each warmed (see `WorkerSpawns`)
@@ -30,17 +33,26 @@ export class WorkerPool {
       for (const impl of s.impls) slots.set(impl, Math.max(slots.get(impl) ?? 0, needed));
     }
     const pool = new WorkerPool(new Map(), {});
-    const started = await Promise.allSettled(
-      [...slots].flatMap(([impl, count]) =>
-        Array.from({ length: count }, async (_, slot) => {
+    const wanted = [...slots].flatMap(([impl, count]) => Array.from({ length: count }, (_, slot) => ({ impl, slot })));
+    const started: Array<PromiseSettledResult<void>> = [];
+    // Each worker warms up for a while before its ready line: the capacity scenario's fifteen
+    // at once missed their ready timeout on a busy 2-core machine, so no more start at once
+    // than the handoff's eight.
+    let next = 0;
+    const starter = async (): Promise<void> => {
+      while (next < wanted.length) {
+        const { impl, slot } = wanted[next++];
+        const start = async (): Promise<void> => {
           const { channel, ready } = await WorkerChannel.start(
             await spawns.spawn(impl, slot, connectionString, baseOf(impl)),
           );
           pool.workers.set(`${impl}#${slot}`, channel);
           pool.versions[impl] = ready.version;
-        }),
-      ),
-    );
+        };
+        started.push(...(await Promise.allSettled([start()])));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(MAX_STARTING, wanted.length) }, starter));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
       await pool.stop();

@@ -118,7 +118,7 @@ export const capacityScenario: Scenario<CapacitySample> = {
     const empty = sizes.flatMap((clients) =>
       (Object.entries(at(clients)) as Array<[ImplName, CapacityPoint[]]>)
         .filter(([, points]) => points.some((p) => p.cyclesPerSec === 0))
-        .map(([impl]) => `capacity: ${impl} ended no cycle within the window with ${clients} clients`),
+        .map(([impl]) => `capacity, ${onDistinctLocks(clients)}: ${impl} ended no cycle within the window`),
     );
     return {
       metrics,

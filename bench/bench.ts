@@ -2,17 +2,27 @@
  * `npm run bench`: this library side by side with the raw node-zookeeper-client loop,
  * Kazoo 2.8 and Curator 5, on a ZooKeeper it starts itself; then, in a full run or with
  * --ensemble, scenarios 1 and 2 again on a 3-server ensemble; then (unless --latency none)
- * scenarios 1, 2, 7 and 8 behind a delay proxy at each --latency delay. See options.ts for the flags.
+ * scenarios 1, 2, 7 and 8 behind a delay proxy at each --latency delay; then, in a full run
+ * or with --capacity, the capacity scenarios on a 3-server ensemble, sessions spread over
+ * its servers. See options.ts for the flags.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { ALL_SCENARIOS, LATENCY_SCENARIOS, parseBenchArgs, USAGE, type BenchOptions } from './options.js';
+import {
+  ALL_SCENARIOS,
+  CAPACITY_SCENARIOS,
+  LATENCY_SCENARIOS,
+  parseBenchArgs,
+  USAGE,
+  type BenchOptions,
+} from './options.js';
 import type { BenchResults, LatencyResults } from './results.js';
 import { runBench } from './runner.js';
-import { consoleLatencyReport, consoleReport } from './report/tables.js';
+import { SCENARIOS } from './scenarios/all-scenarios.js';
+import { consoleCapacityReport, consoleLatencyReport, consoleReport } from './report/tables.js';
 import { rejudged } from './report/targets.js';
-import { writeLatencyReports, writeReports } from './report/write.js';
+import { writeCapacityReports, writeLatencyReports, writeReports } from './report/write.js';
 
 const ROOT = join(__dirname, '..');
 
@@ -26,16 +36,22 @@ async function main(): Promise<void> {
   if (options.render) {
     const saved = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults | LatencyResults;
     const written =
-      'kind' in saved && saved.kind === 'latency'
+      saved.kind === 'latency'
         ? writeLatencyReports({ ...saved, passes: saved.passes.map((p) => rejudged(p)) }, { docsDir })
-        : writeReports(rejudged(saved as BenchResults), { docsDir });
+        : saved.kind === 'capacity'
+          ? writeCapacityReports(rejudged(saved), { docsDir })
+          : writeReports(rejudged(saved), { docsDir });
     announce(written, true, '');
     return;
   }
   const log = (line: string): void => console.error(line);
-  if (!options.latencyOnly) await loopback(options, log, docsDir);
-  if (options.latency.length && options.scenarios.some((s) => LATENCY_SCENARIOS.includes(s)))
-    await latency(options, log, docsDir);
+  const selected = (ids: readonly number[]): boolean => options.scenarios.some((s) => ids.includes(s));
+  if (options.capacity !== 'only') {
+    if (!options.latencyOnly && options.scenarios.some((s) => !CAPACITY_SCENARIOS.includes(s)))
+      await loopback(options, log, docsDir);
+    if (options.latency.length && selected(LATENCY_SCENARIOS)) await latency(options, log, docsDir);
+  }
+  if (options.capacity !== 'no' && selected(CAPACITY_SCENARIOS)) await capacity(options, log, docsDir);
 }
 
 /** The loopback passes: standalone, then (in a full run or with --ensemble) the ensemble. */
@@ -81,6 +97,29 @@ async function latency(options: BenchOptions, log: (line: string) => void, docsD
     'a run of scenarios 1, 2, 7 and 8, not --quick, on its own server',
   );
   if (passes.some((pass) => pass.problems.length)) process.exitCode = 1;
+}
+
+/**
+ * The capacity pass: the capacity scenarios selected, on a 3-server ensemble of its own (or
+ * ZK_CONNECT's servers), sessions spread over every server. The committed copy
+ * (docs/bench/latest-capacity.*) only when every capacity scenario ran, not --quick, on its own ensemble.
+ */
+async function capacity(options: BenchOptions, log: (line: string) => void, docsDir: string): Promise<void> {
+  const registered = SCENARIOS.filter((s) => CAPACITY_SCENARIOS.includes(s.id)).map((s) => s.id);
+  log(
+    `capacity pass: scenarios ${registered.filter((s) => options.scenarios.includes(s)).join(', ')}, sessions spread over every server`,
+  );
+  const results = await runBench({ ...options, log }, { capacity: true });
+  console.log(`\n${consoleCapacityReport(results)}\n`);
+  const full =
+    !options.quick && registered.every((s) => options.scenarios.includes(s)) && !results.meta.server.external;
+  const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+  announce(
+    writeCapacityReports(results, places),
+    full,
+    `a run of scenarios ${registered.join(', ')}, not --quick, on its own ensemble`,
+  );
+  if (results.problems.length) process.exitCode = 1;
 }
 
 /** What was written, and why the committed copy was not when it was not. */

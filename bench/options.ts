@@ -45,6 +45,17 @@ export interface ScenarioCounts {
     readonly holdMs: number;
     readonly warmAcquires: number;
   };
+  /**
+   * For each size of `clients`, C sessions each loop acquire + release on a lock of its
+   * own, all at once, spread over `processes` worker processes per implementation (fewer
+   * when C is smaller); cycles are counted over `durationMs` after `warmupMs` of the loop.
+   */
+  readonly capacity: {
+    readonly clients: readonly number[];
+    readonly processes: number;
+    readonly warmupMs: number;
+    readonly durationMs: number;
+  };
 }
 
 /**
@@ -69,6 +80,7 @@ export const FULL_COUNTS: ScenarioCounts = {
     costGrants: 200,
   },
   idle: { clients: 4, sessionTimeoutMs: 4000, holdMs: 1500, warmAcquires: 5 },
+  capacity: { clients: [1, 10, 50], processes: 5, warmupMs: 500, durationMs: 1500 },
 };
 
 /** `--quick`: enough to exercise every path, not to measure anything. */
@@ -90,9 +102,10 @@ export const QUICK_COUNTS: ScenarioCounts = {
     costGrants: 12,
   },
   idle: { clients: 2, sessionTimeoutMs: 4000, holdMs: 500, warmAcquires: 2 },
+  capacity: { clients: [1, 4], processes: 2, warmupMs: 100, durationMs: 300 },
 };
 
-export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
+export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 
 export interface BenchOptions {
   /** Measured rounds; each runs every scenario once per implementation, in shuffled order. */
@@ -128,6 +141,12 @@ export interface BenchOptions {
   readonly latency: readonly number[];
   /** Only those latency passes, not the loopback (and ensemble) ones. */
   readonly latencyOnly: boolean;
+  /**
+   * The capacity pass (the capacity scenarios of those selected, on a 3-server loopback
+   * ensemble or ZK_CONNECT's servers, sessions spread over every server): `also` after the
+   * others, `only` instead of them, `no`. A full run, or a --scenario list naming one, does it.
+   */
+  readonly capacity: 'no' | 'also' | 'only';
   readonly counts: ScenarioCounts;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
@@ -138,7 +157,7 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
                    4 many locks, 5 reentrant, 6 read-heavy, 7 multi-lock, 8 leases,
-                   9 idle);
+                   9 idle, 10 capacity: C clients on distinct locks);
                    default all
   --quick          tiny counts: checks the harness, measures nothing
   --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes
@@ -158,16 +177,27 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    1, 2, 7 and 8 (of those selected) again, every implementation reaching
                    the server through one delay proxy in a process of its own; none: skip
   --latency-only   only those latency passes
+  --capacity       also run the capacity scenarios (10; of those selected) on a 3-server
+                   loopback ensemble, sessions spread round-robin over the three servers
+                   (or over ZK_CONNECT's servers); a full run, or --scenario naming one,
+                   does so unless --no-capacity
+  --capacity-only  only that capacity pass
   --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
                    results file of an earlier run, its targets judged by today's rules
                    (after a change to the report's layout or to a target)
-  ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass)
+  ZK_CONNECT=host:port  use that server instead of starting one (not for the ensemble pass;
+                   the capacity pass spreads its sessions over every host:port listed)
   ZK_SERVER_PID=pid,…   its process(es) on this machine, to report the server's CPU as for one it starts`;
 
 /** The scenarios the ensemble pass runs, of those selected. */
 export const ENSEMBLE_SCENARIOS: readonly number[] = [1, 2];
 /** The scenarios each latency pass runs, of those selected. */
 export const LATENCY_SCENARIOS: readonly number[] = [1, 2, 7, 8];
+/**
+ * The scenarios the capacity pass runs, of those selected (and registered); no other pass
+ * runs them.
+ */
+export const CAPACITY_SCENARIOS: readonly number[] = [10, 11, 12];
 /** The one-way delays of the latency passes by default: a LAN's, and a slow LAN's or a zone apart. */
 export const DEFAULT_LATENCY_MS: readonly number[] = [0.25, 1];
 
@@ -186,6 +216,8 @@ export function parseBenchArgs(
   let scenarios: number[] = [...ALL_SCENARIOS];
   let latency: readonly number[] = DEFAULT_LATENCY_MS;
   let latencyOnly = false;
+  let capacity: BenchOptions['capacity'] | undefined;
+  let scenariosGiven = false;
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min)
@@ -209,8 +241,12 @@ export function parseBenchArgs(
     else if (flag === '--shared-workers') freshWorkers = false;
     else if (flag === '--latency') latency = parseDelays(value());
     else if (flag === '--latency-only') latencyOnly = true;
+    else if (flag === '--capacity') capacity = 'also';
+    else if (flag === '--capacity-only') capacity = 'only';
+    else if (flag === '--no-capacity') capacity = 'no';
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
+      scenariosGiven = true;
       scenarios = list.split(',').map((s) => count(flag, s.trim(), 1));
       const unknown = scenarios.filter((s) => !(ALL_SCENARIOS as readonly number[]).includes(s));
       if (unknown.length || scenarios.length === 0)
@@ -233,7 +269,15 @@ export function parseBenchArgs(
     throw new Error(
       `--latency-only runs scenarios ${LATENCY_SCENARIOS.join(', ')} at the --latency delays: select one of each\n\n${USAGE}`,
     );
-  if (latencyOnly) ensemble = 'no';
+  const capacityScenario = scenarios.some((s) => CAPACITY_SCENARIOS.includes(s));
+  capacity ??= full || (scenariosGiven && capacityScenario) ? 'also' : 'no';
+  if (capacity === 'only' && !capacityScenario)
+    throw new Error(
+      `--capacity-only runs scenarios ${CAPACITY_SCENARIOS.filter((s) => (ALL_SCENARIOS as readonly number[]).includes(s)).join(', ')}: select one\n\n${USAGE}`,
+    );
+  if (latencyOnly && capacity === 'only') throw new Error(`--latency-only and --capacity-only: choose one\n\n${USAGE}`);
+  if (latencyOnly) capacity = 'no';
+  if (latencyOnly || capacity === 'only') ensemble = 'no';
   if (ensemble !== 'no' && !scenarios.some((s) => ENSEMBLE_SCENARIOS.includes(s))) {
     throw new Error(`--ensemble runs scenarios ${ENSEMBLE_SCENARIOS.join(' and ')}: select one of them\n\n${USAGE}`);
   }
@@ -243,13 +287,14 @@ export function parseBenchArgs(
     serverWarmupMs: quick || warmupRounds === 0 ? 0 : 5_000,
     quick,
     forceSync,
-    scenarios: [...new Set(scenarios)].sort(),
+    scenarios: [...new Set(scenarios)].sort((a, b) => a - b),
     connectionString,
     ...(connectionString && serverPids.length ? { serverPids } : {}),
     ensemble,
     freshWorkers: freshWorkers ?? !quick,
     latency,
     latencyOnly,
+    capacity,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
     ...(render ? { render } : {}),

@@ -88,6 +88,8 @@ export interface BenchMeta {
   readonly clockChecks: Array<{ readonly worker: string; readonly ok: boolean; readonly windowUs: number }>;
   /** Each scenario ran in workers of its own (`--fresh-workers`); absent in older results. */
   readonly freshWorkers?: boolean;
+  /** The capacity pass: every server and its mode when the pass began (sessions are spread over them). */
+  readonly servers?: ReadonlyArray<{ readonly address: string; readonly mode: string | null }>;
   /** The implementation order of every round, scenario and slice, as run. */
   readonly order: Array<{
     readonly round: number;
@@ -110,6 +112,8 @@ export interface BenchMeta {
 
 export interface BenchResults {
   readonly schema: 1;
+  /** `capacity`: the capacity pass's results, written apart from the loopback ones (absent otherwise). */
+  readonly kind?: 'capacity';
   readonly meta: BenchMeta;
   readonly counts: ScenarioCounts;
   /** Every measured round's raw result, by scenario key and implementation. */

@@ -3,20 +3,22 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import { ENSEMBLE_SCENARIOS, LATENCY_SCENARIOS, type BenchOptions } from './options.js';
+import { CAPACITY_SCENARIOS, ENSEMBLE_SCENARIOS, LATENCY_SCENARIOS, type BenchOptions } from './options.js';
 import type { BenchMeta, BenchResults } from './results.js';
-import { ensembleTargets, evaluateTargets, latencyTargets } from './report/targets.js';
+import { capacityTargets, ensembleTargets, evaluateTargets, latencyTargets } from './report/targets.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
+import type { TargetServer } from './scenarios/scenario.js';
 import { runRounds, type RoundRecords, type RoundsSetup } from './rounds.js';
 import { clientCpuRows, processCpuNs } from './support/cpu.js';
 import { DelayProxy } from './support/delay-proxy.js';
 import { measureNetwork } from './support/network-ping.js';
 import { QueueProbe } from './support/queue-probe.js';
+import { serverState } from './support/server-state.js';
 import { warmUpServer } from './raw-client.js';
 import type { WorkerChannel } from './support/worker-channel.js';
 import { WorkerPool } from './support/worker-pool.js';
 import { WorkerSpawns } from './support/worker-spawn.js';
-import { openZkTarget } from './support/zookeeper-target.js';
+import { openZkTarget, type ZkTarget } from './support/zookeeper-target.js';
 import type { ClockResult, ImplName } from './workers/impl.protocol.js';
 
 const ROOT = join(__dirname, '..');
@@ -30,24 +32,33 @@ const ROOT = join(__dirname, '..');
  * `pass.ensemble`: on a 3-server ensemble it starts, scenarios 1 and 2 only, with the
  * ensemble's targets. `pass.latencyMs`: scenarios 1, 2, 7 and 8 only, every worker reaching
  * the server through one delay proxy (a process of its own) that holds each chunk that long
- * in each direction, with the latency targets.
+ * in each direction, with the latency targets. `pass.capacity`: the capacity scenarios only
+ * (no other pass runs them), on a 3-server ensemble it starts (or ZK_CONNECT's servers),
+ * sessions spread over every server, with the capacity targets.
  */
 export async function runBench(
   options: BenchOptions,
-  pass: { ensemble?: boolean; latencyMs?: number } = {},
+  pass: { ensemble?: boolean; latencyMs?: number; capacity?: boolean } = {},
 ): Promise<BenchResults> {
   const startedAt = new Date();
   const log = options.log ?? (() => undefined);
   const ensemble = pass.ensemble === true;
+  const capacity = pass.capacity === true;
   const { latencyMs } = pass;
   const only = ensemble ? ENSEMBLE_SCENARIOS : latencyMs !== undefined ? LATENCY_SCENARIOS : undefined;
-  const scenarios = SCENARIOS.filter((s) => options.scenarios.includes(s.id) && (!only || only.includes(s.id)));
+  const scenarios = SCENARIOS.filter(
+    (s) =>
+      options.scenarios.includes(s.id) &&
+      (!only || only.includes(s.id)) &&
+      capacity === CAPACITY_SCENARIOS.includes(s.id),
+  );
   const loadavgStart = loadavg();
   const target = await openZkTarget({
     connectionString: ensemble ? undefined : options.connectionString,
     serverPids: options.serverPids,
     forceSync: options.forceSync,
-    ensemble,
+    ensemble: ensemble || capacity,
+    spread: capacity,
   });
   const root = `/bench-${startedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
   // The Curator and Node workers run their recipes before their ready line as long as the server warms up.
@@ -67,6 +78,8 @@ export async function runBench(
       log(`latency pass: every worker through a delay proxy at ${proxy.connectionString}, ${latencyMs} ms each way`);
     }
     const workersConnectTo = proxy?.connectionString ?? target.connectionString;
+    const servers = await targetServers(target);
+    const serverCpuNs = (): number => processCpuNs(target.serverPids());
     const versions: BenchMeta['versions'] & Partial<Record<ImplName, string>> = { node: process.version };
     const clockChecks: BenchMeta['clockChecks'] = [];
     const records: RoundRecords = { samples: {}, cpuSpans: {}, order: [] };
@@ -78,14 +91,20 @@ export async function runBench(
       ],
       rounds: options.rounds,
       warmupRounds: options.warmupRounds,
-      context: { counts: options.counts, probe, base: baseOf },
-      serverCpuNs: () => processCpuNs(target.serverPids()),
+      context: {
+        counts: options.counts,
+        probe,
+        base: baseOf,
+        servers,
+        serverCpuNs: () => (target.serverPids().length ? serverCpuNs() : null),
+      },
+      serverCpuNs,
       log,
     };
     // One pool of workers for the whole run, or (--fresh-workers) a fresh one per scenario, as JMH forks.
     const groups = options.freshWorkers ? scenarios.map((s) => [s]) : [scenarios];
     for (const [i, group] of groups.entries()) {
-      pool = await WorkerPool.start(spawns, group, workersConnectTo, baseOf);
+      pool = await WorkerPool.start(spawns, group, options.counts, workersConnectTo, baseOf);
       Object.assign(versions, pool.versions);
       clockChecks.push(...(await checkClocks(pool.all())));
       if (i === 0 && options.serverWarmupMs > 0) {
@@ -107,7 +126,9 @@ export async function runBench(
       ? ensembleTargets(metrics)
       : latencyMs !== undefined
         ? latencyTargets(metrics, latencyMs)
-        : evaluateTargets(metrics, target);
+        : capacity
+          ? capacityTargets(metrics)
+          : evaluateTargets(metrics, target);
     const clientCpu = clientCpuRows(
       cpuSpans,
       new Map(scenarios.map((s) => [s.id, s.title])),
@@ -139,11 +160,13 @@ export async function runBench(
         probe.mode === 'pause' ? 'a 25 ms pause (the server refused wchc)' : "the server's watch table (wchc)",
       clockChecks,
       freshWorkers: options.freshWorkers,
+      ...(capacity && { servers: servers.map(({ address, mode }) => ({ address, mode })) }),
       order,
       ...(network && { network }),
     };
     return {
       schema: 1,
+      ...(capacity && { kind: 'capacity' as const }),
       meta,
       counts: options.counts,
       samples,
@@ -163,6 +186,23 @@ export async function runBench(
     }
     await target.stop();
   }
+}
+
+/** Every server of the target with its mode now (null if `srvr` did not say) and, when known, its CPU. */
+async function targetServers(target: ZkTarget): Promise<TargetServer[]> {
+  return Promise.all(
+    target.servers.map(async ({ address, pid }) => ({
+      address,
+      mode: await serverState(address).then(
+        (state) => state.mode,
+        () => null,
+      ),
+      cpuNs: () => {
+        const id = pid();
+        return id === undefined ? null : processCpuNs([id]);
+      },
+    })),
+  );
 }
 
 /** The commit checked out and the files under lib/ that differ from it: what "ours" was. */

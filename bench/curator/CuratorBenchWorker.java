@@ -29,7 +29,8 @@ import org.apache.zookeeper.Version;
  * InterProcessSemaphoreV2 per lock and contender, kept and reused, with blocking acquire()
  * and release(). Curator's locks belong to the thread that took them, so commands run one at
  * a time on the main thread (handoff.hold and handoff.release of one lock meet there); each
- * contender of a many-session op has a thread of its own (CuratorReadHeavy, CuratorLeases).
+ * contender of a many-session op has a thread of its own (CuratorReadHeavy, CuratorLeases,
+ * CuratorCapacity).
  *
  * Times are System.nanoTime(): CLOCK_MONOTONIC on Linux, as Node's process.hrtime.bigint()
  * (the orchestrator checks it at start-up). Requests and watch notifications are counted
@@ -44,6 +45,7 @@ public class CuratorBenchWorker {
     private Map<String, Long> handoffStart;
     private InterProcessMutex handoffLock;
     private Drain drain;
+    private CuratorCapacity capacity;
 
     public static void main(String[] args) throws Exception {
         connection = args[0];
@@ -95,7 +97,7 @@ public class CuratorBenchWorker {
         switch (op) {
             case "clock": return BenchJson.obj("now", String.valueOf(System.nanoTime()));
             // The whole JVM (client, I/O, GC and JIT threads), as the other workers report their process.
-            case "cpu": return BenchJson.obj("cpuNs", String.valueOf(((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime()));
+            case "cpu": return BenchJson.obj("cpuNs", String.valueOf(CuratorSession.processCpuNs()));
             case "uncontended": return uncontended(name, integer(p, "cycles"), integer(p, "warmup"));
             case "handoff.open": return handoffOpen(name);
             case "handoff.hold": return handoffHold();
@@ -106,6 +108,9 @@ public class CuratorBenchWorker {
             case "readHeavy": return CuratorReadHeavy.run(connection, path(name), p);
             case "multiLock": return multiLock((String) p.get("prefix"), integer(p, "locks"), integer(p, "cycles"), integer(p, "warmup"));
             case "leases": return CuratorLeases.run(connection, path(name), p);
+            case "capacity.setup": closeCapacity(); capacity = CuratorCapacity.setup(base, p); return BenchJson.obj();
+            case "capacity.go": return capacity.go(p);
+            case "capacity.close": closeCapacity(); return BenchJson.obj();
             default: throw new IllegalArgumentException(op + " is not supported by curator");
         }
     }
@@ -226,7 +231,13 @@ public class CuratorBenchWorker {
         for (int i = locks.size() - 1; i >= 0; i--) locks.get(i).release();
     }
 
+    private void closeCapacity() {
+        if (capacity != null) capacity.close();
+        capacity = null;
+    }
+
     private void close() {
+        closeCapacity();
         if (handoff != null) handoff.close();
         if (drain != null) CuratorSession.closeAll(drain.sessions);
     }

@@ -51,12 +51,18 @@ public final class CuratorSession implements AutoCloseable {
 
     /** n started sessions, started in parallel; none left open if one fails. */
     public static List<CuratorSession> startAll(String connection, int n) throws Exception {
+        return startAll(Collections.nCopies(n, connection));
+    }
+
+    /** A started session on each connection string, started in parallel, in that order; none left open if one fails. */
+    public static List<CuratorSession> startAll(List<String> connections) throws Exception {
+        int n = connections.size();
         CuratorSession[] sessions = new CuratorSession[n];
         List<String> errors = Collections.synchronizedList(new ArrayList<>());
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             int k = i;
-            threads.add(thread(errors, () -> sessions[k] = new CuratorSession(connection)));
+            threads.add(thread(errors, () -> sessions[k] = new CuratorSession(connections.get(k))));
         }
         for (Thread t : threads) t.join();
         List<CuratorSession> started = new ArrayList<>();
@@ -88,6 +94,11 @@ public final class CuratorSession implements AutoCloseable {
     public static void joinAll(List<Thread> threads, List<String> errors, String what) throws InterruptedException {
         for (Thread t : threads) t.join();
         if (!errors.isEmpty()) throw new IllegalStateException(what + " failed: " + String.join("; ", errors));
+    }
+
+    /** This JVM's CPU time so far (every thread: client, I/O, GC and JIT), in nanoseconds. */
+    public static long processCpuNs() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     public static List<Map<String, Long>> snapshots(List<CuratorSession> sessions) {

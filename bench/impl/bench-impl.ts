@@ -12,11 +12,18 @@ export interface BenchImpl {
 /** CLOCK_MONOTONIC now, in nanoseconds (see impl.protocol.ts). */
 export const now = (): bigint => process.hrtime.bigint();
 
+/** This process's CPU time so far (user + system, every thread), in nanoseconds. */
+export function ownCpuNs(): number {
+  const { user, system } = process.cpuUsage(); // µs
+  return (user + system) * 1000;
+}
+
 export const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** How an op of ours opens and closes its sessions: each tracked, so the worker's close ends any left open. */
 export interface OursSessions {
-  open(): Promise<ZkLockBackend>;
+  /** `server`: a connection string of its own (default: the worker's). */
+  open(server?: string): Promise<ZkLockBackend>;
   close(backend: ZkLockBackend): Promise<void>;
 }
 

@@ -8,6 +8,8 @@ import type { LockHandle } from '../../lib/core/port/lock-backend.js';
 import { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
 import { addCounts, countsDelta } from '../support/request-counts.js';
 import type {
+  CapacityGoParams,
+  CapacitySetupParams,
   Counts,
   DrainGoResult,
   DrainSetupParams,
@@ -27,6 +29,8 @@ import type {
 } from '../workers/impl.protocol.js';
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
 import { counts, now, range, type BenchImpl, type OursSessions } from './bench-impl.js';
+import { CapacitySessions } from './capacity-sessions.js';
+import { oursCapacitySession } from './ours-capacity.op.js';
 import { measureHeapPerLock } from './ours-heap.probe.js';
 import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
@@ -66,6 +70,9 @@ export class OursImpl implements BenchImpl {
     readHeavy: (p: ReadHeavyParams) => this.readHeavy(p),
     multiLock: (p: MultiLockParams) => oursMultiLock(this.sessions, p),
     leases: (p: LeasesParams) => oursLeases(this.sessions, p),
+    'capacity.setup': (p: CapacitySetupParams) => this.capacity.setup(p),
+    'capacity.go': (p: CapacityGoParams) => this.capacity.go(p),
+    'capacity.close': () => this.capacity.close(),
     idle: (p: IdleParams) =>
       oursIdle(
         (sessionTimeoutMs) => this.connect({ sessionTimeoutMs, removeEmptyDirectories: false }),
@@ -76,9 +83,11 @@ export class OursImpl implements BenchImpl {
   };
 
   private readonly sessions: OursSessions = {
-    open: () => this.connect(),
+    open: (server) => this.connect({ connectionString: server }),
     close: (backend) => this.closeBackend(backend),
   };
+
+  private readonly capacity = new CapacitySessions((server, name) => oursCapacitySession(this.sessions, server, name));
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.open].map((backend) => this.closeBackend(backend)));
@@ -256,11 +265,11 @@ export class OursImpl implements BenchImpl {
   }
 
   private async connect(
-    options: { sessionTimeoutMs?: number; removeEmptyDirectories?: boolean } = {},
+    options: { sessionTimeoutMs?: number; removeEmptyDirectories?: boolean; connectionString?: string } = {},
   ): Promise<ZkLockBackend> {
     const backend = await ZkLockBackend.connect({
       ...options,
-      connectionString: this.connectionString,
+      connectionString: options.connectionString ?? this.connectionString,
       rootPath: this.rootPath,
     });
     this.open.add(backend);

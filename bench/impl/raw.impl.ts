@@ -14,6 +14,8 @@ import {
 import { addCounts, countsDelta } from '../support/request-counts.js';
 import { WireSession } from '../support/wire-session.js';
 import type {
+  CapacityGoParams,
+  CapacitySetupParams,
   Counts,
   DrainGoResult,
   DrainSetupParams,
@@ -28,6 +30,7 @@ import type {
 } from '../workers/impl.protocol.js';
 import type { MultiLockParams, MultiLockResult } from '../workers/recipe-ops.protocol.js';
 import { now, range, type BenchImpl } from './bench-impl.js';
+import { CapacitySessions, type CapacitySession } from './capacity-sessions.js';
 import { rawMultiLock } from './raw-multi-lock.op.js';
 
 /**
@@ -59,7 +62,24 @@ export class RawImpl implements BenchImpl {
     'drain.go': () => this.drainGo(),
     manyLocks: (p: ManyLocksParams) => this.manyLocks(p),
     multiLock: (p: MultiLockParams) => this.multiLock(p),
+    'capacity.setup': (p: CapacitySetupParams) => this.capacity.setup(p),
+    'capacity.go': (p: CapacityGoParams) => this.capacity.go(p),
+    'capacity.close': () => this.capacity.close(),
   };
+
+  /** Scenario 10's sessions: each its own client on its server, the serial loop of scenario 1 on its own lock. */
+  private readonly capacity = new CapacitySessions(async (server, name): Promise<CapacitySession> => {
+    const zk = await this.connect(server);
+    const dir = `${this.base}/${name}`;
+    await zk.mkdirp(dir);
+    const prefix = nodePrefix();
+    return {
+      cycle: (done) => rawCycle(zk, dir, prefix, done),
+      counts: () => ({ ...zk.counts }),
+      settled: async () => undefined, // each cycle's delete was answered before it ended
+      close: () => this.closeClient(zk),
+    };
+  });
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.open].map((zk) => this.closeClient(zk)));
@@ -191,8 +211,8 @@ export class RawImpl implements BenchImpl {
     }
   }
 
-  private async connect(): Promise<RawZk> {
-    const zk = await RawZk.connect(this.connectionString);
+  private async connect(server = this.connectionString): Promise<RawZk> {
+    const zk = await RawZk.connect(server);
     this.open.add(zk);
     return zk;
   }

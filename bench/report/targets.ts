@@ -1,4 +1,5 @@
 import type { BenchResults, MetricRow, TargetRow } from '../results.js';
+import { onDistinctLocks } from '../scenarios/capacity.scenario.js';
 import { UNCONTENDED_FLOOR, UNCONTENDED_WIRE_FLOOR } from '../scenarios/uncontended.scenario.js';
 import { median } from '../support/sample-stats.js';
 import type { OtherImpl } from '../workers/impl.protocol.js';
@@ -237,6 +238,25 @@ export function latencyTargets(metrics: readonly MetricRow[], oneWayMs: number):
 }
 
 /**
+ * The capacity pass's targets: at the most clients measured (50 in a full run), the cycles/s
+ * the ensemble sustains for ours at least 0.95× the raw loop's, which commits the same
+ * transactions per cycle; against Curator, reported.
+ */
+export function capacityTargets(metrics: readonly MetricRow[]): TargetRow[] {
+  const sizes = metrics
+    .map((m) => /^capacity\.(\d+)\.cyclesPerSec$/.exec(m.id)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number);
+  const most = sizes.length ? Math.max(...sizes) : 50;
+  const at = `capacity, ${onDistinctLocks(most)}: cycles/s`;
+  const id = `capacity.${most}.cyclesPerSec`;
+  return [
+    ratioRow(metrics, 'C1', `${at} ours ÷ raw`, id, 'raw', ['>=', 0.95]),
+    ratioRow(metrics, 'C1c', `${at} ours ÷ Curator`, id, 'curator'),
+  ];
+}
+
+/**
  * The targets of saved results judged again by today's rules (`--render`): a target is a pure
  * function of the metrics, so a rule changed after a run (a target retired, say) shows on its page.
  */
@@ -245,9 +265,11 @@ export function rejudged(results: BenchResults, pass: 'standalone' | 'ensemble' 
   const targets =
     pass === 'ensemble'
       ? ensembleTargets(metrics)
-      : meta.network
-        ? latencyTargets(metrics, meta.network.oneWayMs)
-        : evaluateTargets(metrics, meta.server);
+      : results.kind === 'capacity'
+        ? capacityTargets(metrics)
+        : meta.network
+          ? latencyTargets(metrics, meta.network.oneWayMs)
+          : evaluateTargets(metrics, meta.server);
   return {
     ...results,
     targets,

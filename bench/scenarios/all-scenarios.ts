@@ -1,3 +1,4 @@
+import { capacityScenario } from './capacity.scenario.js';
 import { drainScenario } from './drain.scenario.js';
 import { handoffScenario } from './handoff.scenario.js';
 import { idleScenario } from './idle.scenario.js';
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario<any>[] = [
   multiLockScenario,
   leasesScenario,
   idleScenario,
+  capacityScenario,
 ];

@@ -14,8 +14,22 @@ export interface ScenarioContext {
   readonly round: string;
   /** The znode under which an implementation's locks live (its lock directories are `<base>/<name>`). */
   base(impl: ImplName): string;
-  /** The implementation's worker process: slot 0 for everything, slot 1 the second process of the handoff. */
-  worker(impl: ImplName, slot?: 0 | 1): WorkerChannel;
+  /** The implementation's worker process: slot 0 for everything, slot 1 the second process of the handoff, … */
+  worker(impl: ImplName, slot?: number): WorkerChannel;
+  /** Every server of the run, with its mode when the pass began (the capacity pass spreads sessions over them). */
+  readonly servers: readonly TargetServer[];
+  /** The servers' CPU time so far (ns); null when their processes are not known. */
+  serverCpuNs(): number | null;
+}
+
+/** One server of the run, as the scenarios see it. */
+export interface TargetServer {
+  /** A connection string naming this server alone. */
+  readonly address: string;
+  /** `leader`, `follower` or `standalone` from its `srvr` when the pass began; null if it did not say. */
+  readonly mode: string | null;
+  /** Its process's CPU time so far (ns); null when the benchmark did not start it. */
+  cpuNs(): number | null;
 }
 
 export type SamplesByImpl<S> = Partial<Record<ImplName, S[]>>;
@@ -26,8 +40,8 @@ export interface Scenario<S = unknown> {
   readonly key: string;
   readonly title: string;
   readonly impls: readonly ImplName[];
-  /** Worker slots it needs per implementation. */
-  readonly slots: 1 | 2;
+  /** Worker processes it needs per implementation, fixed or from the run's counts. */
+  readonly slots: number | ((counts: ScenarioCounts) => number);
   run(ctx: ScenarioContext, impl: ImplName, slice: number): Promise<S>;
   /**
    * Into how many slices a round's run is cut (default 1). The runner runs slice 1 of every

@@ -1,5 +1,6 @@
 import { freePort } from '../../test/support/free-port.js';
 import { ZkServer } from '../../test/support/zookeeper/zk-server.js';
+import { serversOf } from './server-state.js';
 
 /** The ZooKeeper the benchmark talks to: its own standalone server or ensemble, or one given by ZK_CONNECT. */
 export interface ZkTarget {
@@ -13,6 +14,8 @@ export interface ZkTarget {
   readonly topology: string;
   /** The server processes it started (none for an external server): their CPU is sampled around each run. */
   readonly serverPids: () => number[];
+  /** Every server, each as a connection string of its own, with its process when the benchmark started it. */
+  readonly servers: ReadonlyArray<{ readonly address: string; readonly pid: () => number | undefined }>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +33,8 @@ export async function openZkTarget(options: {
   forceSync: boolean;
   tickTime?: number;
   ensemble?: boolean;
+  /** On the ensemble: `connectionString` names all three servers, for sessions to be spread over them. */
+  spread?: boolean;
 }): Promise<ZkTarget> {
   if (options.connectionString) {
     return {
@@ -40,11 +45,12 @@ export async function openZkTarget(options: {
       jvmArgs: null,
       topology: 'existing server (ZK_CONNECT)',
       serverPids: () => [...(options.serverPids ?? [])],
+      servers: serversOf(options.connectionString).map((address) => ({ address, pid: () => undefined })),
       stop: async () => undefined,
     };
   }
   const tickTime = options.tickTime ?? 2000;
-  if (options.ensemble) return openEnsemble(options.forceSync, tickTime);
+  if (options.ensemble) return openEnsemble(options.forceSync, tickTime, options.spread === true);
   const server = new ZkServer({ tickTime, forceSync: options.forceSync, jvmArgs: PRODUCTION_JVM_ARGS });
   await server.start();
   return {
@@ -55,6 +61,7 @@ export async function openZkTarget(options: {
     jvmArgs: PRODUCTION_JVM_ARGS,
     topology: 'standalone server',
     serverPids: () => (server.pid === undefined ? [] : [server.pid]),
+    servers: [{ address: server.connectionString, pid: () => server.pid }],
     stop: () => server.destroy(),
   };
 }
@@ -64,9 +71,10 @@ export async function openZkTarget(options: {
  * uses the tests' quick-start flags). Every session, of every implementation, is pinned to
  * the same follower: the case of two clients in three, where each write goes to the leader
  * and waits for a quorum; a random server per session would add a leader-or-not lottery
- * to every per-round ratio.
+ * to every per-round ratio. `spread` (the capacity pass): the connection string names every
+ * server, and the pass places each session on one of them, the same way for every implementation.
  */
-async function openEnsemble(forceSync: boolean, tickTime: number, size = 3): Promise<ZkTarget> {
+async function openEnsemble(forceSync: boolean, tickTime: number, spread: boolean, size = 3): Promise<ZkTarget> {
   // Client, quorum and election port of each server, all distinct (a port is only reserved once a server binds it).
   const ports = new Set<number>();
   while (ports.size < size * 3) ports.add(await freePort());
@@ -85,14 +93,18 @@ async function openEnsemble(forceSync: boolean, tickTime: number, size = 3): Pro
     const modes = await Promise.all(servers.map((s) => s.waitServing(60_000)));
     const follower = modes.indexOf('follower');
     if (follower < 0) throw new Error(`no follower in the ensemble (modes: ${modes.join(', ')})`);
+    const ensemble = `${size}-server loopback ensemble (${modes.map((mode, i) => `server ${i + 1} ${mode}`).join(', ')})`;
     return {
-      connectionString: servers[follower].connectionString,
+      connectionString: spread ? servers.map((s) => s.connectionString).join(',') : servers[follower].connectionString,
       forceSync,
       external: false,
       tickTime,
       jvmArgs: PRODUCTION_JVM_ARGS,
-      topology: `${size}-server loopback ensemble (${modes.join(', ')}), every session on server ${follower + 1}, a follower`,
+      topology: spread
+        ? `${ensemble}, sessions spread round-robin over the ${size}`
+        : `${ensemble}, every session on server ${follower + 1}, a follower`,
       serverPids: () => servers.flatMap((s) => (s.pid === undefined ? [] : [s.pid])),
+      servers: servers.map((s) => ({ address: s.connectionString, pid: () => s.pid })),
       stop,
     };
   } catch (error) {

@@ -162,6 +162,35 @@ export interface IdleResult {
   readonly warmNs: number[];
 }
 
+/**
+ * Scenario 10: this process's share of C sessions, each on one server and a lock of its
+ * own (`<prefix>-<index>`, `index` numbering the sessions across every process). Setup
+ * connects them and runs one cycle on each (lock directories made, first-use costs paid).
+ */
+export interface CapacitySetupParams {
+  readonly prefix: string;
+  readonly sessions: ReadonlyArray<{ readonly index: number; readonly server: string }>;
+}
+/**
+ * Every session loops acquire + release from the moment the request arrives until a cycle
+ * ends at or after the window's end; CLOCK_MONOTONIC ns as decimal strings.
+ */
+export interface CapacityGoParams {
+  readonly windowStartNs: string;
+  readonly windowEndNs: string;
+}
+export interface CapacityGoResult {
+  /** Cycles that ended within the window. */
+  readonly windowCycles: number;
+  /** Every cycle of the loop; all of them ended, and the server answered all they sent, before this answer. */
+  readonly cycles: number;
+  /** Sent over every cycle, summed over the sessions. */
+  readonly counts: Counts;
+  /** This process's CPU time between its readings at the window's start and end, and the time between them. */
+  readonly windowCpuNs: number;
+  readonly windowSampledNs: number;
+}
+
 export type WorkerOp =
   | 'clock'
   /** The worker process's CPU time so far (user + system, every thread), ns as a decimal string: `{ cpuNs }`. */
@@ -179,4 +208,7 @@ export type WorkerOp =
   | 'multiLock'
   | 'leases'
   | 'idle'
+  | 'capacity.setup'
+  | 'capacity.go'
+  | 'capacity.close'
   | 'quit';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import type { BenchImpl } from '../impl/bench-impl.js';
+import { ownCpuNs, type BenchImpl } from '../impl/bench-impl.js';
 import type { ImplName, ReadyLine, WorkerOp } from './impl.protocol.js';
 
 /**
@@ -35,10 +35,7 @@ async function main(): Promise<void> {
       queue = queue.then(async () => {
         try {
           if (op === 'clock') return send({ id, result: { now: String(process.hrtime.bigint()) } });
-          if (op === 'cpu') {
-            const { user, system } = process.cpuUsage(); // µs, this process
-            return send({ id, result: { cpuNs: String((user + system) * 1000) } });
-          }
+          if (op === 'cpu') return send({ id, result: { cpuNs: String(ownCpuNs()) } });
           const handler = target.ops[op];
           if (!handler) throw new Error(`${op} is not supported by ${impl}`);
           send({ id, result: await handler(params) });

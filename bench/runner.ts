@@ -78,7 +78,7 @@ export async function runBench(
       ],
       rounds: options.rounds,
       warmupRounds: options.warmupRounds,
-      context: { counts: options.counts, probe, base: baseOf },
+      context: { counts: options.counts, probe, base: baseOf, serverPids: () => target.serverPids() },
       serverCpuNs: () => processCpuNs(target.serverPids()),
       log,
     };

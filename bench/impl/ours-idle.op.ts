@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { fourLetter } from '../../lib/core/zookeeper/session/four-letter.js';
 import type { ZkLockBackend } from '../../lib/core/zookeeper/zk-lock-backend.js';
+import { lastZxid } from '../support/server-state.js';
 import type { IdleParams, IdleResult } from '../workers/impl.protocol.js';
 import { now, range } from './bench-impl.js';
 
@@ -58,12 +58,4 @@ async function committedDuring(server: string, work: () => Promise<unknown>): Pr
   const before = await lastZxid(server);
   await work();
   return Number((await lastZxid(server)) - before);
-}
-
-async function lastZxid(server: string): Promise<bigint> {
-  const [host, port] = server.split(',')[0].split('/')[0].split(':');
-  const reply = await fourLetter(host, Number(port), 'srvr');
-  const zxid = /^Zxid: (0x[0-9a-f]+)$/m.exec(reply)?.[1];
-  if (!zxid) throw new Error(`srvr on ${server} gave no Zxid line: ${reply.slice(0, 200)}`);
-  return BigInt(zxid);
 }

@@ -13,6 +13,8 @@ import type {
   DrainSetupParams,
   HandoffCloseResult,
   HandoffOpenParams,
+  HeldLocksParams,
+  HeldLocksResult,
   HoldResult,
   IdleParams,
   ManyLocksParams,
@@ -22,15 +24,18 @@ import type {
   ReentrantParams,
   ReentrantResult,
   ReleaseResult,
+  SessionsHoldParams,
+  SessionsOpenParams,
   UncontendedParams,
   UncontendedResult,
 } from '../workers/impl.protocol.js';
 import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protocol.js';
 import { counts, now, range, type BenchImpl, type OursSessions } from './bench-impl.js';
-import { measureHeapPerLock } from './ours-heap.probe.js';
+import { runHeapProbe } from './ours-heap.probe.js';
 import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
+import { SessionFleet } from './ours-sessions.op.js';
 
 /**
  * This library, through its public API and default options only (whatever lib/ does when
@@ -42,6 +47,7 @@ export class OursImpl implements BenchImpl {
   private readonly open = new Set<ZkLockBackend>();
   private handoff: { backend: ZkLockBackend; start: Counts; handle?: LockHandle } | undefined;
   private drain: { backends: ZkLockBackend[]; holder: LockHandle; ends: Promise<bigint>[] } | undefined;
+  private readonly fleet: SessionFleet;
 
   constructor(
     private readonly connectionString: string,
@@ -51,6 +57,7 @@ export class OursImpl implements BenchImpl {
       version: string;
     };
     this.version = `nestjs-zk-lock ${version}`;
+    this.fleet = new SessionFleet(this.sessions, connectionString, rootPath);
   }
 
   readonly ops = {
@@ -73,6 +80,13 @@ export class OursImpl implements BenchImpl {
         this.connectionString,
         p,
       ),
+    'sessions.open': (p: SessionsOpenParams) => this.fleet.open(p),
+    'sessions.hold': (p: SessionsHoldParams) => this.fleet.hold(p),
+    'sessions.release': () => this.fleet.release(),
+    'sessions.stats': () => this.fleet.stats(),
+    'sessions.close': () => this.fleet.close(),
+    heldLocks: ({ prefix, locks, batch }: HeldLocksParams): Promise<HeldLocksResult> =>
+      runHeapProbe(this.connectionString, this.rootPath, { prefix, locks, batch, warm: batch, server: true }),
   };
 
   private readonly sessions: OursSessions = {
@@ -81,6 +95,7 @@ export class OursImpl implements BenchImpl {
   };
 
   async close(): Promise<void> {
+    await this.fleet.stop();
     await Promise.allSettled([...this.open].map((backend) => this.closeBackend(backend)));
   }
 
@@ -170,7 +185,15 @@ export class OursImpl implements BenchImpl {
       const delta = countsDelta(before, counts(backend));
       // In a process of its own: its forced collections would cool this worker's JIT (ours-heap.probe.ts).
       const heapPerLockBytes = measureMemory
-        ? await measureHeapPerLock(this.connectionString, this.rootPath, `${prefix}-heap`, locks)
+        ? (
+            await runHeapProbe(this.connectionString, this.rootPath, {
+              prefix: `${prefix}-heap`,
+              locks,
+              batch: locks,
+              warm: locks,
+              server: false,
+            })
+          ).heapPerLockBytes
         : null;
       return { cycles: locks * cyclesPerLock, elapsedNs, counts: delta, heapPerLockBytes };
     } finally {

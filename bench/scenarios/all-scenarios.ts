@@ -1,5 +1,6 @@
 import { drainScenario } from './drain.scenario.js';
 import { handoffScenario } from './handoff.scenario.js';
+import { heldLocksScenario } from './held-locks.scenario.js';
 import { idleScenario } from './idle.scenario.js';
 import { leasesScenario } from './leases.scenario.js';
 import { manyLocksScenario } from './many-locks.scenario.js';
@@ -7,6 +8,7 @@ import { multiLockScenario } from './multi-lock.scenario.js';
 import { readHeavyScenario } from './read-heavy.scenario.js';
 import { reentrantScenario } from './reentrant.scenario.js';
 import type { Scenario } from './scenario.js';
+import { sessionsScenario } from './sessions.scenario.js';
 import { uncontendedScenario } from './uncontended.scenario.js';
 
 /** Every scenario, by number. */
@@ -20,4 +22,6 @@ export const SCENARIOS: readonly Scenario<any>[] = [
   multiLockScenario,
   leasesScenario,
   idleScenario,
+  sessionsScenario,
+  heldLocksScenario,
 ];

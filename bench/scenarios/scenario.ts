@@ -14,6 +14,8 @@ export interface ScenarioContext {
   readonly round: string;
   /** The znode under which an implementation's locks live (its lock directories are `<base>/<name>`). */
   base(impl: ImplName): string;
+  /** The ZooKeeper server processes the benchmark started or was told of (none for an unknown external server). */
+  serverPids(): number[];
   /** The implementation's worker process: slot 0 for everything, slot 1 the second process of the handoff. */
   worker(impl: ImplName, slot?: 0 | 1): WorkerChannel;
 }

@@ -13,8 +13,10 @@ import type { HandoffSample } from '../../bench/scenarios/handoff.scenario';
 import type { LeasesSample } from '../../bench/scenarios/leases.scenario';
 import type { MultiLockSample } from '../../bench/scenarios/multi-lock.scenario';
 import type { ReadHeavySample } from '../../bench/scenarios/read-heavy.scenario';
+import type { HeldLocksSample } from '../../bench/scenarios/held-locks.scenario';
 import type { IdleSample } from '../../bench/scenarios/idle.scenario';
 import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
+import type { SessionsSample } from '../../bench/scenarios/sessions.scenario';
 import type { UncontendedSample } from '../../bench/scenarios/uncontended.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
 import { zkConnect } from '../support/zk-test-env';
@@ -93,6 +95,8 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(implsOf('readHeavy')).toEqual(['curator', 'kazoo', 'ours']);
     expect(implsOf('multiLock')).toEqual(['curator', 'kazoo', 'ours', 'raw']);
     expect(implsOf('leases')).toEqual(['curator', 'kazoo', 'ours']);
+    expect(implsOf('sessions')).toEqual(['ours']);
+    expect(implsOf('heldLocks')).toEqual(['ours']);
   });
 
   it('1. uncontended: positive rates, and every cycle sends requests (raw: exactly create, getChildren, delete)', () => {
@@ -226,6 +230,31 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
     expect(metric('idle.afterIdleOverWarm').median.ours).toBeGreaterThan(0);
   });
 
+  it('11. many sessions: every one connected and listed by the server, none left once closed; idle reads, holders write', () => {
+    const { sessions } = QUICK_COUNTS.sessions;
+    const [sample] = samples<SessionsSample>('sessions', 'ours');
+    expect(sample.connectAllMs).toBeGreaterThan(0);
+    // By session id, in the server's own lists (cons: connections; dump: sessions tracked).
+    expect(sample.listed).toEqual({ connections: sessions, perServer: [sessions], sessions });
+    expect(sample.left).toEqual({ connections: 0, sessions: 0 });
+    // The test server is shared: others' writes may land in the windows, never below none.
+    expect(sample.idle.transactions).toBeGreaterThanOrEqual(0);
+    expect(sample.idle.clientRequests).toBeGreaterThan(0); // the liveness reads
+    expect(sample.idle.serverPackets).toBeGreaterThan(0);
+    expect(sample.hold.transactions).toBeGreaterThan(0); // the holders' heartbeat writes, one a second or more each
+    expect(metric('sessions.idleTxPerSessionPerSec').median.ours).toBeGreaterThanOrEqual(0);
+  });
+
+  it('12. many held locks: a heap figure, one ephemeral node per held lock in the server, none left after the releases', () => {
+    const [sample] = samples<HeldLocksSample>('heldLocks', 'ours');
+    expect(sample.locks).toBe(QUICK_COUNTS.heldLocks.locks);
+    expect(sample.acquireNs).toBeGreaterThan(0);
+    expect(sample.server.ephemerals).toBe(sample.locks); // the session's own, from the server's dump
+    expect(sample.left).toEqual({ listed: 0, ephemerals: 0 });
+    expect(Number.isFinite(metric('heldLocks.heapPerLockKB').median.ours)).toBe(true);
+    expect(results.targets.find((t) => t.id === '12')!.measured).toMatch(/ KB$/);
+  });
+
   it('evaluates every target; the forceSync=no one only on a forceSync=no server', () => {
     expect(results.targets.map((t) => t.id)).toEqual([
       '1a',
@@ -248,14 +277,18 @@ describe('benchmark harness, --quick against the test ZooKeeper', () => {
       '6',
       '7c',
       '8c',
+      '11',
+      '12',
     ]);
     // 7c and 8c (ours against Curator's multi-lock and semaphore), 1f and 1g (the raw
-    // pipelined floor and the wire floor against Curator) are reported, with no threshold.
-    const reported = ['4a', '1f', '1g', '7c', '8c'];
+    // pipelined floor and the wire floor against Curator) are reported, with no threshold;
+    // 11 (idle sessions write nothing) only on a server the benchmark started.
+    const reported = ['4a', '1f', '1g', '7c', '8c', '11'];
     for (const t of results.targets) if (!reported.includes(t.id)) expect(typeof t.pass).toBe('boolean');
     for (const id of ['1f', '1g', '7c', '8c']) expect(results.targets.find((t) => t.id === id)!.pass).toBeNull();
     for (const id of ['1f', '1g']) expect(results.targets.find((t) => t.id === id)!.measured).toMatch(/^[\d.]+×/);
     expect(results.targets.find((t) => t.id === '4a')!.pass).toBeNull(); // an existing server: forceSync unknown
+    expect(results.targets.find((t) => t.id === '11')!.pass).toBeNull(); // an existing server: others may write
   });
 
   it('renders the console table, the markdown page and a well-formed SVG, and writes them', () => {
@@ -380,7 +413,7 @@ describe('bench command line', () => {
     });
     expect(parseBenchArgs([], {})).toMatchObject({
       rounds: 9,
-      scenarios: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+      scenarios: [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12],
       forceSync: true,
       connectionString: undefined,
       freshWorkers: true,
@@ -394,6 +427,7 @@ describe('bench command line', () => {
       freshWorkers: false,
     });
     expect(parseBenchArgs(['--shared-workers'], {}).freshWorkers).toBe(false);
+    expect(parseBenchArgs(['--scenarios', '12,11,2'], {}).scenarios).toEqual([2, 11, 12]); // by number, not as text
     expect(parseBenchArgs([], {})).toMatchObject({ latency: [0.25, 1], latencyOnly: false });
     expect(parseBenchArgs(['--latency', '1,0.5', '--latency-only'], {})).toMatchObject({
       latency: [0.5, 1],
@@ -405,7 +439,7 @@ describe('bench command line', () => {
 
   it('refuses what it does not know', () => {
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds needs a whole number >= 1/);
-    expect(() => parseBenchArgs(['--scenario', '10'], {})).toThrow(/no scenario 10/);
+    expect(() => parseBenchArgs(['--scenario', '13'], {})).toThrow(/no scenario 13/);
     expect(() => parseBenchArgs(['--fast'], {})).toThrow(/unknown argument "--fast"/);
     expect(() => parseBenchArgs(['--latency', '0'], {})).toThrow(/--latency needs one-way delays/);
     expect(() => parseBenchArgs(['--latency', 'fast'], {})).toThrow(/--latency needs one-way delays/);

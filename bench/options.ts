@@ -56,6 +56,19 @@ export interface ScenarioCounts {
     readonly warmupMs: number;
     readonly durationMs: number;
   };
+  /**
+   * `sessions` sessions of ours (one backend each, default options) spread over `processes`
+   * worker processes, idle for `idleMs`; then `holders` of them hold a lock each for `holdMs`.
+   */
+  readonly sessions: {
+    readonly sessions: number;
+    readonly processes: number;
+    readonly idleMs: number;
+    readonly holders: number;
+    readonly holdMs: number;
+  };
+  /** `locks` distinct names held at once by one session, taken `batch` at a time. */
+  readonly heldLocks: { readonly locks: number; readonly batch: number };
 }
 
 /**
@@ -81,6 +94,8 @@ export const FULL_COUNTS: ScenarioCounts = {
   },
   idle: { clients: 4, sessionTimeoutMs: 4000, holdMs: 1500, warmAcquires: 5 },
   capacity: { clients: [1, 10, 50], processes: 5, warmupMs: 500, durationMs: 1500 },
+  sessions: { sessions: 1_000, processes: 10, idleMs: 10_000, holders: 100, holdMs: 5_000 },
+  heldLocks: { locks: 10_000, batch: 1_000 },
 };
 
 /** `--quick`: enough to exercise every path, not to measure anything. */
@@ -103,9 +118,11 @@ export const QUICK_COUNTS: ScenarioCounts = {
   },
   idle: { clients: 2, sessionTimeoutMs: 4000, holdMs: 500, warmAcquires: 2 },
   capacity: { clients: [1, 4], processes: 2, warmupMs: 100, durationMs: 300 },
+  sessions: { sessions: 20, processes: 2, idleMs: 500, holders: 2, holdMs: 1_000 },
+  heldLocks: { locks: 200, batch: 50 },
 };
 
-export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
+export const ALL_SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
 
 export interface BenchOptions {
   /** Measured rounds; each runs every scenario once per implementation, in shuffled order. */
@@ -157,7 +174,8 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
                    4 many locks, 5 reentrant, 6 read-heavy, 7 multi-lock, 8 leases,
-                   9 idle, 10 capacity: C clients on distinct locks);
+                   9 idle, 10 capacity: C clients on distinct locks, 11 many sessions,
+                   12 many locks held);
                    default all
   --quick          tiny counts: checks the harness, measures nothing
   --no-sync        start ZooKeeper with forceSync=no (client-bound); default forceSync=yes

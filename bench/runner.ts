@@ -97,6 +97,7 @@ export async function runBench(
         base: baseOf,
         servers,
         serverCpuNs: () => (target.serverPids().length ? serverCpuNs() : null),
+        serverPids: () => target.serverPids(),
       },
       serverCpuNs,
       log,
@@ -127,7 +128,7 @@ export async function runBench(
       : latencyMs !== undefined
         ? latencyTargets(metrics, latencyMs)
         : capacity
-          ? capacityTargets(metrics)
+          ? capacityTargets(metrics, target)
           : evaluateTargets(metrics, target);
     const clientCpu = clientCpuRows(
       cpuSpans,

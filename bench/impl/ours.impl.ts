@@ -15,6 +15,8 @@ import type {
   DrainSetupParams,
   HandoffCloseResult,
   HandoffOpenParams,
+  HeldLocksParams,
+  HeldLocksResult,
   HoldResult,
   IdleParams,
   ManyLocksParams,
@@ -24,6 +26,8 @@ import type {
   ReentrantParams,
   ReentrantResult,
   ReleaseResult,
+  SessionsHoldParams,
+  SessionsOpenParams,
   UncontendedParams,
   UncontendedResult,
 } from '../workers/impl.protocol.js';
@@ -31,10 +35,11 @@ import type { LeasesParams, MultiLockParams } from '../workers/recipe-ops.protoc
 import { counts, now, range, type BenchImpl, type OursSessions } from './bench-impl.js';
 import { CapacitySessions } from './capacity-sessions.js';
 import { oursCapacitySession } from './ours-capacity.op.js';
-import { measureHeapPerLock } from './ours-heap.probe.js';
+import { runHeapProbe } from './ours-heap.probe.js';
 import { oursIdle } from './ours-idle.op.js';
 import { oursLeases } from './ours-leases.op.js';
 import { oursMultiLock } from './ours-multi-lock.op.js';
+import { SessionFleet } from './ours-sessions.op.js';
 
 /**
  * This library, through its public API and default options only (whatever lib/ does when
@@ -46,6 +51,7 @@ export class OursImpl implements BenchImpl {
   private readonly open = new Set<ZkLockBackend>();
   private handoff: { backend: ZkLockBackend; start: Counts; handle?: LockHandle } | undefined;
   private drain: { backends: ZkLockBackend[]; holder: LockHandle; ends: Promise<bigint>[] } | undefined;
+  private readonly fleet: SessionFleet;
 
   constructor(
     private readonly connectionString: string,
@@ -55,6 +61,7 @@ export class OursImpl implements BenchImpl {
       version: string;
     };
     this.version = `nestjs-zk-lock ${version}`;
+    this.fleet = new SessionFleet(this.sessions, connectionString, rootPath);
   }
 
   readonly ops = {
@@ -80,6 +87,13 @@ export class OursImpl implements BenchImpl {
         this.connectionString,
         p,
       ),
+    'sessions.open': (p: SessionsOpenParams) => this.fleet.open(p),
+    'sessions.hold': (p: SessionsHoldParams) => this.fleet.hold(p),
+    'sessions.release': () => this.fleet.release(),
+    'sessions.stats': () => this.fleet.stats(),
+    'sessions.close': () => this.fleet.close(),
+    heldLocks: ({ prefix, locks, batch }: HeldLocksParams): Promise<HeldLocksResult> =>
+      runHeapProbe(this.connectionString, this.rootPath, { prefix, locks, batch, warm: batch, server: true }),
   };
 
   private readonly sessions: OursSessions = {
@@ -90,6 +104,7 @@ export class OursImpl implements BenchImpl {
   private readonly capacity = new CapacitySessions((server, name) => oursCapacitySession(this.sessions, server, name));
 
   async close(): Promise<void> {
+    await this.fleet.stop();
     await Promise.allSettled([...this.open].map((backend) => this.closeBackend(backend)));
   }
 
@@ -179,7 +194,15 @@ export class OursImpl implements BenchImpl {
       const delta = countsDelta(before, counts(backend));
       // In a process of its own: its forced collections would cool this worker's JIT (ours-heap.probe.ts).
       const heapPerLockBytes = measureMemory
-        ? await measureHeapPerLock(this.connectionString, this.rootPath, `${prefix}-heap`, locks)
+        ? (
+            await runHeapProbe(this.connectionString, this.rootPath, {
+              prefix: `${prefix}-heap`,
+              locks,
+              batch: locks,
+              warm: locks,
+              server: false,
+            })
+          ).heapPerLockBytes
         : null;
       return { cycles: locks * cyclesPerLock, elapsedNs, counts: delta, heapPerLockBytes };
     } finally {

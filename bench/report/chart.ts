@@ -20,14 +20,20 @@ function escapeXml(text: string): string {
 const TARGET_LINES: Record<string, string> = {
   'manyLocks.cyclesPerSec': '5000:target 5,000 (forceSync=no)',
   'manyLocks.heapPerLockKB': '2:target ≤ 2 KB',
+  'heldLocks.heapPerLockKB': '1:target ≤ 1 KB',
   'reentrant.usPerCall': '5:target < 5 µs',
 };
 
-/** Metrics worth a panel: measured values; not the request-count checks, nor drain/N (same ratios as the drain), nor ours-over-ours ratios. */
+/**
+ * Metrics worth a panel: measured values; not the request-count checks, nor drain/N (same
+ * ratios as the drain), nor ours-over-ours ratios, nor the scale scenarios' figures of ours
+ * alone (11 and 12: their table rows say it all) but the heap per held lock and its target.
+ */
 function charted(metrics: readonly MetricRow[]): MetricRow[] {
   return metrics.filter(
     (m) =>
       m.id !== 'reentrant.requestsSent' &&
+      (!/^(sessions|heldLocks)\./.test(m.id) || m.id === 'heldLocks.heapPerLockKB') &&
       !/^drain\.\d+\.(perHandoffUs|reqNotifPerHandoff)$/.test(m.id) &&
       !/^leases\.\d+\.reqNotifPerGrant$/.test(m.id) &&
       m.unit !== '×' &&

@@ -95,7 +95,10 @@ function groupOverOneRow(metrics: readonly MetricRow[], id: string, scope: strin
  * The targets, checked against the measured medians and side-by-side ratios. A target whose
  * inputs this run did not measure is reported as not evaluated (pass null).
  */
-export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSync: boolean | null }): TargetRow[] {
+export function evaluateTargets(
+  metrics: readonly MetricRow[],
+  server: { forceSync: boolean | null; external: boolean },
+): TargetRow[] {
   const ratio = (...args: RatioArgs): TargetRow => ratioRow(metrics, ...args);
   const ours = (id: string): number | undefined => metrics.find((m) => m.id === id)?.median.ours;
 
@@ -189,6 +192,45 @@ export function evaluateTargets(metrics: readonly MetricRow[], server: { forceSy
   ];
 }
 
+/**
+ * The targets of the scale scenarios, 11 and 12, for those the run measured (a pass that
+ * ran neither gets no row): idle sessions write nothing, every round (what the outage
+ * issue's fix promises; a server the benchmark did not start may take others' writes, so
+ * there it is reported only); a held lock costs the client at most 1 KB of heap.
+ */
+export function scaleTargets(metrics: readonly MetricRow[], server: { external: boolean }): TargetRow[] {
+  const idle = metrics.find((m) => m.id === 'sessions.idleTxPerSec');
+  const heap = metrics.find((m) => m.id === 'heldLocks.heapPerLockKB');
+  const rounds = idle?.rounds.ours ?? [];
+  return [
+    ...(idle
+      ? [
+          oursRow(
+            '11',
+            `${idle.label}, every round (ours)`,
+            '0 tx/s',
+            rounds.length ? Math.max(...rounds) : undefined,
+            (v) => `${format(v)} tx/s (the highest round)`,
+            (v) => (server.external ? null : v === 0),
+            "an existing server (ZK_CONNECT) may take others' writes meanwhile",
+          ),
+        ]
+      : []),
+    ...(heap
+      ? [
+          oursRow(
+            '12',
+            `${heap.label} (ours)`,
+            '<= 1 KB',
+            heap.median.ours,
+            (v) => `${format(v)} KB`,
+            (v) => v <= 1,
+          ),
+        ]
+      : []),
+  ];
+}
+
 /** The ensemble pass's targets (scenarios 1 and 2 on three servers, every session on one follower). */
 export function ensembleTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
@@ -242,7 +284,7 @@ export function latencyTargets(metrics: readonly MetricRow[], oneWayMs: number):
  * the ensemble sustains for ours at least 0.95× the raw loop's, which commits the same
  * transactions per cycle; against Curator, reported.
  */
-export function capacityTargets(metrics: readonly MetricRow[]): TargetRow[] {
+export function capacityTargets(metrics: readonly MetricRow[], server: { external: boolean }): TargetRow[] {
   const sizes = metrics
     .map((m) => /^capacity\.(\d+)\.cyclesPerSec$/.exec(m.id)?.[1])
     .filter((n): n is string => n !== undefined)
@@ -253,6 +295,7 @@ export function capacityTargets(metrics: readonly MetricRow[]): TargetRow[] {
   return [
     ratioRow(metrics, 'C1', `${at} ours ÷ raw`, id, 'raw', ['>=', 0.95]),
     ratioRow(metrics, 'C1c', `${at} ours ÷ Curator`, id, 'curator'),
+    ...scaleTargets(metrics, server),
   ];
 }
 
@@ -266,7 +309,7 @@ export function rejudged(results: BenchResults, pass: 'standalone' | 'ensemble' 
     pass === 'ensemble'
       ? ensembleTargets(metrics)
       : results.kind === 'capacity'
-        ? capacityTargets(metrics)
+        ? capacityTargets(metrics, meta.server)
         : meta.network
           ? latencyTargets(metrics, meta.network.oneWayMs)
           : evaluateTargets(metrics, meta.server);

@@ -14,6 +14,8 @@ export interface ScenarioContext {
   readonly round: string;
   /** The znode under which an implementation's locks live (its lock directories are `<base>/<name>`). */
   base(impl: ImplName): string;
+  /** The ZooKeeper server processes the benchmark started or was told of (none for an unknown external server). */
+  serverPids(): number[];
   /** The implementation's worker process: slot 0 for everything, slot 1 the second process of the handoff, … */
   worker(impl: ImplName, slot?: number): WorkerChannel;
   /** Every server of the run, with its mode when the pass began (the capacity pass spreads sessions over them). */

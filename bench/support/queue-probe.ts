@@ -19,6 +19,8 @@ export class QueueProbe {
 
   private constructor(
     readonly zk: RawZk,
+    /** The servers it was opened on (the scale scenarios ask each of them four-letter words too). */
+    readonly connectionString: string,
     private readonly servers: ReadonlyArray<{ host: string; port: number }>,
   ) {}
 
@@ -30,7 +32,7 @@ export class QueueProbe {
         const [host, port] = hostPort.split(':');
         return { host, port: Number(port) };
       });
-    return new QueueProbe(await RawZk.connect(connectionString), servers);
+    return new QueueProbe(await RawZk.connect(connectionString), connectionString, servers);
   }
 
   /** Waits until `dir` has at least `nodes` children and `watches` watches on nodes under it. */

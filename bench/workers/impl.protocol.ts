@@ -191,6 +191,69 @@ export interface CapacityGoResult {
   readonly windowSampledNs: number;
 }
 
+/**
+ * Scenario 11: many sessions of ours (one `ZkLockBackend` each), spread over worker
+ * processes of their own that the worker starts (`processes`; each of those is asked with
+ * `processes: 0`, all in itself). The other `sessions.*` ops act on them until `sessions.close`.
+ */
+export interface SessionsOpenParams {
+  readonly sessions: number;
+  readonly processes: number;
+}
+export interface SessionsOpenResult {
+  /** From the first connect to the last session connected. */
+  readonly elapsedNs: number;
+  /** Each session's connect, call to connected. */
+  readonly connectNs: number[];
+  /** Each session's id, in hex (`ZkSession.id`). */
+  readonly sessionIds: string[];
+}
+/** `holders` of the sessions, spread over the processes, each acquire a lock of its own (`<name>-…`). */
+export interface SessionsHoldParams {
+  readonly name: string;
+  readonly holders: number;
+}
+export interface SessionsHoldResult {
+  /** Each acquire, call to grant. */
+  readonly acquireNs: number[];
+}
+/** Counted so far over every session, and the CPU of every process hosting them. */
+export interface SessionsStatsResult {
+  readonly counts: Counts;
+  readonly cpuNs: number;
+}
+export interface SessionsCloseResult {
+  /** From the first close to the last one returned. */
+  readonly elapsedNs: number;
+}
+
+/** Scenario 12: `locks` distinct names held at once by one session, taken `batch` at a time. */
+export interface HeldLocksParams {
+  readonly prefix: string;
+  readonly locks: number;
+  readonly batch: number;
+}
+export interface HeldLocksResult {
+  /** heapUsed after full GCs while holding them all, minus before, per lock (a probe process of its own). */
+  readonly heapPerLockBytes: number;
+  /** Every lock acquired, `batch` at a time. */
+  readonly acquireNs: number;
+  /** Every lock's `release()` called, until ZooKeeper confirmed every one. */
+  readonly releaseNs: number;
+  /**
+   * The servers while holding, minus before: data size (bytes) and znodes (`mntr`), the
+   * session's ephemeral nodes (`dump`), watches (`wchs`, every server).
+   */
+  readonly server: {
+    readonly dataBytes: number;
+    readonly znodes: number;
+    readonly ephemerals: number;
+    readonly watches: number;
+  };
+  /** After the releases: locks the library still lists under the prefix, and the session's ephemeral nodes (`dump`). */
+  readonly left: { readonly listed: number; readonly ephemerals: number };
+}
+
 export type WorkerOp =
   | 'clock'
   /** The worker process's CPU time so far (user + system, every thread), ns as a decimal string: `{ cpuNs }`. */
@@ -211,4 +274,10 @@ export type WorkerOp =
   | 'capacity.setup'
   | 'capacity.go'
   | 'capacity.close'
+  | 'sessions.open'
+  | 'sessions.hold'
+  | 'sessions.release'
+  | 'sessions.stats'
+  | 'sessions.close'
+  | 'heldLocks'
   | 'quit';

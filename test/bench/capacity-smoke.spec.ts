@@ -8,12 +8,14 @@ import { runBench } from '../../bench/runner';
 import { capacityMarkdownReport, consoleCapacityReport } from '../../bench/report/tables';
 import { writeCapacityReports } from '../../bench/report/write';
 import { spreadSessions, type CapacitySample } from '../../bench/scenarios/capacity.scenario';
+import type { HeldLocksSample } from '../../bench/scenarios/held-locks.scenario';
+import type { SessionsSample } from '../../bench/scenarios/sessions.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
 import { zkConnect } from '../support/zk-test-env';
 
 /**
  * The capacity pass in miniature (`--capacity-only --quick`), against the test server: scenario
- * 10 for ours, raw and Curator, so the pass cannot rot. It checks shapes, the layout and the
+ * 10 for ours, raw and Curator, then 11 and 12 (ours), so the pass cannot rot. It checks shapes, the layout and the
  * counting, not speed. The test server is shared with other suites: their writes may add to
  * the transactions counted, never take from them.
  */
@@ -41,17 +43,22 @@ describe('benchmark harness, the capacity pass', () => {
   };
   const sample = (impl: ImplName): CapacitySample => results.samples.capacity?.[impl]?.[0] as CapacitySample;
 
-  it('ran scenario 10 alone, for ours, raw and Curator, in as many worker processes each as the counts say', () => {
+  const samples = <S>(key: string): S[] => (results.samples[key]?.ours ?? []) as S[];
+
+  it('ran scenario 10 for ours, raw and Curator, in as many worker processes each as the counts say, then 11 and 12', () => {
     expect(results.kind).toBe('capacity');
-    expect(results.meta.scenarios).toEqual([10]);
+    expect(results.meta.scenarios).toEqual([10, 11, 12]);
     expect(results.problems).toEqual([]);
     expect(Object.keys(results.samples.capacity ?? {}).sort()).toEqual(['curator', 'ours', 'raw']);
+    expect(Object.keys(results.samples.sessions ?? {})).toEqual(['ours']);
+    expect(Object.keys(results.samples.heldLocks ?? {})).toEqual(['ours']);
     expect(results.meta.clockChecks.map((c) => c.worker).sort()).toEqual(
       ['curator', 'ours', 'raw'].flatMap((impl) => Array.from({ length: processes }, (_, i) => `${impl}#${i + 1}`)),
     );
     // The servers the sessions were spread over, with what each said it is.
     expect(results.meta.servers).toEqual([{ address: zkConnect(), mode: 'standalone' }]);
-    expect(results.targets.map((t) => t.id)).toEqual(['C1', 'C1c']);
+    expect(results.targets.map((t) => t.id)).toEqual(['C1', 'C1c', '11', '12']);
+    expect(results.targets.find((t) => t.id === '11')!.pass).toBeNull(); // an existing server: others may write
     expect(typeof results.targets[0].pass).toBe('boolean');
     expect(results.targets[0].label).toContain(`${Math.max(...clients)} clients`);
   });
@@ -86,6 +93,31 @@ describe('benchmark harness, the capacity pass', () => {
       }
     }
     expect(metric('capacity.scaling').median.ours).toBeGreaterThan(0);
+  });
+
+  it('11. many sessions: every one connected and listed by the server, none left once closed; idle reads, holders write', () => {
+    const { sessions } = QUICK_COUNTS.sessions;
+    const [sample] = samples<SessionsSample>('sessions');
+    expect(sample.connectAllMs).toBeGreaterThan(0);
+    // By session id, in the server's own lists (cons: connections; dump: sessions tracked).
+    expect(sample.listed).toEqual({ connections: sessions, perServer: [sessions], sessions });
+    expect(sample.left).toEqual({ connections: 0, sessions: 0 });
+    // The test server is shared: others' writes may land in the windows, never below none.
+    expect(sample.idle.transactions).toBeGreaterThanOrEqual(0);
+    expect(sample.idle.clientRequests).toBeGreaterThan(0); // the liveness reads
+    expect(sample.idle.serverPackets).toBeGreaterThan(0);
+    expect(sample.hold.transactions).toBeGreaterThan(0); // the holders' heartbeat writes, one a second or more each
+    expect(metric('sessions.idleTxPerSessionPerSec').median.ours).toBeGreaterThanOrEqual(0);
+  });
+
+  it('12. many held locks: a heap figure, one ephemeral node per held lock in the server, none left after the releases', () => {
+    const [sample] = samples<HeldLocksSample>('heldLocks');
+    expect(sample.locks).toBe(QUICK_COUNTS.heldLocks.locks);
+    expect(sample.acquireNs).toBeGreaterThan(0);
+    expect(sample.server.ephemerals).toBe(sample.locks); // the session's own, from the server's dump
+    expect(sample.left).toEqual({ listed: 0, ephemerals: 0 });
+    expect(Number.isFinite(metric('heldLocks.heapPerLockKB').median.ours)).toBe(true);
+    expect(results.targets.find((t) => t.id === '12')!.measured).toMatch(/ KB$/);
   });
 
   it('renders the pass on its own page and between its own markers of the benchmarks page', () => {

@@ -158,6 +158,9 @@ export interface ZkLeaseHandleInit extends NodeHandleInit {
   readonly maxLeases: number;
 }
 
+/** What the diagnostics channels say a lease is, shared by every handle. */
+const DESCRIBED = { kind: 'lease', mode: 'lease' } as const;
+
 /**
  * A granted lease: one ephemeral node among the first `maxLeases` of its semaphore, alive
  * as long as its session. Lost as a lock is: its signal aborts when the session can no
@@ -167,7 +170,7 @@ export class ZkLeaseHandle extends NodeHandle implements LeaseHandle {
   readonly maxLeases: number;
 
   constructor(init: ZkLeaseHandleInit) {
-    super(init, { kind: 'lease', mode: 'lease' });
+    super(init, DESCRIBED);
     this.maxLeases = init.maxLeases;
   }
 }

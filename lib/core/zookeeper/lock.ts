@@ -97,6 +97,9 @@ export interface ZkLockHandleInit extends NodeHandleInit {
   readonly revocation?: RevocationWatch;
 }
 
+/** What the diagnostics channels say a lock is: one object per mode, shared by every handle (none copied per held lock). */
+const DESCRIBED = { read: { kind: 'lock', mode: 'read' }, write: { kind: 'lock', mode: 'write' } } as const;
+
 /** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
 export class ZkLockHandle extends NodeHandle implements LockHandle {
   readonly mode: LockMode;
@@ -105,7 +108,7 @@ export class ZkLockHandle extends NodeHandle implements LockHandle {
   private neverRevoked: AbortController | undefined;
 
   constructor(init: ZkLockHandleInit) {
-    super(init, { kind: 'lock', mode: init.mode });
+    super(init, DESCRIBED[init.mode]);
     ({ mode: this.mode, fencingToken: this.fencingToken, revocation: this.revocationWatch } = init);
   }
 

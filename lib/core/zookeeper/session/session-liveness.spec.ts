@@ -259,6 +259,41 @@ describe('SessionLiveness', () => {
     liveness.stop();
   });
 
+  it('times a request queued while disconnected from the connect that sends it: the new server has had it only since', () => {
+    const { liveness, calls, hooks } = setup(); // write timeout 600, read timeout 4000
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(1000);
+    liveness.onDisconnected();
+    jest.advanceTimersByTime(500);
+    hooks.pendingWrite = 1500; // made while disconnected: the client queues it until it connects
+    jest.advanceTimersByTime(1600);
+    liveness.onConnected(3000); // 3100: it goes out now, and the proof (0) is past half the timeout
+    jest.advanceTimersByTime(600); // 3700: 2200 ms since it was made, 600 since it was sent
+    expect(only(calls, 'drop')).toEqual([]);
+    jest.advanceTimersByTime(100); // the tick at 3800: this server has sat on it past the write timeout
+    expect(only(calls, 'drop')).toEqual(['drop@3800 before 3800']);
+    liveness.stop();
+  });
+
+  it('a holder at risk whose lost lock is deleted while disconnected recovers on the re-attach, not leaving it for that delete', () => {
+    const { liveness, calls, hooks } = setup(); // at risk at 4800, gone at 6000
+    liveness.onConnected(0, true);
+    jest.advanceTimersByTime(2000);
+    liveness.onDisconnected(); // a silent server, left
+    jest.advanceTimersByTime(2800); // 4800: at risk; the holder, told its lock is lost, deletes its node
+    hooks.pendingWrite = 4800; // queued: no connection yet
+    jest.advanceTimersByTime(500);
+    liveness.onConnected(5100); // 5300: re-attached; the delete and the proving heartbeat go out now
+    expect(calls.at(-1)).toBe('heartbeat@5300');
+    jest.advanceTimersByTime(400); // a loaded server: both answered 400 ms later, within the write timeout
+    hooks.pendingWrite = undefined;
+    liveness.answered(4800, true);
+    liveness.answered(5300, true); // proves the attempt's start, 5100
+    expect(calls.filter((c) => !c.startsWith('heartbeat'))).toEqual(['at-risk@4800 unproven 4800', 'recovered@5700']);
+    expect(liveness.atRiskAt).toBe(5100 + 4800);
+    liveness.stop();
+  });
+
   it('writes answered on an earlier connection pair with none on a new one (they may have gone through another server)', () => {
     const { liveness } = setup();
     liveness.onConnected(0);

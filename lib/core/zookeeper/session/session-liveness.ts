@@ -32,7 +32,7 @@ export interface LivenessHooks {
   anchor(): void;
   /** Whether anything relies on the proof now: a lock or lease held (a waiting acquire does not, until its grant). */
   busy(): boolean;
-  /** The send time of the oldest request still unanswered (only writes: `writesOnly`), if any. */
+  /** When the oldest request still unanswered (only writes: `writesOnly`) was made (queued, if disconnected), if any. */
   oldestPending(writesOnly: boolean): number | undefined;
   /** Leave this server: fail the requests sent before `sentBefore` (it may never answer them) and reconnect. */
   dropConnection(sentBefore: number): void;
@@ -49,6 +49,8 @@ export class SessionLiveness {
   private lastWriteSentAt = -Infinity;
   private lastAnchorSentAt = -Infinity;
   private connected = false;
+  /** When the connection in use came up: requests queued before it went out with it. */
+  private connectedAt = -Infinity;
   private tick: NodeJS.Timeout | undefined;
   private tickPeriodMs = 0;
   /** The timeout negotiated when the proof last moved (proofs come from the connection in use). */
@@ -169,6 +171,7 @@ export class SessionLiveness {
    */
   onConnected(attemptStartedAt: number, newSession = false): void {
     this.connected = true;
+    this.connectedAt = this.now();
     this.unprovenAttachAt = attemptStartedAt;
     this.provenUnderMs ??= this.timeoutMs(); // the first connect's start, proven at construction
     if (this.evidence.connected(attemptStartedAt, this.now(), newSession)) this.proofMoved();
@@ -262,7 +265,7 @@ export class SessionLiveness {
     this.watchClock();
     if (this.phase === 'gone' || !this.connected) return;
     const now = this.now();
-    const oldest = this.hooks.oldestPending(false);
+    const oldest = this.oldestPending(false);
     if (oldest !== undefined && now - oldest > this.readTimeoutMs) return this.leave(now - this.readTimeoutMs);
     // Idle, `P` is not kept fresh: a slow write then is only slow.
     if (this.engaged() && this.stuckOnWrite(now)) return this.leave(now);
@@ -278,12 +281,24 @@ export class SessionLiveness {
    * would fail the requests in flight again and again.
    */
   private stuckOnWrite(now: number): boolean {
-    const oldestWrite = this.hooks.oldestPending(true);
+    const oldestWrite = this.oldestPending(true);
     return (
       oldestWrite !== undefined &&
       now - oldestWrite > this.writeTimeoutMs &&
       now - this.evidence.provenAt > this.timeoutMs() / 2
     );
+  }
+
+  /**
+   * Since when the server connected now has had the oldest request unanswered: the client
+   * queues requests made while disconnected and sends them as it connects. Timed from when
+   * they were made, a delete queued by a holder told at risk would look stuck at the first
+   * tick on the new server, and the session would leave it before the write proving the
+   * re-attach came back.
+   */
+  private oldestPending(writesOnly: boolean): number | undefined {
+    const oldest = this.hooks.oldestPending(writesOnly);
+    return oldest === undefined ? undefined : Math.max(oldest, this.connectedAt);
   }
 
   private leave(sentBefore: number): void {

@@ -128,7 +128,7 @@ export async function runBench(
       : latencyMs !== undefined
         ? latencyTargets(metrics, latencyMs)
         : capacity
-          ? capacityTargets(metrics, target)
+          ? capacityTargets(metrics)
           : evaluateTargets(metrics, target);
     const clientCpu = clientCpuRows(
       cpuSpans,

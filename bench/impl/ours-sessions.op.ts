@@ -90,12 +90,17 @@ export class SessionFleet {
       const parts = await Promise.all(this.hosts.map((host) => host.request<SessionsStatsResult>('sessions.stats')));
       const sum: Counts = {};
       for (const part of parts) addCounts(sum, part.counts);
-      return { counts: sum, cpuNs: parts.reduce((total, p) => total + p.cpuNs, 0) };
+      return {
+        counts: sum,
+        writes: parts.reduce((total, p) => total + p.writes, 0),
+        cpuNs: parts.reduce((total, p) => total + p.cpuNs, 0),
+      };
     }
     const sum: Counts = {};
     for (const backend of this.backends) addCounts(sum, counts(backend));
+    const writes = this.backends.reduce((total, backend) => total + backend.client.counter.writesSent(), 0);
     const { user, system } = process.cpuUsage(); // µs, this process
-    return { counts: sum, cpuNs: (user + system) * 1000 };
+    return { counts: sum, writes, cpuNs: (user + system) * 1000 };
   }
 
   /** Closes every session (the hosts stay up for the next round). */

@@ -25,6 +25,12 @@ export interface WindowFigures {
   readonly serverCpuNs: number | null;
   /** Requests the library sent (its own counter: the liveness reads and heartbeats included). */
   readonly clientRequests: number;
+  /**
+   * Of those, writes (the heartbeat while holding, creates, deletes): what these sessions
+   * asked the ensemble to commit, where `transactions` also counts the servers' own writes
+   * (their deletion of empty container directories, a session's expiry).
+   */
+  readonly clientWrites: number;
   /** CPU time of every process hosting the sessions. */
   readonly clientCpuNs: number;
 }
@@ -118,7 +124,7 @@ export const sessionsScenario: Scenario<SessionsSample> = {
     `${s.sessions} sessions connected in ${(s.connectAllMs / 1000).toFixed(2)} s` +
     (s.listed.perServer.length > 1 ? ` (${s.listed.perServer.join(' / ')} by server)` : '') +
     '; idle ' +
-    `${perSec(s.idle.transactions, s.idle).toFixed(2)} tx/s, ${perSec(s.idle.serverPackets, s.idle).toFixed(0)} packets/s, ` +
+    `${perSec(s.idle.transactions, s.idle).toFixed(2)} tx/s (${s.idle.clientWrites} writes sent), ${perSec(s.idle.serverPackets, s.idle).toFixed(0)} packets/s, ` +
     `servers ${share(s.idle.serverCpuNs, s.idle)}; ${s.holders} holding ${perSec(s.hold.transactions, s.hold).toFixed(1)} tx/s; ` +
     `left ${s.left.connections} connections, ${s.left.sessions} sessions`,
 
@@ -162,6 +168,9 @@ export const sessionsScenario: Scenario<SessionsSample> = {
         ),
         row('idleTxPerSec', `${n} idle sessions: transactions, all`, 'tx/s', (s) =>
           perSec(s.idle.transactions, s.idle),
+        ),
+        row('idleWritesPerSec', `${n} idle sessions: writes they send, all`, '/s', (s) =>
+          perSec(s.idle.clientWrites, s.idle),
         ),
         row(
           'idleTxPerSessionPerSec',
@@ -229,7 +238,14 @@ async function measureWindow(ctx: ScenarioContext, worker: WorkerChannel, ms: nu
       worker.request<SessionsStatsResult>('sessions.stats'),
     ]);
     const requests = Object.entries(client.counts).reduce((sum, [op, k]) => (op === NOTIFICATION ? sum : sum + k), 0);
-    return { zxid, packets, requests, clientCpuNs: client.cpuNs, serverCpuNs: processCpuNs(ctx.serverPids()) };
+    return {
+      zxid,
+      packets,
+      requests,
+      writes: client.writes,
+      clientCpuNs: client.cpuNs,
+      serverCpuNs: processCpuNs(ctx.serverPids()),
+    };
   };
   const before = await read();
   const start = process.hrtime.bigint();
@@ -242,6 +258,7 @@ async function measureWindow(ctx: ScenarioContext, worker: WorkerChannel, ms: nu
     serverPackets: after.packets - before.packets,
     serverCpuNs: ctx.serverPids().length ? after.serverCpuNs - before.serverCpuNs : null,
     clientRequests: after.requests - before.requests,
+    clientWrites: after.writes - before.writes,
     clientCpuNs: after.clientCpuNs - before.clientCpuNs,
   };
 }

@@ -220,6 +220,8 @@ export interface SessionsHoldResult {
 /** Counted so far over every session, and the CPU of every process hosting them. */
 export interface SessionsStatsResult {
   readonly counts: Counts;
+  /** Of those requests, the writes (the library's own count: the heartbeat is a write only while something is held). */
+  readonly writes: number;
   readonly cpuNs: number;
 }
 export interface SessionsCloseResult {

@@ -35,7 +35,7 @@ export function sessionCall<T extends unknown[]>(
 ): Promise<T> {
   const lost = ctx.lostReason();
   if (lost) throw lost;
-  ctx.counter.count(op);
+  ctx.counter.count(op, write);
   return new Promise<T>((resolve, reject) => {
     const sentAt = performance.now();
     const fail = (error: Error): void => {
@@ -61,9 +61,17 @@ export function sessionCall<T extends unknown[]>(
  */
 export class ZkRequestCounter {
   private readonly counts = new Map<string, number>();
+  private writes = 0;
 
-  count(op: string): void {
+  /** `write`: the leader must commit it (the `heartbeat` op is a write while something is held, a read otherwise). */
+  count(op: string, write = false): void {
     this.counts.set(op, (this.counts.get(op) ?? 0) + 1);
+    if (write) this.writes++;
+  }
+
+  /** Of the requests counted, those the leader must commit: what this client asked the ensemble to write. */
+  writesSent(): number {
+    return this.writes;
   }
 
   /** A copy of the counts so far, e.g. `{ create: 3, getChildren: 4, remove: 3 }`. */

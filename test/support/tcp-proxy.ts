@@ -6,6 +6,7 @@ export const ZK_OP = {
   delete: 2,
   exists: 3,
   getData: 4,
+  setData: 5,
   getChildren2: 12,
   multi: 14,
   multiRead: 22,
@@ -121,9 +122,9 @@ export class TcpProxy {
     return bytes;
   }
 
-  /** Resolves when the next request with op code `op` has been served and the link cut. */
-  cutAfter(op: number): Promise<void> {
-    return this.cut(op, 'after');
+  /** Resolves when the next request with op code `op` (on `path`, when given) has been served and the link cut. */
+  cutAfter(op: number, path?: string): Promise<void> {
+    return this.cut(op, 'after', path);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { nextJobRecord, readJobState, type JobState } from './job-record';
 
 const NONE: JobState = { holdUntil: null, runs: [] };
-const RUN = { by: 'host:1', tookMs: 12.5, outcome: 'ok' } as const;
+const RUN = { id: 'run-1', by: 'host:1', tookMs: 12.5, outcome: 'ok' } as const;
 
 describe('job record: the stored hold', () => {
   // performance.now() has sub-millisecond steps on a real clock (fake timers give whole ones):

@@ -122,9 +122,9 @@ export class TcpProxy {
     return bytes;
   }
 
-  /** Resolves when the next request with op code `op` (on `path`, when given) has been served and the link cut. */
-  cutAfter(op: number, path?: string): Promise<void> {
-    return this.cut(op, 'after', path);
+  /** Resolves when the next request with op code `op` has been served and the link cut. */
+  cutAfter(op: number): Promise<void> {
+    return this.cut(op, 'after');
   }
 
   /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 import { LockAbortedError, LockClientClosedError, LockTimeoutError } from '../errors/errors.js';
@@ -91,6 +92,7 @@ export class KeptHolds {
    * the record; on `false` (the write failed, or kept losing) the caller keeps the lock.
    */
   async finish(handle: LockHandle, start: JobStart, end: JobEnd): Promise<boolean> {
+    const id = randomUUID();
     let { version, state } = start;
     let keepHold = false; // the hold read at the grant ended before the function started
     let holdMs: number | null = null;
@@ -100,10 +102,12 @@ export class KeptHolds {
         const tookMs = performance.now() - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
-        const data = nextJobRecord(state, { by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
+        const data = nextJobRecord(state, { id, by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
         if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) return true;
         const read = await this.backend.readRecord(start.record);
         ({ version, state } = { version: read?.version ?? null, state: readJobState(read) });
+        // Our own try, its answer lost with the connection, committed before the retry: written.
+        if (state.runs.some((run) => run.id === id)) return true;
         keepHold = true;
       }
     } catch {

@@ -1,11 +1,20 @@
 import 'reflect-metadata';
-import { Controller, Get, Injectable, Logger, type INestApplication, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type INestApplication,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { Agent, get, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { LockClientClosedError, LockService, WithLock } from '../../lib/index';
+import { LockClientClosedError, LockService, WithLock, ZkLockModule } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
-import { uniqueRoot } from '../support/zk-test-env';
+import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { backendOf, lockNodes, shutdownWindow, startApp } from './nest-fixture';
 
 @Injectable()
@@ -23,8 +32,20 @@ class Ticks {
   }
 }
 
+/** The work of `GET /commit`: it waits for `mayFinish`, then commits. */
+const commitRoute = { mayFinish: Promise.resolve(), started: false, committed: false };
+
 @Controller()
 class ShutdownController {
+  @Get('commit')
+  @WithLock('route')
+  async commit(): Promise<string> {
+    commitRoute.started = true;
+    await commitRoute.mayFinish;
+    commitRoute.committed = true;
+    return 'committed';
+  }
+
   @Get('locked')
   @WithLock('route')
   async locked(): Promise<string> {
@@ -222,5 +243,57 @@ describe('application shutdown', () => {
     // once, not given the whole grace again.
     expect(events.map((e) => e.what)).toEqual(['slow hook ended', 'body aborted']);
     expect(events[1].at - events[0].at).toBeLessThan(graceMs);
+  });
+
+  it("runs the application module's beforeApplicationShutdown first: a readiness delay there still gets locks", async () => {
+    const seen: Array<{ shuttingDown: boolean; ran: string | undefined }> = [];
+    @Injectable()
+    class ReadinessDelay implements BeforeApplicationShutdown {
+      constructor(private readonly locks: LockService) {}
+
+      async beforeApplicationShutdown(): Promise<void> {
+        // Readiness would answer 503 from here; the instance still serves while the load balancer notices.
+        const ran = await this.locks.withLock('during-delay', () => 'granted');
+        seen.push({ shuttingDown: this.locks.shuttingDown, ran });
+      }
+    }
+    const app: INestApplication = await startApp({ providers: [ReadinessDelay] }, {}, root);
+    await app.close();
+    expect(seen).toEqual([{ shuttingDown: false, ran: 'granted' }]);
+    expect(app.get(LockService).shuttingDown).toBe(true);
+  });
+
+  it('forceCloseConnections: true drops the answer of a request whose guarded work still commits', async () => {
+    let finish!: () => void;
+    Object.assign(commitRoute, {
+      mayFinish: new Promise<void>((resolve) => (finish = resolve)),
+      started: false,
+      committed: false,
+    });
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 })],
+      controllers: [ShutdownController],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const answer = fetchKeepAlive(port, '/commit', agent).then(
+        (res) => `answered ${res.statusCode}`,
+        (error: NodeJS.ErrnoException) => error.code ?? error.message,
+      );
+      await waitUntil(() => commitRoute.started, 'the request runs under its lock');
+      const closing = app.close();
+      // Nest destroys the socket when it closes the server; the lock module lets the body finish meanwhile.
+      expect(await answer).toBe('ECONNRESET');
+      finish();
+      await closing;
+      expect(commitRoute.committed).toBe(true); // the work was done, and its caller was told nothing
+    } finally {
+      finish();
+      agent.destroy();
+      await app.close();
+    }
   });
 });

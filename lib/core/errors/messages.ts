@@ -83,6 +83,8 @@ export const lockMessages = {
     'The lock client has not connected yet. Await its start() first (in Nest, ZkLockModule connects while the application initialises: use LockService from onModuleInit or later, not from a constructor).',
   shuttingDown: (name: string): string =>
     `Lock "${name}" was not acquired: this lock client is shutting down (in Nest: the application is stopping), so it cancelled the wait. Another instance can take the lock; retry the call there.`,
+  refusedClosing: (name: string): string =>
+    `Lock "${name}" was not acquired: this lock client is shutting down (in Nest: the application is stopping) and takes no new locks. Another instance can take the lock; retry the call there.`,
   closed: (): string =>
     'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
   operationFailed: (op: string, path: string, code: string): string =>

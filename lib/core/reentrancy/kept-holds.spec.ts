@@ -110,3 +110,25 @@ describe('KeptHolds: a write that loses its version check', () => {
     });
   });
 });
+
+/** A job whose record write fails (ZooKeeper refused it, or the answer never came). */
+describe('KeptHolds: a record write that fails', () => {
+  it('keeps the hold anyway: no call of the name (job or not) runs within holdAtLeastMs', async () => {
+    const store = new InMemoryLockStore();
+    const failing = new InMemoryLockBackend({ store });
+    const refused = Object.assign(Object.create(failing) as LockBackend, {
+      writeRecord: () => Promise.reject(new Error('write refused')),
+    });
+    const [a, b] = [
+      new ReentrantLocker(refused, 1_000),
+      new ReentrantLocker(new InMemoryLockBackend({ store }), 1_000),
+    ];
+    await a.withLock('tick', () => 'ran', { holdAtLeastMs: 60_000 });
+    expect(await b.withLock('tick', () => 'twice', { holdAtLeastMs: 60_000, ifLocked: 'skip' })).toBeUndefined();
+    expect(await b.tryAcquire('tick')).toBeNull();
+    await a.drain(0); // shutdown: the hold kept in the process ends
+    const after = await b.tryAcquire('tick');
+    expect(after).not.toBeNull();
+    await after!.release();
+  });
+});

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ReentrantLocker } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
+import { waitUntil } from '../support/wait-until';
 
 /** A kept hold's marker as the library names it (see core/port/kept-hold). */
 const MARKER = /^kept-hold-[0-9a-f]{32}-lock-!__WRIT__!__lock__-0000000000$/;
@@ -40,9 +41,27 @@ describe('kept holds: a marker in the lock directory', () => {
     expect(await b.tryAcquire('tick', { mode: 'read' })).toBeNull();
     expect(await other.withLock('tick', () => 'ran', { ifLocked: 'skip' })).toBeUndefined();
     expect(await fx.nodes('tick')).toEqual([marker]); // the tries left nothing behind
-    const grantedAt = await other.withLock('tick', () => performance.now(), { timeoutMs: 10_000 });
+    const waiting = other.withLock('tick', () => performance.now(), { timeoutMs: 10_000 });
+    await fx.queued('tick', 2);
+    // First in line, yet not holding while the hold lasts: listings and revocation agree.
+    expect(await a.contenders('tick')).toEqual([expect.objectContaining({ holding: false })]);
+    expect(await a.requestRevocation('tick')).toBe(0);
+    const grantedAt = await waiting;
     expect(grantedAt).toBeGreaterThanOrEqual(startedAt + HOLD_MS);
     expect(await fx.inspector.exists(path)).toBe(false);
+  });
+
+  it('with nobody acquiring, the holder deletes its marker at the hold’s end (and the empty directory goes)', async () => {
+    const [a] = await fx.many(1);
+    let startedAt = 0;
+    await new ReentrantLocker(a, 10_000).withLock('alone', () => void (startedAt = performance.now()), {
+      holdAtLeastMs: HOLD_MS,
+    });
+    const [marker] = (await fx.nodes('alone')) ?? [];
+    expect(marker).toMatch(MARKER);
+    await fx.inspector.deletion(`${a.pathOf('alone')}/${marker}`);
+    expect(performance.now()).toBeGreaterThanOrEqual(startedAt + HOLD_MS);
+    await waitUntil(async () => (await fx.nodes('alone')) === null, 'the empty directory is swept');
   });
 
   it('a marker left by a holder that died (persistent, nobody’s timer) is judged on ZooKeeper’s clock: held until its end, then deleted by the next acquirer', async () => {

@@ -270,7 +270,8 @@ export class ReentrantLocker {
   /**
    * Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all
    * ended. Then releases at once the locks `holdAtLeastMs` still keeps in this process
-   * (`withLocks`, and a `withLock` whose record write failed); holds kept in records stay.
+   * (`withLocks`, and a `withLock` whose kept hold could not be put in the backend); holds
+   * kept in the backend (its markers, its records) stay.
    */
   async drain(timeoutMs: number): Promise<boolean> {
     try {

@@ -71,9 +71,12 @@ export class KeptHoldMarkers {
    */
   private async judge(io: QueueIo, path: string, listener?: () => void): Promise<number> {
     const { session } = io;
-    const watching = listener ? io.retrying(() => session.watchData(path, listener)) : Promise.resolve(true);
-    const read = await io.retrying(() => session.getDataAndStat(path).catch(goneAsNull));
-    if (!(await watching) || !read) return 0;
+    // Sent together; awaited together, so that neither is left to reject unheard when the call stops.
+    const [watched, read] = await Promise.all([
+      listener ? io.retrying(() => session.watchData(path, listener)) : true,
+      io.retrying(() => session.getDataAndStat(path).catch(goneAsNull)),
+    ]);
+    if (!watched || !read) return 0;
     const holdMs = keptHoldMsOf(read.data);
     if (holdMs === null) return Infinity;
     const serverNow = await io.retrying(() => this.serverTime(session));

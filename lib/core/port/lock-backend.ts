@@ -135,6 +135,26 @@ export function canExpireHold(handle: LockHandle): handle is LockHandle & HoldEx
   return typeof (handle as Partial<HoldExpiry>).holdExpired === 'function';
 }
 
+/**
+ * What the library's own lock handles offer besides `LockHandle`: a release that leaves a
+ * kept hold behind (`holdAtLeastMs`), which every acquirer of the name honours.
+ */
+export interface KeptRelease {
+  /**
+   * Releases the lock, but keeps it counted as held by every acquirer of the name for
+   * `holdMs` more (ZooKeeper: a marker in its directory, see core/port/kept-hold), or until
+   * this backend's session ends. Resolves `true` once the hold is in place and the release
+   * made; `false` (nothing released) when the hold could not be put in place or the lock is
+   * not held: the caller keeps the lock itself then.
+   */
+  releaseKeeping(holdMs: number): Promise<boolean>;
+}
+
+/** Whether `handle` can leave a kept hold behind (`ZkLockBackend`'s and `InMemoryLockBackend`'s can). */
+export function canKeepHold(handle: LockHandle): handle is LockHandle & KeptRelease {
+  return typeof (handle as Partial<KeptRelease>).releaseKeeping === 'function';
+}
+
 /** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
 export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;

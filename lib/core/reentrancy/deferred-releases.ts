@@ -7,7 +7,7 @@ interface Releasable {
 
 /**
  * Releases put off by `holdAtLeastMs` in the process (`withLocks`, and a `withLock` whose
- * job record could not be written): each waits on a timer of its own. `flush()` (at
+ * kept hold could not be put in the backend): each waits on a timer of its own. `flush()` (at
  * shutdown) releases them all at once and leaves no timer behind.
  */
 export class DeferredReleases {

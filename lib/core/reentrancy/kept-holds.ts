@@ -30,7 +30,9 @@ const WRITE_TRIES = 3;
 /**
  * `holdAtLeastMs` kept in the backend (ZooKeeper), not in the holder's process: when a job
  * call's function ends with hold time left, its record (`job/<name>`, see
- * core/port/job-record) gets the hold's end and the lock node goes at once. So a holder
+ * core/port/job-record) gets the hold's end and the lock goes at once, leaving a kept hold
+ * that every acquirer honours (see core/port/kept-hold; the record is what job calls read
+ * when that marker is gone with its holder's session). So a holder
  * killed, closed or cut off during the hold leaves the hold behind, and the lock counts as
  * held until `holdAtLeastMs` after the function started, on the backend's clock:
  *

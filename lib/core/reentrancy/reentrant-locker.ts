@@ -1,11 +1,12 @@
-import type {
-  MultiAcquireOptions,
-  LockList,
-  MultiLockHandle,
-  AcquireOptions,
-  LockBackend,
-  LockHandle,
-  LeaseHandle,
+import {
+  canKeepHold,
+  type MultiAcquireOptions,
+  type LockList,
+  type MultiLockHandle,
+  type AcquireOptions,
+  type LockBackend,
+  type LockHandle,
+  type LeaseHandle,
 } from '../port/lock-backend.js';
 import { resolveAcquireOptions, resolveLeaseOptions, resolveMaxHoldMs } from '../port/options.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
@@ -274,7 +275,8 @@ export class ReentrantLocker {
   /**
    * Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all
    * ended. Then releases at once the locks `holdAtLeastMs` still keeps in this process
-   * (`withLocks`, and a `withLock` whose record write failed); holds kept in records stay.
+   * (`withLocks`, and a `withLock` whose kept hold could not be put in the backend); holds
+   * kept in the backend (its markers, its records) stay.
    */
   async drain(timeoutMs: number): Promise<boolean> {
     try {
@@ -316,8 +318,10 @@ export class ReentrantLocker {
 
   /**
    * Ends the chain's hold; the grant goes once nested holds end. A job writes its run (and
-   * the hold left, if any) into its record first; the grant then goes at once, unless that
-   * write failed with hold time left: then it stays held here until `holdAtLeastMs` passed.
+   * the hold left, if any) into its record first. With hold time left, the grant goes
+   * leaving a kept hold behind, which every acquirer of the name honours (`releaseKeeping`);
+   * if the backend could not put one in place (or has none, and the record write failed),
+   * the grant stays held here until `holdAtLeastMs` passed.
    */
   private async release(
     hold: ChainHold,
@@ -325,14 +329,18 @@ export class ReentrantLocker {
     startedAt: number,
     end: { job: JobStart; outcome: JobOutcome } | undefined,
   ): Promise<void> {
+    const { handle } = hold;
     try {
       await hold.settle();
       const { holdAtLeastMs } = call;
-      const kept =
-        end && (await this.kept.finish(hold.handle, end.job, { outcome: end.outcome, startedAt, holdAtLeastMs }));
-      const delayMs = kept ? 0 : startedAt + holdAtLeastMs - performance.now();
-      if (delayMs > 0 && hold.handle.isHeld() && !this.policy.closing) this.deferred.schedule(hold.handle, delayMs);
-      else await hold.handle.release();
+      const recorded =
+        end && (await this.kept.finish(handle, end.job, { outcome: end.outcome, startedAt, holdAtLeastMs }));
+      const leftMs = startedAt + holdAtLeastMs - performance.now();
+      if (leftMs <= 0 || !handle.isHeld() || this.policy.closing) return await handle.release();
+      if (canKeepHold(handle)) {
+        if (await handle.releaseKeeping(leftMs)) return;
+      } else if (recorded) return await handle.release(); // a backend without kept holds: job calls read the record
+      this.deferred.schedule(handle, startedAt + holdAtLeastMs - performance.now());
     } catch {
       // a failed release loses to the caller's result or error
     }

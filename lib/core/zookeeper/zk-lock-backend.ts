@@ -40,6 +40,7 @@ import { NodeHandle } from './queue/node-handle.js';
 import { ZkLockRecipe, type ZkLockHandle } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';
 import { NodeReaper } from './queue/node-reaper.js';
+import { KeptHoldMarkers } from './queue/kept-hold-markers.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
@@ -58,6 +59,8 @@ import { deadline } from '../util/deadline.js';
  */
 export class ZkLockBackend implements LockBackend {
   private readonly reaper: NodeReaper;
+  /** The kept holds' markers this client put, until their holds end (see core/port/kept-hold). */
+  private readonly markers: KeptHoldMarkers;
   private readonly sweeper: DirectorySweeper;
   private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
   private readonly held = new Set<NodeHandle>();
@@ -77,6 +80,8 @@ export class ZkLockBackend implements LockBackend {
       client.isStarted && !client.isClosed ? client.session : undefined,
     );
     this.reaper = new NodeReaper(this.sweeper);
+    const records = recordsRoot(options.rootPath);
+    this.markers = new KeptHoldMarkers(this.reaper, this.identity, (session) => serverTimeAt(session, records));
     const { reaper, sweeper, identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
     const shared = {
@@ -89,7 +94,7 @@ export class ZkLockBackend implements LockBackend {
       startedOnce: () => this.startedOnce(),
       release: options.release,
     };
-    this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat });
+    this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat, markers: this.markers });
     this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
   }
 
@@ -314,6 +319,8 @@ export class ZkLockBackend implements LockBackend {
     if (this.client.isClosed) return;
     if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
+    // Kept holds still running outlive the session (its ephemeral markers go with it).
+    await this.client.session.whileConnected(this.markers.persist(this.client.session));
     // Released before close() and answered already (`release: "sent"`): each delete is
     // waited for until ZooKeeper confirms it, through a reconnect and its retry, for at most
     // the session timeout (past it without contact the server has expired the session,

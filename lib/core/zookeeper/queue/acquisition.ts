@@ -117,6 +117,11 @@ export interface QueueDriver<P extends { readonly kind: string }, G extends Gran
   checkDirectory(io: QueueIo, listing: Listing, first: boolean, leave: () => Promise<void>): boolean | Promise<boolean>;
   /** Waits for the wake-up `position` calls for. */
   wait(io: QueueIo, position: WaitingPosition<P>, view: View): Promise<Woken>;
+  /**
+   * For a try (`timeoutMs: 0`) that would be refused: clears what blocks it if that turns
+   * out stale (a kept hold past its end), resolving the next read to make; else `undefined`.
+   */
+  cleared?(io: QueueIo, position: WaitingPosition<P>): Promise<Woken | undefined>;
   /** Our node holds: what the caller gets (a fencing token, a signal to our successor). */
   grant(io: QueueIo, node: string, listing: Listing, position: HoldingPosition<P>): G;
 }
@@ -222,8 +227,12 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
             granted = true;
             return this.driver.grant(io, node, listing, position as HoldingPosition<P>);
           }
-          if (this.req.timeoutMs === 0) return null;
-          woken = await this.driver.wait(io, position as WaitingPosition<P>, view);
+          if (this.req.timeoutMs > 0) woken = await this.driver.wait(io, position as WaitingPosition<P>, view);
+          else {
+            const cleared = await this.driver.cleared?.(io, position as WaitingPosition<P>);
+            if (!cleared) return null;
+            woken = cleared;
+          }
         } finally {
           view.wake?.dispose();
         }

@@ -18,7 +18,7 @@ export const MAX_REQUEST_BYTES = 512 * 1024;
  */
 const OP_OVERHEAD_BYTES = 32;
 
-export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+export type ZkNodeMode = 'persistent' | 'ephemeral' | 'ephemeral-sequential';
 
 /** One write of a `multi` transaction. */
 export type ZkMultiOp =

@@ -55,6 +55,7 @@ const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
+  ephemeral: zookeeper.CreateMode.EPHEMERAL,
   'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
 };
 
@@ -466,7 +467,7 @@ export class ZkSession extends EventEmitter {
   }
 
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
-    const ephemeral = mode === 'ephemeral-sequential';
+    const ephemeral = mode !== 'persistent';
     if (ephemeral) this.ownNodes.creating(path);
     try {
       const [created] = await this.call<[string]>('create', path, (cb) =>

@@ -22,7 +22,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
    * In HTTP handlers, answer lock failures with a status instead of a 500:
    * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
    * `LockLostError` and `LockClientClosedError` (shutting down) 503, with `Retry-After` on
-   * 423 and 503. Default `true`. An
+   * 423 and 503; the body's `message` is written for the caller, the error's own goes to
+   * the log. Default `true`. An
    * exception filter of the application's own for the error's class wins (it gets the plain error).
    */
   readonly httpErrors?: boolean;

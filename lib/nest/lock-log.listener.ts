@@ -4,6 +4,7 @@ import type { ZkLockLogger } from './lock-logger.js';
 
 const SKIPPED = {
   held: 'another holder has it',
+  'own-hold': "held by this instance's own hold (the holdAtLeastMs of its last run here)",
   timeout: 'it was not free within timeoutMs',
   closing: 'the application is shutting down',
   unavailable: 'no ZooKeeper session is connected',

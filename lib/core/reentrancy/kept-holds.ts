@@ -48,6 +48,8 @@ const WRITE_TRIES = 3;
  */
 export class KeptHolds {
   private readonly by = `${hostname()}:${process.pid}`;
+  /** The holds this instance wrote, by lock name: when each ends (`performance.now()` time, at the latest). */
+  private readonly written = new Map<string, number>();
 
   constructor(
     private readonly backend: LockBackend,
@@ -97,11 +99,15 @@ export class KeptHolds {
     try {
       for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
         // Measured right before sending: the write's time is no earlier than the backend's now at this moment.
-        const tookMs = performance.now() - end.startedAt;
+        const sentAt = performance.now();
+        const tookMs = sentAt - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
         const data = nextJobRecord(state, { by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
-        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) return true;
+        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) {
+          if (holdMs !== null) this.written.set(handle.name, sentAt + holdMs);
+          return true;
+        }
         const read = await this.backend.readRecord(start.record);
         ({ version, state } = { version: read?.version ?? null, state: readJobState(read) });
         keepHold = true;
@@ -110,6 +116,15 @@ export class KeptHolds {
       // unknown whether it was written: the caller keeps the lock itself if there was hold time left
     }
     return holdMs === null;
+  }
+
+  /** Whether a hold this instance wrote still keeps `name` (for the skip line: not another holder). */
+  keeps(name: string): boolean {
+    const until = this.written.get(name);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.written.delete(name);
+    return false;
   }
 
   /** Waits `ms`, or fails as a lock wait fails when the call's signal, shutdown or the lock's loss cuts it short. */

@@ -67,7 +67,7 @@ export class ReentrantLocker {
   ) {
     this.defaultTimeout = typeof defaultTimeoutMs === 'function' ? defaultTimeoutMs : () => defaultTimeoutMs;
     this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
-    this.policy = new LockCallPolicy(events);
+    this.policy = new LockCallPolicy(events, (name) => this.kept.keeps(name) || this.deferred.holds(name));
     this.kept = new KeptHolds(backend, this.policy.closingSignal);
     this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), this.defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');

@@ -32,6 +32,8 @@ const OUTCOMES: readonly JobOutcome[] = ['ok', 'error', 'lost', 'max-hold'];
 export interface JobRun {
   /** Who ran it: `<host>:<pid>`. */
   readonly by: string;
+  /** The identity of the client that ran it (`identity` option); absent in older records. */
+  readonly identity?: string;
   /** When the function started and ended, in ms since the epoch by the backend's clock (within a round trip). */
   readonly startedAt: number;
   readonly endedAt: number;
@@ -49,6 +51,7 @@ export interface JobState {
 /** A run as its own writer records it: its length, its end being the write's own time. */
 export interface FinishedRun {
   readonly by: string;
+  readonly identity?: string;
   readonly tookMs: number;
   readonly outcome: JobOutcome;
 }
@@ -83,7 +86,8 @@ export function nextJobRecord(
       : keepHold && previous.holdUntil !== null
         ? { until: previous.holdUntil }
         : undefined;
-  const own = { by: run.by, outcome: run.outcome, tookMs: Math.max(0, Math.floor(run.tookMs)) };
+  const { by, identity, outcome } = run;
+  const own = { by, ...(identity !== undefined && { identity }), outcome, tookMs: Math.max(0, Math.floor(run.tookMs)) };
   const runs = [own, ...previous.runs.slice(0, JOB_HISTORY_LENGTH - 1)];
   return hold ? { hold, runs } : { runs };
 }
@@ -94,13 +98,21 @@ function isTime(value: unknown): value is number {
 
 function runOf(value: unknown, writtenAt: number): JobRun[] {
   if (value === null || typeof value !== 'object') return [];
-  const run = value as { by?: unknown; outcome?: unknown; tookMs?: unknown; startedAt?: unknown; endedAt?: unknown };
+  const run = value as {
+    by?: unknown;
+    identity?: unknown;
+    outcome?: unknown;
+    tookMs?: unknown;
+    startedAt?: unknown;
+    endedAt?: unknown;
+  };
   if (typeof run.by !== 'string' || !OUTCOMES.includes(run.outcome as JobOutcome)) return [];
+  const who = { by: run.by, ...(typeof run.identity === 'string' && { identity: run.identity }) };
   const outcome = run.outcome as JobOutcome;
   // The writer's own run ends at its write; one carried over says when.
-  if (isTime(run.tookMs)) return [{ by: run.by, startedAt: writtenAt - run.tookMs, endedAt: writtenAt, outcome }];
+  if (isTime(run.tookMs)) return [{ ...who, startedAt: writtenAt - run.tookMs, endedAt: writtenAt, outcome }];
   if (isTime(run.startedAt) && isTime(run.endedAt))
-    return [{ by: run.by, startedAt: run.startedAt, endedAt: run.endedAt, outcome }];
+    return [{ ...who, startedAt: run.startedAt, endedAt: run.endedAt, outcome }];
   return [];
 }
 

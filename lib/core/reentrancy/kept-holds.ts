@@ -103,7 +103,8 @@ export class KeptHolds {
         const tookMs = sentAt - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
-        const data = nextJobRecord(state, { by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
+        const run = { by: this.by, identity: this.backend.identity, tookMs, outcome: end.outcome };
+        const data = nextJobRecord(state, run, holdMs, keepHold);
         if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) {
           if (holdMs !== null) this.written.set(handle.name, sentAt + holdMs);
           return true;

@@ -146,7 +146,13 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     const kept = readJobState(await other.readRecord(jobRecordName(name)));
     expect(kept.holdUntil).not.toBeNull();
     expect(kept.runs).toEqual([
-      { by: expect.any(String), startedAt: expect.any(Number), endedAt: expect.any(Number), outcome: 'ok' },
+      {
+        by: expect.any(String),
+        identity: expect.any(String),
+        startedAt: expect.any(Number),
+        endedAt: expect.any(Number),
+        outcome: 'ok',
+      },
     ]);
     const tick = { ifLocked: 'skip', holdAtLeastMs: HOLD_AT_LEAST_MS } as const;
     await expect(late.locker.withLock(name, () => 'late tick', tick)).resolves.toBeUndefined();
@@ -214,6 +220,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
         waiters: [],
         lastRun: {
           by: expect.stringMatching(/:\d+$/),
+          identity: expect.any(String),
           startedAt: expect.any(Date),
           endedAt: expect.any(Date),
           outcome: 'ok',

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 
-import { ReentrantLocker } from '../../lib/index';
+import { LockUnavailableError, ReentrantLocker } from '../../lib/index';
 import { lockLogEvents } from '../../lib/nest/lock-log.listener';
 import { ZkLockLogger } from '../../lib/nest/lock-logger';
 import { LockFixture } from '../support/lock-fixture';
@@ -54,6 +54,21 @@ describe('the skip line', () => {
       await mine.releasesConfirmed();
       expect((await fx.nodes('b')) ?? []).toEqual([]);
     } finally {
+      verbose.mockRestore();
+    }
+  });
+
+  it('the once-per-outage warning says "never connected" for a client whose first connect is under way', () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const verbose = jest.spyOn(Logger.prototype, 'verbose').mockImplementation(() => undefined);
+    try {
+      const error = new LockUnavailableError('lock "tick" (write)', 'disconnected', 1032, Date.now(), true);
+      lockLogEvents(new ZkLockLogger()).skipped!({ name: 'tick', mode: 'write', reason: 'unavailable', error });
+      expect(warn.mock.calls.map(([line]) => line)).toEqual([
+        `Skipping calls with ifLocked: 'skip' while no ZooKeeper session is connected (first: lock "tick", this client has never connected (trying for 1032 ms)); said once per outage.`,
+      ]);
+    } finally {
+      warn.mockRestore();
       verbose.mockRestore();
     }
   });

@@ -78,7 +78,11 @@ describe('defaults at a crash: a waiter outlasts a killed holder’s session', (
     // Kill right after the server answered the holder (a ping's reply): its session was just
     // touched, so it lives a whole session timeout after the crash, as the worst case does.
     const seen = holder.lines.length;
-    await holder.line((line) => holder!.lines.indexOf(line) >= seen && parse(line).event === 'zk-socket', 'a reply');
+    await holder.line(
+      (line) => holder!.lines.indexOf(line) >= seen && parse(line).event === 'zk-socket',
+      'a reply',
+      15_000,
+    );
     expect(await holder.kill()).toEqual({ code: null, signal: 'SIGKILL' });
     expect(await inspector.children(dir)).toContain(basename(held.path as string));
 

@@ -238,19 +238,36 @@ export class LockService
     }
   }
 
-  /** Waits for locks fail now, so that requests still waiting end before the server closes. */
+  /**
+   * True once the application began to shut down: new lock calls are refused from then on
+   * (`LockClientClosedError`, 503 in HTTP) and HTTP answers carry `Connection: close`.
+   */
+  get shuttingDown(): boolean {
+    return this.graceEndsAt !== undefined;
+  }
+
+  /** When the running bodies' `shutdownGraceMs` ends (`performance.now()`), once shutdown began. */
+  private graceEndsAt: number | undefined;
+
+  /**
+   * Shutdown begins: from now on every new lock call is refused at once, and waits fail, so
+   * that requests end (HTTP answers close their keep-alive connections) before the server
+   * closes. Running bodies keep their locks; their `shutdownGraceMs` counts from here.
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    this.graceEndsAt ??= performance.now() + this.options.shutdownGraceMs;
     await this.locker.cancelWaits();
   }
 
   /**
-   * Lets running `withLock` bodies finish (up to `shutdownGraceMs`), then releases held
-   * locks, aborting the signal of any still held first (other instances get them at once,
-   * not after the session timeout), and closes the session.
+   * Lets running `withLock` bodies finish (within `shutdownGraceMs` of the moment shutdown
+   * began), then releases held locks, aborting the signal of any still held first (other
+   * instances get them at once, not after the session timeout), and closes the session.
    */
   async onApplicationShutdown(): Promise<void> {
     lockServiceRegistry.remove(this);
-    await this.locker.drain(this.options.shutdownGraceMs);
+    const graceEndsAt = this.graceEndsAt ?? performance.now() + this.options.shutdownGraceMs;
+    await this.locker.drain(Math.max(0, graceEndsAt - performance.now()));
     await this.backend.close();
   }
 }

@@ -35,7 +35,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   readonly rpcErrors?: boolean;
   /**
    * At application shutdown, how long `withLock` bodies and `@WithLock` methods still
-   * running may take to finish before their locks are released under them (their signal
+   * running may take to finish, counted from the moment shutdown began (new lock calls are
+   * refused from then on), before their locks are released under them (their signal
    * aborts with a `LockLostError` first, and the call rejects with it). Default 10 000 ms;
    * any whole number of milliseconds up to `Number.MAX_SAFE_INTEGER`.
    */

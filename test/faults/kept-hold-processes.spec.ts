@@ -67,7 +67,13 @@ describe('holdAtLeastMs kept in ZooKeeper: the hold outlives the instance that r
     expect(record).toEqual({
       hold: { afterWriteMs: expect.any(Number) },
       runs: [
-        { by: expect.stringMatching(/:\d+$/), identity: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) },
+        {
+          id: expect.any(String),
+          by: expect.stringMatching(/:\d+$/),
+          identity: expect.any(String),
+          outcome: 'ok',
+          tookMs: expect.any(Number),
+        },
       ],
     });
     expect(record.hold.afterWriteMs).toBeGreaterThan(0);

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 
-import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
+import {
+  InvalidOptionError,
+  LockClientClosedError,
+  LockLostError,
+  LockTimeoutError,
+  ZkSessionLostError,
+} from '../errors/errors.js';
 import { leaseMessages, lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
@@ -30,7 +36,7 @@ import {
   type ResolvedAcquireOptions,
 } from '../port/options.js';
 import { InMemoryAcquisition, type Claim } from './in-memory-acquisition.js';
-import { InMemoryLeaseHandle, InMemoryLockHandle, type InMemoryHandle } from './in-memory-handle.js';
+import { InMemoryHandle, InMemoryLeaseHandle, InMemoryLockHandle } from './in-memory-handle.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock-options.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
 import type { LockEntry, QueueEntry } from './in-memory-queue.js';
@@ -152,7 +158,11 @@ export class InMemoryLockBackend implements LockBackend {
   async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
     encodeLockName(name);
     const write = resolveWriteRecord(data, options);
+    const { whileHolding: handle } = write;
+    if (handle !== undefined && !(handle instanceof InMemoryHandle))
+      throw new InvalidOptionError('whileHolding', handle, lockMessages.notOwnHandle);
     this.assertOpen();
+    handle?.assertHeld(); // the store answers at once: nothing can take the lock between this and the write
     return this.store.writeRecord(name, write);
   }
 

@@ -254,7 +254,9 @@ export interface LockBackend {
   /**
    * Writes the record under `name`; with `expectedVersion`, only over that version (`null`:
    * only if there is none), else resolves `false` and changes nothing. A write repeated
-   * after a lost connection may find its own first try and resolve `false`.
+   * after a lost connection may find its own first try and resolve `false`: put something
+   * unique in the data to tell (as `runOnce` and job records do). With `whileHolding`, only
+   * while that lock is held, else rejects with `LockLostError` and changes nothing.
    */
   writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean>;
   /**
@@ -301,6 +303,14 @@ export interface StoredRecord {
 export interface WriteRecordOptions extends ReadOptions {
   /** Write only over this version, or (`null`) only where there is no record. Default: over any. */
   readonly expectedVersion?: number | null;
+  /**
+   * Write only while this lock, granted by this backend's `acquire`, is held: the write
+   * cannot land after the lock was released or lost, nor once its node is gone unknown to
+   * the holder (ZooKeeper: deleted by `release --force`, or with its session), since
+   * ZooKeeper commits it in one transaction with a check that the lock's node still exists.
+   * Rejects with `LockLostError` when it is not held, having written nothing.
+   */
+  readonly whileHolding?: LockHandle;
 }
 
 /** Options of `acquireLease`. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 import { LockAbortedError, LockClientClosedError, LockTimeoutError } from '../errors/errors.js';
@@ -93,6 +94,7 @@ export class KeptHolds {
    * the record; on `false` (the write failed, or kept losing) the caller keeps the lock.
    */
   async finish(handle: LockHandle, start: JobStart, end: JobEnd): Promise<boolean> {
+    const id = randomUUID();
     let { version, state } = start;
     let keepHold = false; // the hold read at the grant ended before the function started
     let holdMs: number | null = null;
@@ -103,20 +105,26 @@ export class KeptHolds {
         const tookMs = sentAt - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
-        const run = { by: this.by, identity: this.backend.identity, tookMs, outcome: end.outcome };
-        const data = nextJobRecord(state, run, holdMs, keepHold);
-        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) {
-          if (holdMs !== null) this.written.set(handle.name, sentAt + holdMs);
-          return true;
-        }
+        const finished = { id, by: this.by, identity: this.backend.identity, tookMs, outcome: end.outcome };
+        const data = nextJobRecord(state, finished, holdMs, keepHold);
+        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version }))
+          return this.wrote(handle.name, sentAt, holdMs);
         const read = await this.backend.readRecord(start.record);
         ({ version, state } = { version: read?.version ?? null, state: readJobState(read) });
+        // Our own try, its answer lost with the connection, committed before the retry: written.
+        if (state.runs.some((run) => run.id === id)) return this.wrote(handle.name, sentAt, holdMs);
         keepHold = true;
       }
     } catch {
       // unknown whether it was written: the caller keeps the lock itself if there was hold time left
     }
     return holdMs === null;
+  }
+
+  /** Notes the hold just written for `name`, if any (see `keeps`). */
+  private wrote(name: string, sentAt: number, holdMs: number | null): true {
+    if (holdMs !== null) this.written.set(name, sentAt + holdMs);
+    return true;
   }
 
   /** Whether a hold this instance wrote still keeps `name` (for the skip line: not another holder). */

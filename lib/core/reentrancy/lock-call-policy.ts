@@ -49,6 +49,8 @@ export interface LockerEvents {
 export class LockCallPolicy {
   private shuttingDown = false;
   private readonly shutdown = new AbortController();
+  /** The errors `refuseIfClosing` threw: they already say why, `acquiring` passes them on as they are. */
+  private readonly refusals = new WeakSet<Error>();
 
   constructor(
     private readonly events: LockerEvents,
@@ -67,10 +69,25 @@ export class LockCallPolicy {
     return this.shutdown.signal;
   }
 
-  /** Shutdown began: waits that fail from now on say so, and skip calls skip. */
+  /**
+   * Shutdown began: every call that would take a lock from now on is refused at once (skip
+   * calls skip), and waits that fail say so. Only calls already under way may still hold.
+   */
   close(): void {
     this.shuttingDown = true;
     this.shutdown.abort();
+  }
+
+  /**
+   * Called right before a call asks the backend for a lock: once shutdown began, it throws
+   * the `LockClientClosedError` that says so, and no node is created. Reentrant calls
+   * (joining a grant the call chain holds) do not come here: they take nothing new.
+   */
+  refuseIfClosing(name: string): void {
+    if (!this.shuttingDown) return;
+    const refusal = new LockClientClosedError(lockMessages.refusedClosing(name));
+    this.refusals.add(refusal);
+    throw refusal;
   }
 
   get reportsLoss(): boolean {
@@ -98,7 +115,7 @@ export class LockCallPolicy {
     try {
       return await pending;
     } catch (error) {
-      if (this.shuttingDown && error instanceof LockClientClosedError) {
+      if (this.shuttingDown && error instanceof LockClientClosedError && !this.refusals.has(error)) {
         throw new LockClientClosedError(lockMessages.shuttingDown(name), { cause: error });
       }
       throw error;

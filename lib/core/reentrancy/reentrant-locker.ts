@@ -176,6 +176,7 @@ export class ReentrantLocker {
     const resolved = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(resolved.mode, resolveReentrant(options));
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(name, this.backend.acquire(name, resolved));
   }
 
@@ -187,6 +188,7 @@ export class ReentrantLocker {
     const { mode, signal, revocable, nodeFormat, maxHoldMs, release } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(mode, resolveReentrant(options));
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(
       name,
       this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat, maxHoldMs, release }),
@@ -241,6 +243,7 @@ export class ReentrantLocker {
   async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
     const resolved = resolveLeaseOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     const { maxLeases, timeoutMs, signal, maxHoldMs, release } = resolved;
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(
       name,
       this.backend.acquireLease(name, { maxLeases, timeoutMs, signal, maxHoldMs, release }),
@@ -273,7 +276,9 @@ export class ReentrantLocker {
 
   /**
    * Shutdown begins: waits under way fail (`ifLocked: 'skip'` calls resolve `undefined`),
-   * and so do new ones, with a message that says the client is shutting down.
+   * and every call that would take a lock from now on is refused at once, with a
+   * `LockClientClosedError` that says the client is shutting down. Bodies already running
+   * keep their locks (and reentrant calls inside them still join them) until `drain`.
    */
   async cancelWaits(): Promise<void> {
     this.policy.close();
@@ -303,6 +308,7 @@ export class ReentrantLocker {
     const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release } = call;
     const calledAt = performance.now();
     return this.policy.granted(name, call, async () => {
+      this.policy.refuseIfClosing(name);
       const handle = await this.backend.acquire(name, {
         mode,
         timeoutMs,

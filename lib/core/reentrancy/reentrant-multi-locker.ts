@@ -114,7 +114,10 @@ export class ReentrantMultiLocker {
     const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
     let taken: MultiLockHandle | undefined;
     try {
-      if (fresh.length > 0) taken = await this.backend.acquireAll(toList(fresh), resolved);
+      if (fresh.length > 0) {
+        this.policy.refuseIfClosing(describeList(toList(fresh)));
+        taken = await this.backend.acquireAll(toList(fresh), resolved);
+      }
     } catch (error) {
       for (const hold of joined) hold?.end();
       throw error;

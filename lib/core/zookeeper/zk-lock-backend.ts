@@ -13,7 +13,7 @@ import type {
   StoredRecord,
   WriteRecordOptions,
 } from '../port/lock-backend.js';
-import { LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
+import { InvalidOptionError, LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import {
@@ -36,7 +36,7 @@ import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
 import { ZkLeaseRecipe, type ZkLeaseHandle } from './lease.js';
 import type { SentCreate } from './queue/acquisition.js';
-import type { NodeHandle } from './queue/node-handle.js';
+import { NodeHandle } from './queue/node-handle.js';
 import { ZkLockRecipe, type ZkLockHandle } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';
 import { NodeReaper } from './queue/node-reaper.js';
@@ -271,9 +271,14 @@ export class ZkLockBackend implements LockBackend {
   async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
     const path = this.recordPathOf(name);
     const write = resolveWriteRecord(data, options);
-    return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) =>
-      writeRecordAt(session, path, write),
-    );
+    const { whileHolding: handle } = write;
+    if (handle !== undefined && !(handle instanceof NodeHandle))
+      throw new InvalidOptionError('whileHolding', handle, lockMessages.notOwnHandle);
+    const held = handle && { name: handle.name, path: handle.path };
+    return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) => {
+      handle?.assertHeld(); // known lost or released: nothing to ask ZooKeeper
+      return writeRecordAt(session, path, write, held);
+    });
   }
 
   /** ZooKeeper's time, from an empty write to `<rootPath>-records` (see `LockBackend.serverTime`). */

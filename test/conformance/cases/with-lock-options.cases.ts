@@ -147,6 +147,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     expect(kept.holdUntil).not.toBeNull();
     expect(kept.runs).toEqual([
       {
+        id: expect.any(String),
         by: expect.any(String),
         identity: expect.any(String),
         startedAt: expect.any(Number),

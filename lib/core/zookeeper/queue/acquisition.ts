@@ -3,6 +3,7 @@ import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession, ZkWatchListener } from '../session/zk-session.js';
 import { isZkCode } from '../session/zk-error-code.js';
+import { deadline } from '../../util/deadline.js';
 import { longTimeout } from '../../util/long-timeout.js';
 import { Stop } from '../../util/stop.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
@@ -136,6 +137,8 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
   private readonly stop = new Stop();
   /** The first attempt's create, if the caller sent it; used once, in its own session. */
   private sent: SentCreate | undefined;
+  /** `performance.now()` past which no grant reaches the caller; none for a try (`timeoutMs` 0) or `Infinity`. */
+  private deadlineAt = Infinity;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -152,6 +155,7 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
 
   async run(): Promise<G | null> {
     const { name, timeoutMs, signal } = this.req;
+    if (timeoutMs > 0) this.deadlineAt = performance.now() + timeoutMs;
     // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
     // would cut short the create and the read that tell whether the lock is free).
     const timer =
@@ -234,6 +238,23 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
       // A try cut off mid-exchange: its node, if the create got through, is found by its guid.
       if (!granted && !withdrawn) await this.abandon(session, prefix, node);
     }
+  }
+
+  /**
+   * Waits for `work`, a step between the grant and the caller (a revocable lock's watch,
+   * one more round trip), no longer than the call's deadline: past it, rejects with the
+   * timeout the call would have met without the grant, so the caller is never granted late.
+   */
+  async withinDeadline(work: Promise<void>): Promise<void> {
+    const expired = deadline(this.deadlineAt - performance.now(), () => undefined);
+    try {
+      await Promise.race([work, new Promise((resolve) => expired.signal.addEventListener('abort', resolve))]);
+    } finally {
+      expired.clear();
+    }
+    // The timer, not only the clock: a timer may fire a fraction of a millisecond before performance.now() reaches it.
+    if (expired.signal.aborted || performance.now() >= this.deadlineAt)
+      throw this.driver.timeoutError(this.req.timeoutMs);
   }
 
   private io(session: ZkSession): QueueIo {
@@ -377,6 +398,14 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
   }
 }
 
+/** Releases `handle`, a grant its caller will not get, and rethrows why. */
+function giveBack(handle: NodeHandle): (error: unknown) => Promise<never> {
+  return async (error) => {
+    await handle.release();
+    throw error;
+  };
+}
+
 /**
  * Waits for `path` (the one node a waiter queues behind: no herd) to change or go; a lost
  * session wakes every watch listener, ending this too.
@@ -471,7 +500,8 @@ export async function acquireNode<P extends { readonly kind: string }, G extends
     held.add(handle);
     // The watch (a revocable lock's) is set when the acquire resolves, unless the connection
     // dropped meanwhile (it is set on reconnect then): a lock is never held up by a revocation watch.
-    if (armed) await grant.session.whileConnected(armed);
+    // Its round trip counts in the call's deadline: past it the grant is given back.
+    if (armed) await acquisition.withinDeadline(grant.session.whileConnected(armed)).catch(giveBack(handle));
     return handle;
   } finally {
     waits.delete(acquisition);

@@ -154,6 +154,7 @@ export function withLastRuns(
     // Its id stays in the record: a listing says who ran it and when.
     const lastRun: ListedRun | undefined = last && {
       by: last.by,
+      ...(last.identity !== undefined && { identity: last.identity }),
       startedAt: new Date(last.startedAt),
       endedAt: new Date(last.endedAt),
       outcome: last.outcome,

@@ -90,7 +90,15 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     const record = JSON.parse((await fx.inspector.data(`${fx.rootPath}-records/job%2Fmin-1`))!) as unknown;
     expect(record).toEqual({
       hold: { afterWriteMs: expect.any(Number) },
-      runs: [{ id: expect.any(String), by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) }],
+      runs: [
+        {
+          id: expect.any(String),
+          by: expect.any(String),
+          identity: expect.any(String),
+          outcome: 'ok',
+          tookMs: expect.any(Number),
+        },
+      ],
     });
     // A late timer on another instance (or this one) finds the lock still taken.
     await expect(b.locker.withLock('min-1', () => 'late tick', tick)).resolves.toBeUndefined();

@@ -72,7 +72,15 @@ describe('holdAtLeastMs kept in ZooKeeper: the hold outlives the instance that r
       const record = (await recordOf(name)) as { hold: { afterWriteMs: number } };
       expect(record).toEqual({
         hold: { afterWriteMs: expect.any(Number) },
-        runs: [{ id: expect.any(String), by: expect.stringMatching(/:\d+$/), outcome: 'ok', tookMs: expect.any(Number) }],
+        runs: [
+          {
+            id: expect.any(String),
+            by: expect.stringMatching(/:\d+$/),
+            identity: expect.any(String),
+            outcome: 'ok',
+            tookMs: expect.any(Number),
+          },
+        ],
       });
       expect(record.hold.afterWriteMs).toBeGreaterThan(0);
       expect(record.hold.afterWriteMs).toBeLessThanOrEqual(HOLD_MS);

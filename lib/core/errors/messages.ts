@@ -37,12 +37,15 @@ export const lockMessages = {
     `Lock "${name}" (${mode}) is still kept by the holdAtLeastMs of its last run for about ${Math.ceil(leftMs)} ms (its job record; no client holds it), longer than this call's timeoutMs (${timeoutMs} ms) lets it wait. Retry later.`,
   lockSubject: (name: string, mode: string): string =>
     mode === 'lease' ? `a lease of "${name}"` : `lock "${name}" (${mode})`,
-  unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number): string =>
-    `No ZooKeeper session is connected, so ${subject} could not be answered: ${
-      state === 'lost'
+  /** How long, and why, a client has had no session: `neverConnected`, its first connect is still under way. */
+  outage: (state: 'disconnected' | 'lost', forMs: number, neverConnected = false): string =>
+    neverConnected
+      ? `this client has never connected (trying for ${forMs} ms)`
+      : state === 'lost'
         ? `the session was lost and no new one has connected (no connection for ${forMs} ms)`
-        : `disconnected for ${forMs} ms, reconnecting`
-    }. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
+        : `disconnected for ${forMs} ms, reconnecting`,
+  unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number, neverConnected = false): string =>
+    `No ZooKeeper session is connected, so ${subject} could not be answered: ${lockMessages.outage(state, forMs, neverConnected)}. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
   aborted: (name: string): string =>
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
   /** Why a ZooKeeper lock or lease was lost when its session stopped being trusted. */

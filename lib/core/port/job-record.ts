@@ -34,6 +34,8 @@ export interface JobRun {
   readonly id?: string;
   /** Who ran it: `<host>:<pid>`. */
   readonly by: string;
+  /** The identity of the client that ran it (`identity` option); absent in older records. */
+  readonly identity?: string;
   /** When the function started and ended, in ms since the epoch by the backend's clock (within a round trip). */
   readonly startedAt: number;
   readonly endedAt: number;
@@ -52,6 +54,7 @@ export interface JobState {
 export interface FinishedRun {
   readonly id: string;
   readonly by: string;
+  readonly identity?: string;
   readonly tookMs: number;
   readonly outcome: JobOutcome;
 }
@@ -86,7 +89,14 @@ export function nextJobRecord(
       : keepHold && previous.holdUntil !== null
         ? { until: previous.holdUntil }
         : undefined;
-  const own = { id: run.id, by: run.by, outcome: run.outcome, tookMs: Math.max(0, Math.floor(run.tookMs)) };
+  const { id, by, identity, outcome } = run;
+  const own = {
+    id,
+    by,
+    ...(identity !== undefined && { identity }),
+    outcome,
+    tookMs: Math.max(0, Math.floor(run.tookMs)),
+  };
   const runs = [own, ...previous.runs.slice(0, JOB_HISTORY_LENGTH - 1)];
   return hold ? { hold, runs } : { runs };
 }
@@ -100,13 +110,19 @@ function runOf(value: unknown, writtenAt: number): JobRun[] {
   const run = value as {
     id?: unknown;
     by?: unknown;
+    identity?: unknown;
     outcome?: unknown;
     tookMs?: unknown;
     startedAt?: unknown;
     endedAt?: unknown;
   };
   if (typeof run.by !== 'string' || !OUTCOMES.includes(run.outcome as JobOutcome)) return [];
-  const known = { ...(typeof run.id === 'string' && { id: run.id }), by: run.by, outcome: run.outcome as JobOutcome };
+  const known = {
+    ...(typeof run.id === 'string' && { id: run.id }),
+    by: run.by,
+    ...(typeof run.identity === 'string' && { identity: run.identity }),
+    outcome: run.outcome as JobOutcome,
+  };
   // The writer's own run ends at its write; one carried over says when.
   if (isTime(run.tookMs)) return [{ ...known, startedAt: writtenAt - run.tookMs, endedAt: writtenAt }];
   if (isTime(run.startedAt) && isTime(run.endedAt))
@@ -138,6 +154,7 @@ export function withLastRuns(
     // Its id stays in the record: a listing says who ran it and when.
     const lastRun: ListedRun | undefined = last && {
       by: last.by,
+      ...(last.identity !== undefined && { identity: last.identity }),
       startedAt: new Date(last.startedAt),
       endedAt: new Date(last.endedAt),
       outcome: last.outcome,

@@ -229,6 +229,8 @@ export interface MultiAcquireOptions {
  * for users' unit tests can implement the same). Names are any non-empty strings.
  */
 export interface LockBackend {
+  /** Who this client is, as `contenders()` shows it; job records name it beside `host:pid`. */
+  readonly identity?: string;
   /** Connects, if the backend needs to; idempotent. */
   start(): Promise<void>;
   /**
@@ -441,6 +443,8 @@ export interface LockListing {
 export interface ListedRun {
   /** Who ran it: `<host>:<pid>`. */
   readonly by: string;
+  /** The identity of the client that ran it (absent in records written before it was kept). */
+  readonly identity?: string;
   readonly startedAt: Date;
   readonly endedAt: Date;
   /** `ok`, `error` (the function threw), `lost` (the lock was lost under it), `max-hold` (it ran past its `maxHoldMs`). */

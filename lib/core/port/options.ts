@@ -123,8 +123,8 @@ export function checkTimeoutMs(timeoutMs: unknown): asserts timeoutMs is number 
 
 /**
  * How long the reads (`contenders`, `locks`, `leaseContenders`) and `requestRevocation`
- * wait for a connected session without a `timeoutMs` of their own: the Nest module's
- * default `acquireTimeoutMs` (the module passes its own).
+ * wait for a connected session without a `timeoutMs` of their own (the Nest module
+ * passes its `acquireTimeoutMs`).
  */
 const DEFAULT_READ_TIMEOUT_MS = 10_000;
 

@@ -104,7 +104,13 @@ describe('KeptHolds: a write that loses its version check', () => {
     expect(written?.data).toEqual({
       hold,
       runs: [
-        { id: expect.any(String), by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) },
+        {
+          id: expect.any(String),
+          by: expect.any(String),
+          identity: backend.identity,
+          outcome: 'ok',
+          tookMs: expect.any(Number),
+        },
         { by: 'stale:1', outcome: 'lost', startedAt: expect.any(Number), endedAt: expect.any(Number) },
       ],
     });

@@ -51,6 +51,8 @@ const WRITE_TRIES = 3;
  */
 export class KeptHolds {
   private readonly by = `${hostname()}:${process.pid}`;
+  /** The holds this instance wrote, by lock name: when each ends (`performance.now()` time, at the latest). */
+  private readonly written = new Map<string, number>();
 
   constructor(
     private readonly backend: LockBackend,
@@ -101,21 +103,39 @@ export class KeptHolds {
     try {
       for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
         // Measured right before sending: the write's time is no earlier than the backend's now at this moment.
-        const tookMs = performance.now() - end.startedAt;
+        const sentAt = performance.now();
+        const tookMs = sentAt - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
-        const data = nextJobRecord(state, { id, by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
-        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) return true;
+        const finished = { id, by: this.by, identity: this.backend.identity, tookMs, outcome: end.outcome };
+        const data = nextJobRecord(state, finished, holdMs, keepHold);
+        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version }))
+          return this.wrote(handle.name, sentAt, holdMs);
         const read = await this.backend.readRecord(start.record);
         ({ version, state } = { version: read?.version ?? null, state: readJobState(read) });
         // Our own try, its answer lost with the connection, committed before the retry: written.
-        if (state.runs.some((run) => run.id === id)) return true;
+        if (state.runs.some((run) => run.id === id)) return this.wrote(handle.name, sentAt, holdMs);
         keepHold = true;
       }
     } catch {
       // unknown whether it was written: the caller keeps the lock itself if there was hold time left
     }
     return holdMs === null;
+  }
+
+  /** Notes the hold just written for `name`, if any (see `keeps`). */
+  private wrote(name: string, sentAt: number, holdMs: number | null): true {
+    if (holdMs !== null) this.written.set(name, sentAt + holdMs);
+    return true;
+  }
+
+  /** Whether a hold this instance wrote still keeps `name` (for the skip line: not another holder). */
+  keeps(name: string): boolean {
+    const until = this.written.get(name);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.written.delete(name);
+    return false;
   }
 
   /** Waits `ms`, or fails as a lock wait fails when the call's signal, shutdown or the lock's loss cuts it short. */

@@ -6,10 +6,11 @@ import { lockMessages } from '../errors/messages.js';
 import type { ResolvedWithLockOptions } from './call-options.js';
 
 /**
- * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `unavailable`: no
- * ZooKeeper session was connected to ask (see `LockUnavailableError`).
+ * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `own-hold`: a
+ * `holdAtLeastMs` hold this instance's own last run left still keeps the lock;
+ * `unavailable`: no ZooKeeper session was connected to ask (see `LockUnavailableError`).
  */
-export type SkipReason = 'held' | 'timeout' | 'closing' | 'unavailable';
+export type SkipReason = 'held' | 'own-hold' | 'timeout' | 'closing' | 'unavailable';
 
 export interface LockSkippedEvent {
   readonly name: string;
@@ -51,7 +52,11 @@ export class LockCallPolicy {
   /** The errors `refuseIfClosing` threw: they already say why, `acquiring` passes them on as they are. */
   private readonly refusals = new WeakSet<Error>();
 
-  constructor(private readonly events: LockerEvents) {
+  constructor(
+    private readonly events: LockerEvents,
+    /** Whether a `holdAtLeastMs` hold of this instance's own keeps `name` now. */
+    private readonly ownHold: (name: string) => boolean = () => false,
+  ) {
     setMaxListeners(0, this.shutdown.signal); // one listener per call waiting out a kept hold
   }
 
@@ -97,7 +102,8 @@ export class LockCallPolicy {
       return await this.acquiring(name, take());
     } catch (error) {
       if (call.ifLocked !== 'skip') throw error;
-      if (error instanceof LockTimeoutError) return this.skip(name, mode, timeoutMs === 0 ? 'held' : 'timeout');
+      if (error instanceof LockTimeoutError)
+        return this.skip(name, mode, this.ownHold(name) ? 'own-hold' : timeoutMs === 0 ? 'held' : 'timeout');
       if (error instanceof LockClientClosedError) return this.skip(name, mode, 'closing');
       if (error instanceof LockUnavailableError) return this.skip(name, mode, 'unavailable', error);
       throw error;

@@ -52,24 +52,38 @@ export class ReentrantLocker {
   private readonly kept: KeptHolds;
   private readonly multi: ReentrantMultiLocker;
   private readonly policy: LockCallPolicy;
-  private readonly defaults: ResolvedWithLockOptions;
+  private defaults: ResolvedWithLockOptions;
   private readonly defaultMaxHoldMs: number | undefined;
+  private readonly defaultTimeout: () => number;
   /** `scopeKeyOf(backend, name)` is this prefix and the name. */
   private readonly scopePrefix: string;
 
   constructor(
     private readonly backend: LockBackend,
-    private readonly defaultTimeoutMs: number,
+    /** The `timeoutMs` of calls that name none; a function is read at each call (the Nest module's default follows the session's timeout). */
+    defaultTimeoutMs: number | (() => number),
     events: LockerEvents = {},
     /** The `maxHoldMs` of `acquire`, `tryAcquire`, `withLock`, `acquireAll`, `withLocks`, `acquireLease`, `withLease` calls that name none. */
     defaultMaxHoldMs?: number,
   ) {
+    this.defaultTimeout = typeof defaultTimeoutMs === 'function' ? defaultTimeoutMs : () => defaultTimeoutMs;
     this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
-    this.policy = new LockCallPolicy(events);
+    this.policy = new LockCallPolicy(events, (name) => this.kept.keeps(name) || this.deferred.holds(name));
     this.kept = new KeptHolds(backend, this.policy.closingSignal);
-    this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), defaultTimeoutMs);
+    this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), this.defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
-    this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
+    this.multi = new ReentrantMultiLocker(backend, this.defaultTimeout, this.bodies, this.policy, this.deferred);
+  }
+
+  private get defaultTimeoutMs(): number {
+    return this.defaultTimeout();
+  }
+
+  /** The options of a call that names none, resolved again only when the default timeout moved. */
+  private defaultCall(): ResolvedWithLockOptions {
+    const timeoutMs = this.defaultTimeoutMs;
+    if (this.defaults.timeoutMs !== timeoutMs) this.defaults = { ...this.defaults, timeoutMs };
+    return this.defaults;
   }
 
   /**
@@ -96,7 +110,7 @@ export class ReentrantLocker {
     // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
     const call =
       options === undefined
-        ? this.defaults
+        ? this.defaultCall()
         : resolveWithLockOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     encodeLockName(name); // after the options, as the backends check them
     const key = this.scopePrefix + name;

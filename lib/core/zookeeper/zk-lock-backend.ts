@@ -65,7 +65,8 @@ export class ZkLockBackend implements LockBackend {
   private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
   private readonly held = new Set<NodeHandle>();
   private readonly leases: ZkLeaseRecipe;
-  private readonly identity: Buffer;
+  /** `options.identity`, as lock nodes carry it. */
+  private readonly identityData: Buffer;
   /** Runs every acquire of a lock (not of a lease) of this backend. */
   private readonly lockRecipe: ZkLockRecipe;
   /** Made on first `acquireAll`. */
@@ -75,14 +76,14 @@ export class ZkLockBackend implements LockBackend {
     readonly client: ZkClient,
     readonly options: ResolvedZkLockOptions,
   ) {
-    this.identity = Buffer.from(options.identity, 'utf8');
+    this.identityData = Buffer.from(options.identity, 'utf8');
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs, () =>
       client.isStarted && !client.isClosed ? client.session : undefined,
     );
     this.reaper = new NodeReaper(this.sweeper);
     const records = recordsRoot(options.rootPath);
-    this.markers = new KeptHoldMarkers(this.reaper, this.identity, (session) => serverTimeAt(session, records));
-    const { reaper, sweeper, identity, waits, held } = this;
+    this.markers = new KeptHoldMarkers(this.reaper, this.identityData, (session) => serverTimeAt(session, records));
+    const { reaper, sweeper, identityData: identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
     const shared = {
       client,
@@ -117,6 +118,11 @@ export class ZkLockBackend implements LockBackend {
    */
   static unconnected(options: ResolvedZkLockOptions): ZkLockBackend {
     return new ZkLockBackend(new ZkClient(options), options);
+  }
+
+  /** Who this client is (the `identity` option): written into its lock nodes and its jobs' runs. */
+  get identity(): string {
+    return this.options.identity;
   }
 
   /** Connects (once); fails with `ZkConnectionError` naming the connection string. */
@@ -156,7 +162,7 @@ export class ZkLockBackend implements LockBackend {
    * transaction. See `acquireAll` and `ZkLockGroupRequests` in core/multi.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
-    const { client, reaper, sweeper, identity } = this;
+    const { client, reaper, sweeper, identityData: identity } = this;
     this.groupRequests ??= new ZkLockGroupRequests({
       client,
       reaper,

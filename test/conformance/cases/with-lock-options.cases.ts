@@ -149,6 +149,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
       {
         id: expect.any(String),
         by: expect.any(String),
+        identity: expect.any(String),
         startedAt: expect.any(Number),
         endedAt: expect.any(Number),
         outcome: 'ok',
@@ -218,6 +219,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
         waiters: [],
         lastRun: {
           by: expect.stringMatching(/:\d+$/),
+          identity: expect.any(String),
           startedAt: expect.any(Date),
           endedAt: expect.any(Date),
           outcome: 'ok',

@@ -38,7 +38,10 @@ describe('ZkInspector', () => {
     const client = clientOf(inspector);
     const getChildren = client.getChildren.bind(client);
     let inFlight = 0;
-    client.getChildren = ((path: string, callback: (error: Error | zookeeper.Exception | null, children: string[]) => void) => {
+    client.getChildren = ((
+      path: string,
+      callback: (error: Error | zookeeper.Exception | null, children: string[]) => void,
+    ) => {
       most = Math.max(most, ++inFlight);
       getChildren(path, (error: Error | zookeeper.Exception | null, children: string[]) => {
         inFlight--;

@@ -1,17 +1,19 @@
 import * as zookeeper from 'node-zookeeper-client';
 
+import { forceCloseClient } from '../../../lib/core/zookeeper/session/zk-client-internals';
+
 const codeOf = (error: unknown): number | undefined => (error as zookeeper.Exception | null)?.getCode?.();
 const isNoNode = (error: unknown): boolean => codeOf(error) === zookeeper.Exception.NO_NODE;
 
 /** Requests one inspector keeps in flight at most: a test's thousand reads go in bounded batches. */
 const MAX_IN_FLIGHT = 64;
 
-/** How long a request waits for the inspector's connection to come back before it fails. */
-const RECONNECT_WAIT_MS = 10_000;
+/** The inspector's session timeout: the most the test server grants (20 × tickTime 200). */
+const SESSION_TIMEOUT_MS = 4000;
 
 /** Opens a connected client (digest `auth` added, if any). */
 async function openClient(connectionString: string, auth: string | undefined): Promise<zookeeper.Client> {
-  const client = zookeeper.createClient(connectionString, { sessionTimeout: 4000, retries: 0 });
+  const client = zookeeper.createClient(connectionString, { sessionTimeout: SESSION_TIMEOUT_MS, retries: 0 });
   if (auth) client.addAuthInfo('digest', Buffer.from(auth));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`inspector could not connect to ${connectionString}`)), 10_000);
@@ -24,21 +26,26 @@ async function openClient(connectionString: string, auth: string | undefined): P
   return client;
 }
 
-/** Resolves with how `client` comes out of a lost connection: connected again, or its session expired. */
-function settled(client: zookeeper.Client): Promise<'connected' | 'expired'> {
+/**
+ * How `client` comes out of a lost connection: connected again, or its session gone. Gone
+ * when the server said it expired, or when the client has not reconnected within the session
+ * timeout: the server has expired the session by then (node-zookeeper-client may go on
+ * reconnecting to an expired session without ever reporting it).
+ */
+function settled(client: zookeeper.Client): Promise<'connected' | 'gone'> {
   const now = client.getState();
   if (now === zookeeper.State.SYNC_CONNECTED) return Promise.resolve('connected');
-  if (now === zookeeper.State.EXPIRED) return Promise.resolve('expired');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      client.removeListener('state', onState);
-      reject(new Error(`the inspector's connection did not come back within ${RECONNECT_WAIT_MS} ms`));
-    }, RECONNECT_WAIT_MS);
-    const onState = (state: zookeeper.State): void => {
-      if (state !== zookeeper.State.SYNC_CONNECTED && state !== zookeeper.State.EXPIRED) return;
+  if (now === zookeeper.State.EXPIRED) return Promise.resolve('gone');
+  return new Promise((resolve) => {
+    const done = (outcome: 'connected' | 'gone'): void => {
       clearTimeout(timer);
       client.removeListener('state', onState);
-      resolve(state === zookeeper.State.SYNC_CONNECTED ? 'connected' : 'expired');
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => done('gone'), SESSION_TIMEOUT_MS);
+    const onState = (state: zookeeper.State): void => {
+      if (state === zookeeper.State.SYNC_CONNECTED) done('connected');
+      else if (state === zookeeper.State.EXPIRED) done('gone');
     };
     client.on('state', onState);
   });
@@ -91,7 +98,7 @@ export class ZkInspector {
         } catch (error) {
           const code = codeOf(error);
           if (code !== zookeeper.Exception.CONNECTION_LOSS && code !== zookeeper.Exception.SESSION_EXPIRED) throw error;
-          if ((await settled(client)) === 'expired') await this.renew(client);
+          if ((await settled(client)) === 'gone') await this.renew(client);
         }
       }
     } finally {
@@ -100,12 +107,12 @@ export class ZkInspector {
     }
   }
 
-  /** A new session in place of `expired`'s (once, whoever asks). */
-  private renew(expired: zookeeper.Client): Promise<void> {
-    if (this.client !== expired) return Promise.resolve();
+  /** A new session in place of `gone`'s (once, whoever asks); the old client stops reconnecting. */
+  private renew(gone: zookeeper.Client): Promise<void> {
+    if (this.client !== gone) return Promise.resolve();
+    forceCloseClient(gone);
     this.renewal ??= openClient(this.connectionString, this.auth)
       .then((client) => {
-        expired.close();
         this.client = client;
       })
       .finally(() => (this.renewal = undefined));

@@ -1,12 +1,17 @@
 import {
   LockLostError,
+  LockUnavailableError,
   ReentrantLocker,
   type LeaseHandle,
   type LockHandle,
   type MultiLockHandle,
   type ZkLockBackend,
 } from '../../lib/index';
+import type { InflightRequests } from '../../lib/core/zookeeper/session/inflight-requests';
 import { LockFixture } from '../support/lock-fixture';
+import { TcpProxy } from '../support/tcp-proxy';
+import { zkConnect, zkPort } from '../support/zk-test-env';
+import { expireSession } from '../support/zookeeper/expire-session';
 
 /** Blocks the event loop for `ms`: no timer, no socket read, runs meanwhile. */
 function blockFor(ms: number): void {
@@ -138,10 +143,10 @@ describe('signals kept aside after the event loop was blocked past the session',
 });
 
 /**
- * A grant that comes back to an event loop blocked past the session's trust deadline is
- * lost before the body starts: `withLock` releases it and rejects with its
- * `LockLostError`; the body never starts (`withLocks` and `withLease` alike:
- * `lib/core/context/lost-grant.spec.ts`).
+ * A grant that comes back to an event loop blocked past the session's trust deadline would
+ * be born lost: the call waits for the session to prove itself again (a barrier write,
+ * then the proof), and only then grants, so the body runs under a trusted grant. (A grant
+ * lost before its body starts all the same is refused: `lib/core/reentrancy/lost-grant.spec.ts`.)
  */
 describe('a grant that comes while the event loop is blocked past the trust deadline', () => {
   let fx: LockFixture;
@@ -166,23 +171,16 @@ describe('a grant that comes while the event loop is blocked past the trust dead
       }, 0),
     );
 
-  /**
-   * The body never started under a lost grant: the call rejected with the loss. `tolerant`:
-   * or the call took the lock again and ran the body with a good grant (the multi-lock
-   * acquisition takes its locks again while the deadline leaves time; a lease's several
-   * round trips may outlast a reconnect, which proves the session at once).
-   */
-  const neverUnderLost = (outcome: unknown, entered: boolean[], tolerant = false): void => {
-    if (tolerant && outcome === 'resolved') expect(entered).toEqual([false]);
-    else expect([outcome, entered]).toEqual([expect.any(LockLostError), []]);
-  };
+  /** The body ran once, under a trusted grant (its signal not aborted as it started). */
+  const trustedOnce = (outcome: unknown, entered: boolean[]): void =>
+    expect([outcome, entered]).toEqual(['resolved', [false]]);
   const outcomeOf = (call: Promise<unknown>): Promise<unknown> =>
     call.then(
       () => 'resolved',
       (error: unknown) => error,
     );
 
-  it('withLock: a waiter whose turn comes during the block never runs the body under the lost grant; its node goes', async () => {
+  it('withLock: a waiter whose turn comes during the block waits for the proof and runs the body under a trusted grant', async () => {
     const holder = await fx.backend();
     const waiter = await fx.backend();
     const locker = new ReentrantLocker(waiter, 30_000);
@@ -193,43 +191,199 @@ describe('a grant that comes while the event loop is blocked past the trust dead
     let released: Promise<void> | undefined;
     // The holder's delete leaves now: the waiter's turn comes during the block.
     await blockPastTrust(waiter, async () => (released = held.release()));
-    neverUnderLost(await outcomeOf(call), entered);
+    trustedOnce(await outcomeOf(call), entered);
     await released;
-    expect((await fx.nodes('turn')) ?? []).toEqual([]); // the lost grant's node went before the call rejected
+    expect((await fx.nodes('turn')) ?? []).toEqual([]); // released after the body
   });
 
   it.each([
     [
       "withLock, ifLocked 'skip'",
       (l: ReentrantLocker, body: (h: LockHandle) => void) => l.withLock('skip', body, { ifLocked: 'skip' }),
-      false,
     ],
     [
       "withLock, ifLocked 'throw'",
       (l: ReentrantLocker, body: (h: LockHandle) => void) => l.withLock('throw', body, { ifLocked: 'throw' }),
-      false,
     ],
-    [
-      'withLocks',
-      (l: ReentrantLocker, body: (h: MultiLockHandle) => void) => l.withLocks(['many-a', 'many-b'], body),
-      true,
-    ],
-    [
-      'withLease',
-      (l: ReentrantLocker, body: (h: LeaseHandle) => void) => l.withLease('lease', body, { maxLeases: 1 }),
-      true,
-    ],
+    ['withLocks', (l: ReentrantLocker, body: (h: MultiLockHandle) => void) => l.withLocks(['many-a', 'many-b'], body)],
+    ['withLease', (l: ReentrantLocker, body: (h: LeaseHandle) => void) => l.withLease('lease', body, { maxLeases: 1 })],
   ] as const)(
-    '%s: a grant lost before the body starts is released and the call rejects',
-    async (_, start, tolerant) => {
+    '%s: the grant waits for the proof; the body runs under a trusted grant, and nothing is left',
+    async (_, start) => {
       const backend = await fx.backend();
+      // Between lock loops, as an application's session is: one loop, then idle. (A session
+      // blocked right after its connect has nothing but the connect to prove it, and is given
+      // up a timeout after it, before a proof can come: a try then answers unavailable.)
+      await (await backend.acquire('warm-up')).release();
+      await fx.releasesConfirmed();
+      backend.client.session.checkTrust(); // nothing held: idle from now on
       const locker = new ReentrantLocker(backend, 30_000);
       const entered: boolean[] = [];
       const { call } = await blockPastTrust(backend, () =>
         start(locker, (handle: { signal: AbortSignal }) => void entered.push(handle.signal.aborted)),
       );
-      neverUnderLost(await outcomeOf(call), entered, tolerant);
+      trustedOnce(await outcomeOf(call), entered);
       expect(await fx.tree()).toEqual([]); // no lock or lease node left
     },
   );
+});
+
+/**
+ * A process that blocked its event loop between lock loops (a synchronous child process, a
+ * long computation) for most of the session timeout starts a new call on a session that
+ * ZooKeeper still keeps, but whose proof (`SessionLiveness`) is too old to trust a grant.
+ * The call waits, within its own timeout, for the session to prove itself again (a barrier
+ * write, then the proof), and is granted only then: never a grant born lost.
+ */
+describe('a fresh call after the event loop was blocked for most of the session timeout', () => {
+  let fx: LockFixture;
+  beforeAll(async () => (fx = await LockFixture.create('blocked-fresh')));
+  afterAll(() => fx.cleanup());
+
+  /** What a grant's body sees: trusted now, and still after a round trip to ZooKeeper. */
+  interface Seen {
+    aborted: boolean;
+    held: boolean;
+    abortedLater: boolean;
+    provenAfterBlock: boolean;
+    sessionId: string;
+    /** The lock or lease nodes the handle owns exist, as the inspector reads ZooKeeper's state. */
+    nodes: boolean[];
+  }
+  type Handle = { signal: AbortSignal; isHeld(): boolean; release(): Promise<void> };
+  /** Each call, with the node paths its handle owns. */
+  const calls: Array<[string, (backend: ZkLockBackend) => Promise<{ handle: Handle; paths: string[] }>]> = [
+    [
+      'acquire',
+      async (backend) => {
+        const lock = await backend.acquire('fresh-acquire', { timeoutMs: 10_000 });
+        return { handle: lock, paths: [lock.path] };
+      },
+    ],
+    [
+      'acquireLease',
+      async (backend) => {
+        const lease = await backend.acquireLease('fresh-lease', { maxLeases: 2, timeoutMs: 10_000 });
+        return { handle: lease, paths: [lease.path] };
+      },
+    ],
+    [
+      'acquireAll',
+      async (backend) => {
+        const group = await backend.acquireAll(['fresh-a', 'fresh-b'], { timeoutMs: 10_000 });
+        return { handle: group, paths: group.handles.map((lock) => (lock as LockHandle & { path: string }).path) };
+      },
+    ],
+  ];
+
+  /** The node at `path` exists, as ZooKeeper's own state says. */
+  const exists = (path: string): Promise<boolean> => fx.inspector.exists(path);
+
+  /**
+   * Resolves, in a synchronous run of its own, once the session has no request in flight
+   * (an idle session's usual state between its heartbeat reads): then no answer waits in
+   * the socket across the block, which would make the session leave its server as silent
+   * and re-attach (a re-attach proves the session at once).
+   */
+  const quiet = async (backend: ZkLockBackend): Promise<void> => {
+    const { inflight } = backend.client.session as unknown as { inflight: InflightRequests };
+    while (inflight.oldest(false) !== undefined) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  /** A lock loop first (heartbeat writes going), then a block of `0.9 T`, then `start` at once. */
+  const afterBlock = async <T>(
+    backend: ZkLockBackend,
+    start: (blockedAt: number) => Promise<T>,
+    timeouts = 0.9,
+  ): Promise<{ blockedAt: number; result: T }> => {
+    for (let i = 0; i < 3; i++) await (await backend.acquire('warm-up')).release();
+    await quiet(backend);
+    const blockedAt = performance.now();
+    blockFor(timeouts * backend.client.session.timeoutMs);
+    return { blockedAt, result: await start(blockedAt) };
+  };
+
+  const seen = async (backend: ZkLockBackend, handle: Handle, paths: string[], blockedAt: number): Promise<Seen> => {
+    const aborted = handle.signal.aborted;
+    const held = handle.isHeld();
+    const provenAfterBlock = backend.client.session.provenAt > blockedAt;
+    const nodes = await Promise.all(paths.map(exists));
+    return {
+      aborted,
+      held,
+      abortedLater: handle.signal.aborted,
+      provenAfterBlock,
+      sessionId: backend.client.session.id,
+      nodes,
+    };
+  };
+  const trusted = (sessionId: string, count: number): Seen => ({
+    aborted: false,
+    held: true,
+    abortedLater: false,
+    provenAfterBlock: true,
+    sessionId,
+    nodes: Array.from({ length: count }, () => true),
+  });
+
+  it.each(calls)('%s: waits for the session to prove itself, then grants a trusted handle', async (_, call) => {
+    const backend = await fx.backend();
+    const sessionId = backend.client.session.id;
+    const { blockedAt, result } = await afterBlock(backend, () => call(backend));
+    const { handle, paths } = result;
+    expect(await seen(backend, handle, paths, blockedAt)).toEqual(trusted(sessionId, paths.length));
+    await handle.release();
+    expect(await fx.tree()).toEqual([]);
+  });
+
+  it('withLock: the body runs under a trusted handle, in the same session', async () => {
+    const backend = await fx.backend();
+    const sessionId = backend.client.session.id;
+    const locker = new ReentrantLocker(backend, 10_000);
+    const { result } = await afterBlock(backend, (blockedAt) =>
+      locker.withLock('fresh-with', (lock) =>
+        seen(backend, lock, [(lock as LockHandle & { path: string }).path], blockedAt),
+      ),
+    );
+    expect(result).toEqual(trusted(sessionId, 1));
+    expect(await fx.tree()).toEqual([]);
+  });
+  it('the session ended meanwhile (expired by ZooKeeper, which cannot be reached): the call fails with LockUnavailableError within its timeout', async () => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const backend = await fx.backend({ connectionString: proxy.connectionString });
+      await (await backend.acquire('warm-up')).release();
+      await fx.releasesConfirmed();
+      const credentials = backend.client.session.credentials();
+      await proxy.stop(); // ZooKeeper out of reach from here on
+      await expireSession(zkConnect(), credentials, undefined, { blockEventLoop: false });
+      const timeoutMs = 2000;
+      blockFor(0.9 * backend.client.session.timeoutMs);
+      const startedAt = performance.now();
+      const error = await backend.acquire('fresh-ended', { timeoutMs }).catch((e: unknown) => e);
+      const tookMs = performance.now() - startedAt;
+      expect(error).toBeInstanceOf(LockUnavailableError);
+      expect(tookMs).toBeGreaterThanOrEqual(timeoutMs - 1); // its own deadline, not sooner
+      expect(tookMs).toBeLessThan(timeoutMs + backend.client.session.timeoutMs / 2); // and not long after it
+      expect(await fx.inspector.children(backend.pathOf('fresh-ended'))).toBeNull(); // nothing reached ZooKeeper
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('blocked past the session timeout (ZooKeeper expired the session): the call is granted in a new session, trusted', async () => {
+    const backend = await fx.backend();
+    const { id } = backend.client.session;
+    const { result } = await afterBlock(
+      backend,
+      (blockedAt) => backend.acquire('fresh-new', { timeoutMs: 10_000 }).then((lock) => ({ lock, blockedAt })),
+      1.3,
+    );
+    const { lock } = result;
+    expect([lock.signal.aborted, lock.isHeld(), await fx.inspector.exists(lock.path)]).toEqual([false, true, true]);
+    expect(backend.client.session.id).not.toBe(id);
+    await lock.release();
+    expect(await fx.tree()).toEqual([]);
+  });
 });

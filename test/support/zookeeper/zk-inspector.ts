@@ -1,54 +1,157 @@
 import * as zookeeper from 'node-zookeeper-client';
 
-const isNoNode = (error: unknown): boolean =>
-  (error as zookeeper.Exception | null)?.getCode?.() === zookeeper.Exception.NO_NODE;
+import { forceCloseClient } from '../../../lib/core/zookeeper/session/zk-client-internals';
+
+const codeOf = (error: unknown): number | undefined => (error as zookeeper.Exception | null)?.getCode?.();
+const isNoNode = (error: unknown): boolean => codeOf(error) === zookeeper.Exception.NO_NODE;
+
+/** Requests one inspector keeps in flight at most: a test's thousand reads go in bounded batches. */
+const MAX_IN_FLIGHT = 64;
+
+/** The inspector's session timeout: the most the test server grants (20 × tickTime 200). */
+const SESSION_TIMEOUT_MS = 4000;
+
+/** Opens a connected client (digest `auth` added, if any). */
+async function openClient(connectionString: string, auth: string | undefined): Promise<zookeeper.Client> {
+  const client = zookeeper.createClient(connectionString, { sessionTimeout: SESSION_TIMEOUT_MS, retries: 0 });
+  if (auth) client.addAuthInfo('digest', Buffer.from(auth));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`inspector could not connect to ${connectionString}`)), 10_000);
+    client.once('connected', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    client.connect();
+  });
+  return client;
+}
+
+/**
+ * How `client` comes out of a lost connection: connected again, or its session gone. Gone
+ * when the server said it expired, or when the client has not reconnected within the session
+ * timeout: the server has expired the session by then (node-zookeeper-client may go on
+ * reconnecting to an expired session without ever reporting it).
+ */
+function settled(client: zookeeper.Client): Promise<'connected' | 'gone'> {
+  const now = client.getState();
+  if (now === zookeeper.State.SYNC_CONNECTED) return Promise.resolve('connected');
+  if (now === zookeeper.State.EXPIRED) return Promise.resolve('gone');
+  return new Promise((resolve) => {
+    const done = (outcome: 'connected' | 'gone'): void => {
+      clearTimeout(timer);
+      client.removeListener('state', onState);
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => done('gone'), SESSION_TIMEOUT_MS);
+    const onState = (state: zookeeper.State): void => {
+      if (state === zookeeper.State.SYNC_CONNECTED) done('connected');
+      else if (state === zookeeper.State.EXPIRED) done('gone');
+    };
+    client.on('state', onState);
+  });
+}
 
 /**
  * A plain node-zookeeper-client used by tests to look at ZooKeeper's own state (which
  * nodes exist, their data) independently of the library under test.
+ *
+ * It is an observer, not a client under test, so nothing a test does to its own process
+ * may cost it its view: a test that blocks the event loop for most of the session timeout
+ * (the inspector's pings wait too), or a loaded machine that starves the process for
+ * seconds, can let the server expire the inspector's 4 s session (the most the test
+ * server grants). Its reads and idempotent writes then go again, on the connection it
+ * gets back or on a new session (its session holds nothing a test relies on, but for
+ * `deletion` watches and `attempt`'s probes, which are not repeated). And it keeps at most
+ * `MAX_IN_FLIGHT` requests in flight: a thousand reads at once queue behind each other in
+ * the client and the server rather than as one burst.
  */
 export class ZkInspector {
-  private constructor(private readonly client: zookeeper.Client) {}
+  private inFlight = 0;
+  private readonly queued: Array<() => void> = [];
+  /** The new session being opened after an expiry, shared by the requests that met it. */
+  private renewal: Promise<void> | undefined;
+
+  private constructor(
+    private client: zookeeper.Client,
+    private readonly connectionString: string,
+    private readonly auth: string | undefined,
+  ) {}
 
   /** `auth`: optional digest `user:password`, to act as a client holding those credentials. */
   static async connect(connectionString: string, auth?: string): Promise<ZkInspector> {
-    const client = zookeeper.createClient(connectionString, { sessionTimeout: 4000, retries: 0 });
-    if (auth) client.addAuthInfo('digest', Buffer.from(auth));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`inspector could not connect to ${connectionString}`)), 10_000);
-      client.once('connected', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      client.connect();
-    });
-    return new ZkInspector(client);
+    return new ZkInspector(await openClient(connectionString, auth), connectionString, auth);
+  }
+
+  /**
+   * Runs `request` on the inspector's client, when one of the `MAX_IN_FLIGHT` places is
+   * free; again after a connection loss, on the connection that comes back or, if ZooKeeper
+   * expired the session meanwhile, on a new one. Only for reads and idempotent writes.
+   */
+  private async run<T>(request: (client: zookeeper.Client) => Promise<T>): Promise<T> {
+    if (this.inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => this.queued.push(resolve));
+    this.inFlight++;
+    try {
+      for (;;) {
+        const client = this.client;
+        try {
+          return await request(client);
+        } catch (error) {
+          const code = codeOf(error);
+          if (code !== zookeeper.Exception.CONNECTION_LOSS && code !== zookeeper.Exception.SESSION_EXPIRED) throw error;
+          if ((await settled(client)) === 'gone') await this.renew(client);
+        }
+      }
+    } finally {
+      this.inFlight--;
+      this.queued.shift()?.();
+    }
+  }
+
+  /** A new session in place of `gone`'s (once, whoever asks); the old client stops reconnecting. */
+  private renew(gone: zookeeper.Client): Promise<void> {
+    if (this.client !== gone) return Promise.resolve();
+    forceCloseClient(gone);
+    this.renewal ??= openClient(this.connectionString, this.auth)
+      .then((client) => {
+        this.client = client;
+      })
+      .finally(() => (this.renewal = undefined));
+    return this.renewal;
   }
 
   /** Children of `path`, sorted; `null` when `path` does not exist. */
   children(path: string): Promise<string[] | null> {
-    return new Promise((resolve, reject) =>
-      this.client.getChildren(path, (error, children) => {
-        if (isNoNode(error)) return resolve(null);
-        if (error) return reject(error);
-        resolve([...children].sort());
-      }),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.getChildren(path, (error, children) => {
+            if (isNoNode(error)) return resolve(null);
+            if (error) return reject(error);
+            resolve([...children].sort());
+          }),
+        ),
     );
   }
 
   /** The zxid of the last change to `path`'s children (its `pzxid`), `null` when `path` does not exist. */
   childrenZxid(path: string): Promise<bigint | null> {
-    return new Promise((resolve, reject) =>
-      this.client.exists(path, (error, stat) => {
-        if (error) return reject(error);
-        resolve(stat ? stat.pzxid.readBigInt64BE(0) : null);
-      }),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.exists(path, (error, stat) => {
+            if (error) return reject(error);
+            resolve(stat ? stat.pzxid.readBigInt64BE(0) : null);
+          }),
+        ),
     );
   }
 
   exists(path: string): Promise<boolean> {
-    return new Promise((resolve, reject) =>
-      this.client.exists(path, (error, stat) => (error ? reject(error) : resolve(Boolean(stat)))),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.exists(path, (error, stat) => (error ? reject(error) : resolve(Boolean(stat)))),
+        ),
     );
   }
 
@@ -68,12 +171,15 @@ export class ZkInspector {
   }
 
   data(path: string): Promise<string | null> {
-    return new Promise((resolve, reject) =>
-      this.client.getData(path, (error, data) => {
-        if (isNoNode(error)) return resolve(null);
-        if (error) return reject(error);
-        resolve(data ? data.toString('utf8') : '');
-      }),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.getData(path, (error, data) => {
+            if (isNoNode(error)) return resolve(null);
+            if (error) return reject(error);
+            resolve(data ? data.toString('utf8') : '');
+          }),
+        ),
     );
   }
 
@@ -91,14 +197,17 @@ export class ZkInspector {
 
   /** The node's ACL as `scheme:id=perms` strings. */
   acl(path: string): Promise<string[]> {
-    return new Promise((resolve, reject) =>
-      this.client.getACL(path, (error, acls) =>
-        error
-          ? reject(error)
-          : resolve(
-              acls.map((a) => `${a.id.scheme}:${a.id.id}=${(a as unknown as { permission: number }).permission}`),
-            ),
-      ),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.getACL(path, (error, acls) =>
+            error
+              ? reject(error)
+              : resolve(
+                  acls.map((a) => `${a.id.scheme}:${a.id.id}=${(a as unknown as { permission: number }).permission}`),
+                ),
+          ),
+        ),
     );
   }
 
@@ -116,15 +225,21 @@ export class ZkInspector {
   /** Deletes `path` and everything below it. */
   async removeTree(path: string): Promise<void> {
     for (const child of (await this.children(path)) ?? []) await this.removeTree(`${path}/${child}`);
-    await new Promise<void>((resolve, reject) =>
-      this.client.remove(path, -1, (error) => (!error || isNoNode(error) ? resolve() : reject(error))),
+    await this.run(
+      (client) =>
+        new Promise<void>((resolve, reject) =>
+          client.remove(path, -1, (error) => (!error || isNoNode(error) ? resolve() : reject(error))),
+        ),
     );
   }
 
   /** A persistent node, e.g. a lock root for a test. */
   create(path: string, data = ''): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.client.mkdirp(path, Buffer.from(data), (error) => (error ? reject(error) : resolve())),
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.mkdirp(path, Buffer.from(data), (error) => (error ? reject(error) : resolve())),
+        ),
     );
   }
 

@@ -221,8 +221,9 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
           directoryChecked = true;
           if (position.kind === 'retire') return await this.retire(io, prefix, node);
           if (position.kind === 'holding') {
-            // A long wait wrote nothing: one write first, so that the grant is trusted.
-            if (session.proofIsStale) await this.retrying(session, () => session.barrier());
+            // A long wait wrote nothing, or the event loop was blocked: the session proves
+            // itself first (within the call's timeout), so that the grant is trusted.
+            if (session.proofIsStale) await this.retrying(session, () => session.whenProven(this.stop.signal));
             this.stop.throwIfStopped(); // a grant after the deadline (or a drop, for a try) never reaches the caller
             granted = true;
             return this.driver.grant(io, node, listing, position as HoldingPosition<P>);

@@ -20,6 +20,7 @@ function setup(timeoutMs: number | (() => number) = T): {
     dropConnection: (sentBefore) => calls.push(`drop@${Date.now()} before ${sentBefore}`),
     atRisk: (unproven) => calls.push(`at-risk@${Date.now()} unproven ${unproven}`),
     recovered: () => calls.push(`recovered@${Date.now()}`),
+    proven: () => undefined,
     gone: (unproven) => calls.push(`gone@${Date.now()} unproven ${unproven}`),
   };
   const liveness = new SessionLiveness(
@@ -46,6 +47,16 @@ function read(liveness: SessionLiveness, rttMs = 0): void {
   const sentAt = Date.now();
   jest.advanceTimersByTime(rttMs);
   liveness.answered(sentAt, false);
+}
+
+/** Heartbeat writes, recorded in `calls` and each answered 5 ms after it goes out. */
+function answerHeartbeats({ liveness, calls, hooks }: ReturnType<typeof setup>): void {
+  hooks.heartbeat = () => {
+    const at = Date.now();
+    calls.push(`heartbeat@${at}`);
+    liveness.writeSent(at);
+    setTimeout(() => liveness.answered(at, true), 5);
+  };
 }
 
 /**
@@ -489,12 +500,7 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     expect(liveness.provenAt).toBeGreaterThanOrEqual(sentAt - 1800 - 400 - 5);
     hooks.idle = false; // granted: held from now on
     expect(liveness.check()).toBe(true);
-    hooks.heartbeat = () => {
-      const at = Date.now();
-      calls.push(`heartbeat@${at}`);
-      liveness.writeSent(at);
-      setTimeout(() => liveness.answered(at, true), 5);
-    };
+    answerHeartbeats({ liveness, calls, hooks });
     jest.advanceTimersByTime(5 * T);
     expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([]);
     expect(only(calls, 'heartbeat').length).toBeGreaterThanOrEqual((5 * 15) / 2); // writes while held
@@ -560,6 +566,43 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     liveness.stop();
   });
 
+  it('a grant that waits after a blocked event loop (`want`): heartbeat writes prove the session again, in the same session', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(2000); // reads answered every T/15, the last at 1605
+    answerHeartbeats({ liveness, calls, hooks });
+    jest.setSystemTime(2000 + 0.9 * T); // blocked for 0.9 T: no timer ran, no read was sent
+    expect(liveness.stale).toBe(true);
+    const done = liveness.want(); // the proof is 7400 old: at risk now, a whole timeout from now to prove it
+    write(liveness); // the grant's barrier: it pairs only with a read from before the block
+    expect(liveness.provenAt).toBe(1600); // moved, and still too old to trust
+    jest.advanceTimersByTime(0.3 * T + 400); // a pair gap later, a heartbeat pairs with the barrier
+    expect(liveness.stale).toBe(false);
+    expect(liveness.check()).toBe(true);
+    done();
+    expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([
+      `at-risk@7400 unproven 7400`,
+      expect.stringMatching(/^recovered@/),
+    ]);
+    expect(only(calls, 'heartbeat').length).toBeGreaterThan(1); // writes, at the heartbeat's pace, while wanted
+    liveness.stop();
+  });
+
+  it('once nothing waits (`want` done) and nothing is held, heartbeats are reads again', () => {
+    const { liveness, calls, hooks } = idle();
+    answerHeartbeats({ liveness, calls, hooks });
+    jest.advanceTimersByTime(1000);
+    const done = liveness.want();
+    jest.advanceTimersByTime(1000);
+    expect(only(calls, 'heartbeat').length).toBeGreaterThan(0);
+    done();
+    done(); // once only
+    calls.splice(0);
+    jest.advanceTimersByTime(2000);
+    expect(only(calls, 'heartbeat')).toEqual([]);
+    expect(only(calls, 'anchor').length).toBeGreaterThan(0);
+    liveness.stop();
+  });
+
   it('a write slow to commit while idle is waited out: the proof is not kept fresh, so it is no sign of a cut-off server', () => {
     const { liveness, calls, hooks } = idle();
     jest.advanceTimersByTime(T);
@@ -584,12 +627,7 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     jest.advanceTimersByTime(1800); // 4800, held: at risk
     expect(only(calls, 'at-risk')).toHaveLength(1);
     hooks.idle = true; // the lost holder released
-    hooks.heartbeat = () => {
-      const at = Date.now();
-      calls.push(`heartbeat@${at}`);
-      liveness.writeSent(at);
-      setTimeout(() => liveness.answered(at, true), 5);
-    };
+    answerHeartbeats({ liveness, calls, hooks });
     calls.splice(0);
     jest.advanceTimersByTime(T);
     expect(only(calls, 'recovered')).toHaveLength(1);

@@ -40,6 +40,8 @@ export interface LivenessHooks {
   atRisk(unprovenForMs: number): void;
   /** After `atRisk`, a fresh proof: the session is safe again (for grants from now on). */
   recovered(): void;
+  /** The proof moved (after `recovered`, if it brought trust back). */
+  proven(): void;
   /** The leader may have expired the session by now. */
   gone(unprovenForMs: number): void;
 }
@@ -65,6 +67,8 @@ export class SessionLiveness {
   private engagedAt: number | undefined;
   private phase: 'trusted' | 'at-risk' | 'gone' = 'trusted';
   private pairsHeld = false;
+  /** Grants waiting for a fresh proof (`want`): the proof matters for them as for a held lock. */
+  private wanted = 0;
 
   /** `startedAt`: when the first connect was sent (no later than the leader first heard of us). */
   constructor(
@@ -151,6 +155,23 @@ export class SessionLiveness {
     return Math.max(this.goneAt, (this.engagedAt ?? -Infinity) + this.timeoutMs());
   }
 
+  /**
+   * A grant waits for a fresh proof (`stale`): until the returned function is called, the
+   * session proves itself as while something is held (heartbeats are writes, and the clock
+   * is watched: an old proof puts the session at risk now, and one not renewed within a
+   * whole timeout from now gives it up). A blocked event loop leaves no read answered a pair
+   * gap before the first write after it, so one write alone cannot prove the session again.
+   */
+  want(): () => void {
+    this.wanted++;
+    this.check();
+    let done = false;
+    return () => {
+      if (!done) this.wanted--;
+      done = true;
+    };
+  }
+
   /** A write went out at `sentAt`. */
   writeSent(sentAt: number): void {
     if (sentAt > this.lastWriteSentAt) this.lastWriteSentAt = sentAt;
@@ -210,13 +231,14 @@ export class SessionLiveness {
   }
 
   /**
-   * Whether the proof matters now: while anything relies on the session, and while at risk
+   * Whether the proof matters now: while anything relies on the session or waits for it to
+   * prove itself (`want`), and while at risk
    * (holders were told; it ends in a proof that brings trust back, or in the session given
    * up). Then heartbeats are writes and the clock is watched; otherwise reads anchor the next
    * write's proof, and nothing is due.
    */
   private engaged(): boolean {
-    return this.phase === 'at-risk' || this.hooks.busy();
+    return this.phase === 'at-risk' || this.wanted > 0 || this.hooks.busy();
   }
 
   /** Sends the heartbeat: a write or a read (see `engaged`), when due or at once. */
@@ -248,15 +270,20 @@ export class SessionLiveness {
   }
 
   private proofMoved(): void {
-    this.engagedAt = undefined; // proven again: the usual deadlines from this proof on
     this.provenUnderMs = this.timeoutMs();
     this.unprovenAttachAt = Infinity; // proven on this connection: its timeout applies from the proof on
     // Only a proof sent before the risk began brings trust back for new grants.
-    if (this.phase === 'at-risk' && this.now() < this.atRiskAt) {
+    const fresh = this.now() < this.atRiskAt;
+    // Proven again: the usual deadlines from this proof on. Not for a proof still too old (it
+    // paired with a read from before a blocked event loop): its own deadline may have passed,
+    // and the whole timeout given from when the proof began to matter again still runs.
+    if (fresh) this.engagedAt = undefined;
+    if (this.phase === 'at-risk' && fresh) {
       this.phase = 'trusted';
       this.hooks.recovered();
       this.armDeadline(); // the timer was set for `goneAt`, later than the new at-risk time
     }
+    this.hooks.proven();
   }
 
   private onTick(): void {

@@ -230,12 +230,34 @@ export class ZkSession extends EventEmitter {
   }
 
   /**
-   * True when a lock granted now would be born lost for the proof's age: nothing is written
-   * while the session only waits (see `SessionLiveness`). A grant then sends one `barrier()`
-   * first, which pairs with the latest read the server answered: the proof is fresh again.
+   * True when a lock granted now would be born lost, or lost too soon, for the proof's age
+   * (`SessionLiveness.stale`) or because the session is not trusted now (checked against the
+   * clock). Nothing is written while the session only waits, and an event loop blocked for
+   * seconds runs nothing. A grant then waits for `whenProven()` first.
    */
   get proofIsStale(): boolean {
-    return this.liveness.stale;
+    return this.liveness.stale || !this.checkTrust();
+  }
+
+  /**
+   * Resolves once the proof is fresh (not `proofIsStale`). Usually one `barrier()` does it: it pairs with the latest
+   * read the server answered a pair gap before (an idle session's heartbeat reads, see
+   * `QuorumEvidence`). After a blocked event loop no such read was answered: the session
+   * then proves itself as while a lock is held (`SessionLiveness.want`: heartbeat writes,
+   * the clock watched), and this resolves once a pair of them proved it again. Rejects as
+   * the barrier does (`CONNECTION_LOSS`: call again once connected), when the session is
+   * lost (or given up: no proof within a whole timeout from now), or with `stop`'s reason.
+   */
+  async whenProven(stop?: AbortSignal): Promise<void> {
+    if (!this.proofIsStale) return;
+    const done = this.liveness.want();
+    try {
+      await this.barrier();
+      // A proof may move and still be too old (it paired with a read from before a block).
+      while (this.proofIsStale) await whenSo(this, () => !this.proofIsStale, 'proven', stop);
+    } finally {
+      done();
+    }
   }
 
   /** When ZooKeeper's leader last proved to have heard from this session (`performance.now()` time). */
@@ -684,7 +706,7 @@ export class ZkSession extends EventEmitter {
       this.call('heartbeat', HEARTBEAT_PATH, ask, false).catch(() => undefined);
     },
     // Held locks and leases listen for distrust. A waiting acquire needs no proof until
-    // its grant, which makes one when the proof is stale (`proofIsStale`).
+    // its grant, which waits for one when the proof is stale (`whenProven`).
     busy: () => this.trust.subscribed,
     oldestPending: (writesOnly) => this.inflight.oldest(writesOnly),
     dropConnection: (sentBefore) => {
@@ -706,6 +728,7 @@ export class ZkSession extends EventEmitter {
       this.trust.restore(); // for grants from now on; earlier ones stay lost
       this.emit('recovered');
     },
+    proven: () => this.emit('proven'),
     gone: (unprovenForMs) =>
       this.lose(
         `no proof for ${unprovenForMs} ms, the whole session timeout, that ZooKeeper's leader heard from this session: it may have expired it`,

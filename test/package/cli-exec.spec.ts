@@ -28,6 +28,51 @@ note('start ' + id + ' ' + process.pid);
 setTimeout(() => { note('end ' + id); process.exit(Number(code)); }, Number(holdMs));
 `;
 
+/**
+ * A worker that `sh -c` starts, a grandchild of exec: appends `start <id> <t> <pid> <peer>`,
+ * then `beat <id> <t>` every 50 ms while it works and `end <id> <t>` after `holdMs`; on
+ * SIGTERM `term <id> <t>`, and exits unless `ignore-term`. `<t>` is the time in ms (shared
+ * by every process of the machine); `<peer>` is the state of process `peer` at the start
+ * (\`gone\`, or its /proc state: a peer of another exec's group must be gone by then).
+ */
+const WORKER = `
+const [log, id, holdMs, onTerm, peer] = process.argv.slice(1);
+const { appendFileSync, readFileSync } = require('node:fs');
+const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
+const note = (line) => appendFileSync(log, line + '\\n');
+const state = (pid) => { try { const stat = readFileSync('/proc/' + pid + '/stat', 'utf8'); return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]; } catch { return 'gone'; } };
+process.on('SIGTERM', () => { note('term ' + id + ' ' + now()); if (onTerm !== 'ignore-term') process.exit(0); });
+note('start ' + id + ' ' + now() + ' ' + process.pid + ' ' + (peer ? state(peer) : '-'));
+setInterval(() => note('beat ' + id + ' ' + now()), 50);
+setTimeout(() => { note('end ' + id + ' ' + now()); process.exit(0); }, Number(holdMs));
+`;
+
+/** A worker's line: what happened, to which worker, when; `pid` and `peer` on `start`. */
+interface WorkerEvent {
+  readonly event: string;
+  readonly id: string;
+  readonly t: number;
+  readonly pid?: number;
+  readonly peer?: string;
+}
+
+/** A process's state from /proc: undefined once it is gone; `Z` a zombie (it has exited, not reaped yet). */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Still running: neither gone nor a zombie (PID 1 may never reap an orphan). */
+const lives = (pid: number): boolean => !['Z', 'X', undefined].includes(processState(pid));
+
+/** A process's child processes (its main thread's: the one that spawns them), from /proc. */
+const childrenOf = (pid: number): string[] =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+
 interface Run {
   readonly code: number | null;
   readonly err: string;
@@ -36,8 +81,11 @@ interface Run {
 /** CLIs still running: a failed test's are killed, not left to keep Jest up. */
 const running = new Set<ChildProcess>();
 
-/** `npx nestjs-zk-lock exec …`, the built bin, as a process of its own (`pid` to signal it). */
-function cli(args: string[]): Promise<Run> & { readonly pid: number } {
+/**
+ * `npx nestjs-zk-lock exec …`, the built bin, as a process of its own (`pid` to signal it,
+ * `stderr()` for what it has printed so far).
+ */
+function cli(args: string[]): Promise<Run> & { readonly pid: number; stderr(): string } {
   const child = spawn(process.execPath, [join(ROOT, BIN), ...args], { stdio: ['ignore', 'inherit', 'pipe'] });
   running.add(child);
   let err = '';
@@ -48,8 +96,11 @@ function cli(args: string[]): Promise<Run> & { readonly pid: number } {
       resolve({ code, err });
     }),
   );
-  return Object.assign(done, { pid: child.pid! });
+  return Object.assign(done, { pid: child.pid!, stderr: () => err });
 }
+
+/** Workers started by the tests: a failed test's are killed, not left running. */
+const workers = new Set<number>();
 
 /** `exec`'s lock tests, against a real ZooKeeper, with real processes. */
 describe('nestjs-zk-lock exec', () => {
@@ -67,7 +118,41 @@ describe('nestjs-zk-lock exec', () => {
     String(code),
     onTerm,
   ];
+  /**
+   * `sh -c '"$@" & <then>'`: sh starts a WORKER in the background (its stdio not the CLI's,
+   * so the CLI's stderr closes when the CLI exits), then runs `then` (`wait` for it, or `exit 5`).
+   */
+  const inGroup = (then: string, log: string, id: string, holdMs: number, onTerm = ''): string[] => [
+    '--',
+    'sh',
+    '-c',
+    `"$@" </dev/null >/dev/null 2>&1 & ${then}`,
+    'sh',
+    ...worker(log, id, holdMs, onTerm),
+  ];
+  const worker = (log: string, id: string, holdMs: number, onTerm = '', peer = ''): string[] => [
+    process.execPath,
+    '-e',
+    WORKER,
+    log,
+    id,
+    String(holdMs),
+    onTerm,
+    peer,
+  ];
   const lines = (log: string): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
+  const events = (log: string, id: string): WorkerEvent[] =>
+    lines(log)
+      .map((line) => line.split(' '))
+      .filter(([, of]) => of === id)
+      .map(([event, of, t, pid, peer]) => ({ event, id: of, t: Number(t), pid: pid ? Number(pid) : undefined, peer }));
+  /** The pid of worker `id` once it has started (and it is killed after the test). */
+  const started = async (log: string, id: string): Promise<number> => {
+    await waitUntil(() => events(log, id).length > 0, `worker ${id} to start`);
+    const pid = events(log, id)[0].pid!;
+    workers.add(pid);
+    return pid;
+  };
   const noNodes = async (name: string): Promise<boolean> => ((await fixture.nodes(name)) ?? []).length === 0;
 
   beforeAll(async () => {
@@ -85,6 +170,10 @@ describe('nestjs-zk-lock exec', () => {
       running.delete(child);
     });
     await Promise.all(left);
+    for (const pid of workers) {
+      if (lives(pid)) process.kill(pid, 'SIGKILL');
+      workers.delete(pid);
+    }
   });
   afterAll(async () => {
     await fixture?.cleanup();
@@ -202,5 +291,107 @@ describe('nestjs-zk-lock exec', () => {
     const notExecutable = await cli(['exec', 'broken', ...base(), '--', dir]);
     expect(notExecutable).toMatchObject({ code: 126, err: expect.stringContaining('cannot run') });
     expect(await noNodes('broken')).toBe(true);
+  });
+
+  describe("the command's whole process group (sh -c and what it starts)", () => {
+    it('--max-hold stops the background worker of `sh -c` too, before the lock is released: the next exec starts only once it is gone', async () => {
+      const log = join(dir, 'group.log');
+      const first = cli([
+        'exec',
+        'group',
+        '--max-hold',
+        '1500',
+        '--kill-grace',
+        '5000',
+        ...base(),
+        ...inGroup('wait', log, 'a', 6000),
+      ]);
+      const a = await started(log, 'a');
+      const second = cli(['exec', 'group', ...base(), '--', ...worker(log, 'b', 0, '', String(a))]);
+      await fixture.queued('group', 2);
+
+      expect(await first).toMatchObject({ code: 123, err: expect.stringContaining('--max-hold 1500 ms') });
+      expect(await second).toMatchObject({ code: 0 });
+      const ofA = events(log, 'a');
+      expect(ofA.map(({ event }) => event)).toContain('term'); // told to stop, with sh
+      expect(ofA.map(({ event }) => event)).not.toContain('end');
+      // When b started, a's worker was gone (or dead, not reaped), and it had done its last work before.
+      const [startOfB] = events(log, 'b');
+      expect(['gone', 'Z']).toContain(startOfB.peer);
+      expect(Math.max(...ofA.map(({ t }) => t))).toBeLessThan(startOfB.t);
+      expect(await noNodes('group')).toBe(true);
+    });
+
+    it("a worker that ignores SIGTERM gets SIGKILL after --kill-grace; until it is gone, sh's exit aside, the lock's node stays in ZooKeeper", async () => {
+      const log = join(dir, 'stubborn.log');
+      const run = cli([
+        'exec',
+        'stubborn',
+        '--max-hold',
+        '1000',
+        '--kill-grace',
+        '4000',
+        ...base(),
+        ...inGroup('wait', log, 'a', 60_000, 'ignore-term'),
+      ]);
+      const a = await started(log, 'a');
+      await waitUntil(() => events(log, 'a').some(({ event }) => event === 'term'), 'the worker to get SIGTERM');
+      // sh died of SIGTERM (exec, its parent, reaped it): only the worker is left, and it works on...
+      await waitUntil(() => childrenOf(run.pid).length === 0, 'sh to go');
+      const beats = events(log, 'a').length;
+      await waitUntil(() => events(log, 'a').length > beats + 2, 'the worker to work on');
+      expect(lives(a)).toBe(true);
+      // ...so exec still holds the lock: its node is there, and it is the holder.
+      expect(await fixture.nodes('stubborn')).toHaveLength(1);
+      const [holder] = await fixture.backend().then((backend) => backend.contenders('stubborn'));
+      expect(holder).toMatchObject({ holding: true, identity: expect.stringMatching(`^${hostname()}:${run.pid}:`) });
+
+      expect(await run).toMatchObject({ code: 123 });
+      expect(lives(a)).toBe(false);
+      expect(events(log, 'a').map(({ event }) => event)).not.toContain('end');
+      expect(await noNodes('stubborn')).toBe(true);
+    });
+
+    it("a command that exits leaving a worker in its group: the lock is held until the worker is gone too, then exec exits with the command's code", async () => {
+      const log = join(dir, 'linger.log');
+      const first = cli(['exec', 'linger', ...base(), ...inGroup('exit 5', log, 'a', 2000)]);
+      const a = await started(log, 'a');
+      await waitUntil(() => first.stderr().includes('still running'), 'exec to say it waits for the worker');
+      expect(first.stderr()).toContain(String(a));
+      const second = cli(['exec', 'linger', ...base(), '--', ...worker(log, 'b', 0, '', String(a))]);
+      await fixture.queued('linger', 2);
+      expect(lives(a)).toBe(true); // the queue is as it was while the worker runs: exec holds, the other waits
+
+      expect(await first).toMatchObject({ code: 5 });
+      expect(await second).toMatchObject({ code: 0 });
+      const ofA = events(log, 'a');
+      expect(ofA.at(-1)!.event).toBe('end'); // left to finish its work, not stopped
+      const [startOfB] = events(log, 'b');
+      expect(['gone', 'Z']).toContain(startOfB.peer);
+      expect(ofA.at(-1)!.t).toBeLessThan(startOfB.t);
+      expect(await noNodes('linger')).toBe(true);
+    });
+
+    it("SIGTERM sent to exec reaches every process of the command's group, not only sh", async () => {
+      const log = join(dir, 'forwarded.log');
+      // sh runs the worker in the foreground (not exec'd: a command follows), so sh and the worker both hear it.
+      const run = cli([
+        'exec',
+        'forwarded',
+        ...base(),
+        '--',
+        'sh',
+        '-c',
+        '"$@" </dev/null >/dev/null 2>&1; exit $?',
+        'sh',
+        ...worker(log, 'a', 60_000),
+      ]);
+      const a = await started(log, 'a');
+      process.kill(run.pid, 'SIGTERM');
+      expect(await run).toMatchObject({ code: 143 });
+      expect(events(log, 'a').map(({ event }) => event)).toContain('term');
+      expect(lives(a)).toBe(false);
+      expect(await noNodes('forwarded')).toBe(true);
+    });
   });
 });

@@ -55,9 +55,18 @@ export async function runExec(
         : await backend.acquire(name, { mode: exec.mode, timeoutMs: waitMs, signal: cancel.signal });
     } catch (error) {
       if (error instanceof LockAbortedError && received) return bySignal(received);
-      if (error instanceof LockTimeoutError || error instanceof LockUnavailableError) {
+      if (error instanceof LockTimeoutError) {
+        // In the flag's terms when the operator gave one (the library's words name its own options).
+        say(
+          Number.isFinite(exec.waitMs)
+            ? cliMessages.execTimeout(name, exec.mode, exec.waitMs)
+            : `${error.message}: the command was not run`,
+        );
+        return EXEC_EXIT.timedOut;
+      }
+      if (error instanceof LockUnavailableError) {
         say(`${error.message}: the command was not run`);
-        return error instanceof LockTimeoutError ? EXEC_EXIT.timedOut : EXEC_EXIT.unavailable;
+        return EXEC_EXIT.unavailable;
       }
       throw error;
     }

@@ -20,6 +20,8 @@ export const cliMessages = {
   rootMissing: (root: string, connect: string): string =>
     `No lock root "${root}" at "${connect}": nothing has been locked under it. Check --root (or $ZK_LOCK_ROOT; the default is /locks): it must be the rootPath the applications use, and a chroot in ${CONNECT} moves it.`,
   noAuth: '(the nodes have ACLs: set $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD)',
+  execTimeout: (name: string, mode: string, timeoutMs: number): string =>
+    `"${name}" (${mode}) was not granted within --timeout ${timeoutMs} ms (connecting and waiting share it): the command was not run. Wait longer (raise --timeout), or see who holds it with: nestjs-zk-lock show ${name}`,
   execGroupLeft: (
     name: string,
     ended: { readonly code: number | null; readonly signal: NodeJS.Signals | null },

@@ -209,6 +209,11 @@ describe('nestjs-zk-lock exec', () => {
     expect(skipped).toMatchObject({ code: 121, err: expect.stringContaining('"report" is locked: skipped') });
     const timedOut = await cli(['exec', 'report', '--timeout', '1500', ...base(), ...job(log, 't', 0)]);
     expect(timedOut).toMatchObject({ code: 120, err: expect.stringContaining('the command was not run') });
+    // In the CLI's words: the flag to raise, and the command that shows the holder.
+    expect(timedOut.err).toContain('within --timeout 1500 ms');
+    expect(timedOut.err).toContain('raise --timeout');
+    expect(timedOut.err).toContain('nestjs-zk-lock show report');
+    expect(timedOut.err).not.toMatch(/timeoutMs|contenders\(/);
     // SIGTERM while it waits ends the wait: 128 + 15, nothing run, its queued node withdrawn.
     const waiting = cli(['exec', 'report', ...base(), ...job(log, 'w', 0)]);
     await fixture.queued('report', 2);

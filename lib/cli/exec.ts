@@ -19,8 +19,12 @@ export const EXEC_EXIT = {
   notFound: 127,
 } as const;
 
-/** Sent on to the command while it runs; before it runs, they cancel the wait for the lock. */
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/**
+ * Sent on to the command's process group while it runs; before it runs, they cancel the
+ * wait for the lock. The terminal's Ctrl-C and Ctrl-\ reach only exec (the command is not
+ * in the terminal's foreground group), so exec passes them on.
+ */
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
 
 /** As shells report a process killed by a signal. */
 const bySignal = (signal: NodeJS.Signals): number => 128 + (constants.signals[signal] ?? 0);
@@ -98,7 +102,11 @@ async function runHolding(
   forwardTo: (send: (signal: NodeJS.Signals) => void) => void,
 ): Promise<number> {
   const group = new ProcessGroup(exec.command, exec.args);
-  forwardTo((signal) => group.signal(signal));
+  let forwarded = false;
+  forwardTo((signal) => {
+    forwarded = true;
+    group.signal(signal);
+  });
   let stoppedFor: 'lost' | 'max-hold' | undefined;
   let killTimer: LongTimeout | undefined;
   const stop = (why: 'lost' | 'max-hold', reason: string): void => {
@@ -127,7 +135,8 @@ async function runHolding(
       return ended.code === 'ENOENT' ? EXEC_EXIT.notFound : EXEC_EXIT.notExecutable;
     }
     const left = group.running();
-    if (!stoppedFor && left.length > 0) say(cliMessages.execGroupLeft(lock.name, ended, left));
+    // Unasked, background work keeps the lock: said, as the operator may not expect it.
+    if (!stoppedFor && !forwarded && left.length > 0) say(cliMessages.execGroupLeft(lock.name, ended, left));
     await group.gone();
     if (stoppedFor) return stoppedFor === 'lost' ? EXEC_EXIT.lost : EXEC_EXIT.maxHold;
     return ended.signal ? bySignal(ended.signal) : (ended.code ?? 1);

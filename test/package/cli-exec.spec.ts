@@ -377,9 +377,13 @@ describe('nestjs-zk-lock exec', () => {
       expect(await noNodes('linger')).toBe(true);
     });
 
-    it("SIGTERM sent to exec reaches every process of the command's group, not only sh", async () => {
-      const log = join(dir, 'forwarded.log');
-      // sh runs the worker in the foreground (not exec'd: a command follows), so sh and the worker both hear it.
+    it.each([
+      ['SIGTERM', 143],
+      ['SIGQUIT', 131], // Ctrl-\ in a terminal: it reaches only exec, which passes it on
+    ] as const)("%s sent to exec reaches every process of the command's group, not only sh", async (signal, code) => {
+      const log = join(dir, `forwarded-${signal}.log`);
+      // sh runs the worker in the foreground (not exec'd: a command follows), so sh and the worker both hear
+      // it; neither keeps the CLI's stderr open after the CLI.
       const run = cli([
         'exec',
         'forwarded',
@@ -387,16 +391,33 @@ describe('nestjs-zk-lock exec', () => {
         '--',
         'sh',
         '-c',
-        '"$@" </dev/null >/dev/null 2>&1; exit $?',
+        'exec </dev/null >/dev/null 2>&1; "$@"; exit $?',
         'sh',
         ...worker(log, 'a', 60_000),
       ]);
       const a = await started(log, 'a');
-      process.kill(run.pid, 'SIGTERM');
-      expect(await run).toMatchObject({ code: 143 });
-      expect(events(log, 'a').map(({ event }) => event)).toContain('term');
+      process.kill(run.pid, signal);
+      expect(await run).toMatchObject({ code });
+      if (signal === 'SIGTERM') expect(events(log, 'a').map(({ event }) => event)).toContain('term');
       expect(lives(a)).toBe(false);
       expect(await noNodes('forwarded')).toBe(true);
+    });
+
+    it('ignores SIGTSTP (Ctrl-Z) while the command runs: exec stopped alone would let the lock go while the command runs on', async () => {
+      const log = join(dir, 'suspended.log');
+      const run = cli(['exec', 'suspended', ...base(), ...inGroup('wait', log, 'a', 60_000)]);
+      const a = await started(log, 'a');
+      process.kill(run.pid, 'SIGTSTP');
+      await waitUntil(() => run.stderr().includes('SIGTSTP (Ctrl-Z) ignored'), 'exec to say it ignores SIGTSTP');
+      // Still running, and still holding: it keeps its session alive while the worker works on.
+      const beats = events(log, 'a').length;
+      await waitUntil(() => events(log, 'a').length > beats + 2, 'the worker to work on');
+      expect(processState(run.pid)).not.toBe('T');
+      expect(await fixture.nodes('suspended')).toHaveLength(1);
+      process.kill(run.pid, 'SIGTERM');
+      expect(await run).toMatchObject({ code: 143 }); // sh died of it, and its worker with it
+      expect(lives(a)).toBe(false);
+      expect(await noNodes('suspended')).toBe(true);
     });
   });
 });

@@ -357,6 +357,47 @@ describe('nestjs-zk-lock exec', () => {
       expect(await noNodes('stubborn')).toBe(true);
     });
 
+    it('a group left with a zombie only (exited, never reaped) is gone: exec releases and exits', async () => {
+      const log = join(dir, 'zombie.log');
+      // The leader forks P; P forks Z, which exits at once, then P leaves the group (setsid) and
+      // lives on without ever reaping Z: the group's one member is a zombie, which still answers
+      // kill(-pgid, 0), as an orphan does under a PID 1 that never reaps.
+      const script = [
+        'import os, sys, time',
+        'note = lambda line: open(sys.argv[1], "a").write(line + "\\n")',
+        'if os.fork() == 0:',
+        '    z = os.fork()',
+        '    if z == 0: os._exit(0)',
+        '    while open(f"/proc/{z}/stat").read().rsplit(")", 1)[1].split()[0] != "Z": time.sleep(0.01)',
+        '    os.setsid()',
+        '    for fd in (0, 1, 2): os.dup2(os.open("/dev/null", os.O_RDWR), fd)  # not the CLI\'s stderr',
+        '    note(f"left {os.getpid()} {z}")',
+        '    time.sleep(120)',
+        '    os._exit(0)',
+        'note(f"leader {os.getpid()}")',
+        'while "left" not in open(sys.argv[1]).read(): time.sleep(0.01)',
+      ].join('\n');
+      const run = cli(['exec', 'zombie', ...base(), '--', '/usr/bin/python3', '-c', script, log]);
+      await waitUntil(() => lines(log).some((line) => line.startsWith('left')), 'the group to be left with a zombie');
+      const [, outside, zombie] = lines(log)
+        .find((line) => line.startsWith('left'))!
+        .split(' ')
+        .map(Number);
+      workers.add(outside);
+      const leader = Number(
+        lines(log)
+          .find((line) => line.startsWith('leader'))!
+          .split(' ')[1],
+      );
+
+      expect(await run).toMatchObject({ code: 0 });
+      // Still a zombie of the command's group when exec exited, its parent alive outside the group.
+      expect(processState(zombie)).toBe('Z');
+      expect(readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1].split(' ')[2]).toBe(String(leader));
+      expect(lives(outside)).toBe(true);
+      expect(await noNodes('zombie')).toBe(true);
+    });
+
     it("a command that exits leaving a worker in its group: the lock is held until the worker is gone too, then exec exits with the command's code", async () => {
       const log = join(dir, 'linger.log');
       const first = cli(['exec', 'linger', ...base(), ...inGroup('exit 5', log, 'a', 2000)]);

@@ -31,9 +31,10 @@ setTimeout(() => { note('end ' + id); process.exit(Number(code)); }, Number(hold
 /**
  * A worker that `sh -c` starts, a grandchild of exec: appends `start <id> <t> <pid> <peer>`,
  * then `beat <id> <t>` every 50 ms while it works and `end <id> <t>` after `holdMs`; on
- * SIGTERM `term <id> <t>`, and exits unless `ignore-term`. `<t>` is the time in ms (shared
- * by every process of the machine); `<peer>` is the state of process `peer` at the start
- * (\`gone\`, or its /proc state: a peer of another exec's group must be gone by then).
+ * SIGTERM `term <id> <t>`, then it exits `onTerm` ms later (working on meanwhile), or never
+ * with `ignore-term`. `<t>` is the time in ms (shared by every process of the machine);
+ * `<peer>` is the state of process `peer` at the start (`gone`, or its /proc state: a peer
+ * of another exec's group must be gone by then).
  */
 const WORKER = `
 const [log, id, holdMs, onTerm, peer] = process.argv.slice(1);
@@ -41,7 +42,10 @@ const { appendFileSync, readFileSync } = require('node:fs');
 const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const note = (line) => appendFileSync(log, line + '\\n');
 const state = (pid) => { try { const stat = readFileSync('/proc/' + pid + '/stat', 'utf8'); return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]; } catch { return 'gone'; } };
-process.on('SIGTERM', () => { note('term ' + id + ' ' + now()); if (onTerm !== 'ignore-term') process.exit(0); });
+process.on('SIGTERM', () => {
+  note('term ' + id + ' ' + now());
+  if (onTerm !== 'ignore-term') setTimeout(() => process.exit(0), Number(onTerm)); // its clean-up takes onTerm ms
+});
 note('start ' + id + ' ' + now() + ' ' + process.pid + ' ' + (peer ? state(peer) : '-'));
 setInterval(() => note('beat ' + id + ' ' + now()), 50);
 setTimeout(() => { note('end ' + id + ' ' + now()); process.exit(0); }, Number(holdMs));
@@ -309,7 +313,7 @@ describe('nestjs-zk-lock exec', () => {
         '--kill-grace',
         '5000',
         ...base(),
-        ...inGroup('wait', log, 'a', 6000),
+        ...inGroup('wait', log, 'a', 6000, '1000'), // on SIGTERM, it cleans up for 1 s
       ]);
       const a = await started(log, 'a');
       const second = cli(['exec', 'group', ...base(), '--', ...worker(log, 'b', 0, '', String(a))]);

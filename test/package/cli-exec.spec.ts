@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { ensureBuilt } from '../support/fixture-app';
 import { freePort } from '../support/free-port';
@@ -32,7 +33,8 @@ setTimeout(() => { note('end ' + id); process.exit(Number(code)); }, Number(hold
  * A worker that `sh -c` starts, a grandchild of exec: appends `start <id> <t> <pid> <peer>`,
  * then `beat <id> <t>` every 50 ms while it works and `end <id> <t>` after `holdMs`; on
  * SIGTERM `term <id> <t>`, then it exits `onTerm` ms later (working on meanwhile), or never
- * with `ignore-term`. `<t>` is the time in ms (shared by every process of the machine);
+ * with `ignore-term`; on SIGINT `int <id> <t>`, and it exits 300 ms later (a second SIGINT
+ * would be seen). The start line ends with `tty`, or why /dev/tty could not be opened. `<t>` is the time in ms (shared by every process of the machine);
  * `<peer>` is the state of process `peer` at the start (`gone`, or its /proc state: a peer
  * of another exec's group must be gone by then).
  */
@@ -46,7 +48,9 @@ process.on('SIGTERM', () => {
   note('term ' + id + ' ' + now());
   if (onTerm !== 'ignore-term') setTimeout(() => process.exit(0), Number(onTerm)); // its clean-up takes onTerm ms
 });
-note('start ' + id + ' ' + now() + ' ' + process.pid + ' ' + (peer ? state(peer) : '-'));
+process.on('SIGINT', () => { note('int ' + id + ' ' + now()); setTimeout(() => process.exit(0), 300); });
+const tty = () => { try { require('node:fs').closeSync(require('node:fs').openSync('/dev/tty', 'r')); return 'tty'; } catch (error) { return error.code; } };
+note('start ' + id + ' ' + now() + ' ' + process.pid + ' ' + (peer ? state(peer) : '-') + ' ' + tty());
 setInterval(() => note('beat ' + id + ' ' + now()), 50);
 setTimeout(() => { note('end ' + id + ' ' + now()); process.exit(0); }, Number(holdMs));
 `;
@@ -420,6 +424,50 @@ describe('nestjs-zk-lock exec', () => {
       expect(['gone', 'Z']).toContain(startOfB.peer);
       expect(ofA.at(-1)!.t).toBeLessThan(startOfB.t);
       expect(await noNodes('linger')).toBe(true);
+    });
+
+    it("in a terminal: Ctrl-C reaches each process of the group once (through exec), Ctrl-Z is ignored, /dev/tty is not the command's", async () => {
+      const log = join(dir, 'terminal.log');
+      // As an operator runs it: a job-control shell on a pseudo-terminal puts exec in the
+      // terminal's foreground group; the keys are typed once both workers have started.
+      const driver = [
+        'import json, os, pty, select, sys, time',
+        'log = sys.argv[1]',
+        'pid, fd = pty.fork()',
+        'if pid == 0:',
+        '    os.execvp("bash", ["bash", "-c", "set -m; \\"$@\\"", "bash"] + sys.argv[2:])',
+        'out = b""',
+        'deadline = time.time() + 30  # then the terminal hangs up: what was typed had no effect',
+        'def read_until(done):',
+        '    global out',
+        '    while not done() and time.time() < deadline:',
+        '        if not select.select([fd], [], [], 0.1)[0]: continue',
+        '        try: out += os.read(fd, 4096)',
+        '        except OSError: return',
+        'def started(): return os.path.exists(log) and open(log).read().count("start ") == 2',
+        'while not started() and time.time() < deadline: time.sleep(0.02)',
+        'os.write(fd, b"\\x1a")',
+        'read_until(lambda: b"SIGTSTP" in out)',
+        'os.write(fd, b"\\x03")',
+        'read_until(lambda: False)',
+        'os.close(fd)',
+        'print(json.dumps({"code": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), "out": out.decode()}))',
+      ].join('\n');
+      // sh runs two workers: one in the background, one in front.
+      const command = [process.execPath, join(ROOT, BIN), 'exec', 'terminal', ...base()];
+      command.push(...inGroup('"$@"; wait', log, 'a', 60_000));
+      const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', driver, log, ...command]);
+      const { code, out } = JSON.parse(stdout) as { code: number; out: string };
+
+      expect(out).toContain('SIGTSTP (Ctrl-Z) ignored');
+      expect(code).toBe(130); // sh was interrupted, as it is by Ctrl-C in a terminal
+      const ofA = lines(log).filter((line) => line.split(' ')[1] === 'a');
+      expect(ofA.filter((line) => line.startsWith('start'))).toEqual([
+        expect.stringMatching(/ ENXIO$/),
+        expect.stringMatching(/ ENXIO$/),
+      ]);
+      expect(ofA.filter((line) => line.startsWith('int'))).toHaveLength(2); // once each
+      expect(await noNodes('terminal')).toBe(true);
     });
 
     it.each([

@@ -110,7 +110,8 @@ async function runHolding(
   let stoppedFor: 'lost' | 'max-hold' | undefined;
   let killTimer: LongTimeout | undefined;
   const stop = (why: 'lost' | 'max-hold', reason: string): void => {
-    if (stoppedFor) return;
+    // A command whose group is all gone did its work under the lock: not "stopped".
+    if (stoppedFor || group.isGone()) return;
     stoppedFor = why;
     say(reason);
     say(`stopping the command and its process group (SIGTERM, SIGKILL in ${exec.killGraceMs} ms)`);

@@ -68,6 +68,13 @@ export class ProcessGroup {
     });
   }
 
+  /** No process of the group runs any more (as `gone()` waits for, checked once). */
+  isGone(): boolean {
+    const leaderEnded = this.leader.exitCode !== null || this.leader.signalCode !== null || !this.leader.pid;
+    const running = this.running();
+    return leaderEnded && running !== 'unknown' && running.length === 0;
+  }
+
   /** Settles once no process of the group runs: the leader has exited, and everything it started too. */
   async gone(): Promise<void> {
     await this.leaderEnded;

@@ -39,14 +39,24 @@ export function historyText(name: string, { holdUntil, runs }: JobState, now = D
   if (runs.length === 0 && holdUntil === null)
     return `"${name}" has no runs recorded (withLock calls with holdAtLeastMs, or a maxHoldMs of their own, record them).`;
   const title = `${name}: the last ${runs.length} run(s), newest first`;
-  const rows = runs.map((run) => [run.outcome, run.by, new Date(run.startedAt).toISOString(), took(run)]);
+  const rows = runs.map((run) => [run.outcome, ranBy(run), new Date(run.startedAt).toISOString(), took(run)]);
   const hold = holdUntil === null ? [] : [`  ${keptText(holdUntil, now)}`];
   return [title, ...hold, ...table([['outcome', 'by', 'started', 'took'], ...rows])].join('\n');
 }
 
-/** `ok by host:42, started 12 s ago, took 35 ms` (times on ZooKeeper's clock). */
+/**
+ * Who ran a job: its client's configured identity, with `host:pid` beside it (`billing-1
+ * (web-3:4242)`); the identity alone when it starts with them (the default one), and
+ * `host:pid` alone for a run recorded without an identity.
+ */
+function ranBy({ by, identity }: { by: string; identity?: string }): string {
+  if (identity === undefined || identity === by) return by;
+  return identity.startsWith(`${by}:`) ? identity : `${identity} (${by})`;
+}
+
+/** `ok by billing-1 (host:42), started 12 s ago, took 35 ms` (times on ZooKeeper's clock). */
 function runText(run: ListedRun, now: number): string {
-  return `${run.outcome} by ${run.by}, started ${age(run.startedAt, now)} ago (${run.startedAt.toISOString()}), took ${took({ startedAt: run.startedAt.getTime(), endedAt: run.endedAt.getTime() })}`;
+  return `${run.outcome} by ${ranBy(run)}, started ${age(run.startedAt, now)} ago (${run.startedAt.toISOString()}), took ${took({ startedAt: run.startedAt.getTime(), endedAt: run.endedAt.getTime() })}`;
 }
 
 function keptText(until: number, now: number): string {

@@ -1,8 +1,10 @@
 import type { LockerEvents } from '../core/reentrancy/lock-call-policy.js';
+import { lockMessages } from '../core/errors/messages.js';
 import type { ZkLockLogger } from './lock-logger.js';
 
 const SKIPPED = {
   held: 'another holder has it',
+  'own-hold': "held by this instance's own hold (the holdAtLeastMs of its last run here)",
   timeout: 'it was not free within timeoutMs',
   closing: 'the application is shutting down',
   unavailable: 'no ZooKeeper session is connected',
@@ -20,7 +22,7 @@ export function lockLogEvents(logger: ZkLockLogger): LockerEvents {
       if (error && error.unavailableSince !== warnedOutage) {
         warnedOutage = error.unavailableSince;
         logger.warn(
-          `Skipping calls with ifLocked: 'skip' while no ZooKeeper session is connected (first: lock "${name}", ${error.state} for ${error.unavailableForMs} ms); said once per outage.`,
+          `Skipping calls with ifLocked: 'skip' while no ZooKeeper session is connected (first: lock "${name}", ${lockMessages.outage(error.state, error.unavailableForMs, error.neverConnected)}); said once per outage.`,
         );
       }
       logger.verbose(`Skipped a call under lock "${name}" (${mode}, ifLocked: 'skip'): ${SKIPPED[reason]}.`);

@@ -27,12 +27,14 @@ import {
 } from '@nestjs/common';
 
 import { ReentrantLocker } from '../core/reentrancy/reentrant-locker.js';
+import { ZK_CLIENT_DEFAULTS, type ResolvedZkClientOptions } from '../core/zookeeper/session/zk-client-options.js';
+import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import { runOnce, type RunOnceOptions } from '../core/run-once/run-once.js';
 import { lockLogEvents } from './lock-log.listener.js';
 import { setLoggerOf, ZkLockLogger } from './lock-logger.js';
 import { lockServiceRegistry, type LockServiceLike } from './service-registry.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
-import type { LockServiceOptions } from './zk-lock-module.options.js';
+import { defaultAcquireTimeoutMs, type LockServiceOptions } from './zk-lock-module.options.js';
 
 /** The lock calls `LockService` forwards to its `ReentrantLocker` (declared in the interface below). */
 const LOCKER_CALLS = [
@@ -145,7 +147,18 @@ export class LockService
   ) {
     const logger = new ZkLockLogger(options.logLevels);
     setLoggerOf(this, logger);
-    this.locker = new ReentrantLocker(backend, options.acquireTimeoutMs, lockLogEvents(logger), options.maxHoldMs);
+    const timeout = options.acquireTimeoutMs ?? (() => this.defaultAcquireTimeoutMs());
+    this.locker = new ReentrantLocker(backend, timeout, lockLogEvents(logger), options.maxHoldMs);
+  }
+
+  /**
+   * `acquireTimeoutMs`'s default, from the session timeout the server granted (it may
+   * differ from the one asked for, and from one server to another), else the one asked for.
+   */
+  private defaultAcquireTimeoutMs(): number {
+    const granted = (this.backend as Partial<Pick<ZkLockBackend, 'status'>>).status?.().timeoutMs;
+    const asked = (this.options as Partial<ResolvedZkClientOptions>).sessionTimeoutMs;
+    return defaultAcquireTimeoutMs(granted ?? asked ?? ZK_CLIENT_DEFAULTS.sessionTimeoutMs);
   }
 
   /**
@@ -204,9 +217,10 @@ export class LockService
 
   /** A read's options with the module's `acquireTimeoutMs` when they name no `timeoutMs` (the backend checks them). */
   private readOptions(options: ReadOptions | undefined): ReadOptions | undefined {
-    if (options === undefined) return { timeoutMs: this.options.acquireTimeoutMs };
+    const timeoutMs = this.options.acquireTimeoutMs ?? this.defaultAcquireTimeoutMs();
+    if (options === undefined) return { timeoutMs };
     const named = typeof options !== 'object' || options === null || 'timeoutMs' in options;
-    return named ? options : { ...options, timeoutMs: this.options.acquireTimeoutMs };
+    return named ? options : { ...options, timeoutMs };
   }
 
   /**
@@ -224,19 +238,36 @@ export class LockService
     }
   }
 
-  /** Waits for locks fail now, so that requests still waiting end before the server closes. */
+  /**
+   * True once the application began to shut down: new lock calls are refused from then on
+   * (`LockClientClosedError`, 503 in HTTP) and HTTP answers carry `Connection: close`.
+   */
+  get shuttingDown(): boolean {
+    return this.graceEndsAt !== undefined;
+  }
+
+  /** When the running bodies' `shutdownGraceMs` ends (`performance.now()`), once shutdown began. */
+  private graceEndsAt: number | undefined;
+
+  /**
+   * Shutdown begins: from now on every new lock call is refused at once, and waits fail, so
+   * that requests end (HTTP answers close their keep-alive connections) before the server
+   * closes. Running bodies keep their locks; their `shutdownGraceMs` counts from here.
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    this.graceEndsAt ??= performance.now() + this.options.shutdownGraceMs;
     await this.locker.cancelWaits();
   }
 
   /**
-   * Lets running `withLock` bodies finish (up to `shutdownGraceMs`), then releases held
-   * locks, aborting the signal of any still held first (other instances get them at once,
-   * not after the session timeout), and closes the session.
+   * Lets running `withLock` bodies finish (within `shutdownGraceMs` of the moment shutdown
+   * began), then releases held locks, aborting the signal of any still held first (other
+   * instances get them at once, not after the session timeout), and closes the session.
    */
   async onApplicationShutdown(): Promise<void> {
     lockServiceRegistry.remove(this);
-    await this.locker.drain(this.options.shutdownGraceMs);
+    const graceEndsAt = this.graceEndsAt ?? performance.now() + this.options.shutdownGraceMs;
+    await this.locker.drain(Math.max(0, graceEndsAt - performance.now()));
     await this.backend.close();
   }
 }

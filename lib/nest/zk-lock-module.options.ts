@@ -12,15 +12,18 @@ import { LOG_LEVELS } from './lock-logger.js';
 export interface ZkLockModuleOptions extends ZkLockOptions {
   /**
    * How long `LockService` calls and `@WithLock` methods wait for a lock when the call
-   * names no `timeoutMs`. Default 10 000 ms; any number of milliseconds >= 0, however
-   * large; `Infinity` waits as long as it takes.
+   * names no `timeoutMs`. Default: twice the session timeout the server granted (20 s at
+   * the default 10 s session), so that a waiter outlasts the session of a holder whose
+   * process died (docs/guide.md, "When a holder crashes"); any number of milliseconds >= 0,
+   * however large; `Infinity` waits as long as it takes.
    */
   readonly acquireTimeoutMs?: number;
   /**
    * In HTTP handlers, answer lock failures with a status instead of a 500:
    * `LockTimeoutError`/`LockAbortedError` 423 Locked, `LockUpgradeError` 409 Conflict,
    * `LockLostError` and `LockClientClosedError` (shutting down) 503, with `Retry-After` on
-   * 423 and 503. Default `true`. An
+   * 423 and 503; the body's `message` is written for the caller, the error's own goes to
+   * the log. Default `true`. An
    * exception filter of the application's own for the error's class wins (it gets the plain error).
    */
   readonly httpErrors?: boolean;
@@ -32,7 +35,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
   readonly rpcErrors?: boolean;
   /**
    * At application shutdown, how long `withLock` bodies and `@WithLock` methods still
-   * running may take to finish before their locks are released under them (their signal
+   * running may take to finish, counted from the moment shutdown began (new lock calls are
+   * refused from then on), before their locks are released under them (their signal
    * aborts with a `LockLostError` first, and the call rejects with it). Default 10 000 ms;
    * any whole number of milliseconds up to `Number.MAX_SAFE_INTEGER`.
    */
@@ -54,7 +58,8 @@ export interface ZkLockModuleOptions extends ZkLockOptions {
 
 /** What `LockService` and the interceptors read of the module's options, whatever the backend. */
 export interface LockServiceOptions {
-  readonly acquireTimeoutMs: number;
+  /** `undefined`: `defaultAcquireTimeoutMs` of the session timeout, read at each call. */
+  readonly acquireTimeoutMs?: number;
   readonly httpErrors: boolean;
   readonly rpcErrors: boolean;
   readonly shutdownGraceMs: number;
@@ -66,11 +71,23 @@ export interface LockServiceOptions {
 export interface ResolvedZkLockModuleOptions extends ResolvedZkLockOptions, LockServiceOptions {}
 
 const ZK_LOCK_MODULE_DEFAULTS = Object.freeze({
-  acquireTimeoutMs: 10_000,
   httpErrors: true,
   rpcErrors: true,
   shutdownGraceMs: 10_000,
 });
+
+/**
+ * `acquireTimeoutMs` when the options name none, for a session timeout `sessionTimeoutMs`
+ * (the one the server granted; before the first connect, the one asked for). A holder
+ * whose process dies keeps its lock until the server expires its session: the timeout
+ * counted from its last touch, rounded up to the server's next tick, and the server
+ * grants no timeout under 2 × tickTime, so a tick is at most half the timeout. A waiter
+ * that was already queued at the crash is then granted within 1.5 × the timeout and a
+ * notification; the other half timeout is the margin for the notification and the grant.
+ */
+export function defaultAcquireTimeoutMs(sessionTimeoutMs: number): number {
+  return 2 * sessionTimeoutMs;
+}
 
 /** The one place defaults are merged and options checked, for `forRoot` and `forRootAsync` alike. */
 export function resolveModuleOptions(options: ZkLockModuleOptions): ResolvedZkLockModuleOptions {
@@ -94,12 +111,15 @@ const SERVICE_OPTION_KEYS: readonly string[] = [
 /** `LockService`'s options, with their defaults, for every variant of the module (`forTesting` too). */
 export function resolveServiceOptions(options: Partial<LockServiceOptions>): LockServiceOptions {
   const {
-    acquireTimeoutMs = ZK_LOCK_MODULE_DEFAULTS.acquireTimeoutMs,
+    acquireTimeoutMs,
     httpErrors = ZK_LOCK_MODULE_DEFAULTS.httpErrors,
     rpcErrors = ZK_LOCK_MODULE_DEFAULTS.rpcErrors,
     shutdownGraceMs = ZK_LOCK_MODULE_DEFAULTS.shutdownGraceMs,
   } = options;
-  if (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0) {
+  if (
+    acquireTimeoutMs !== undefined &&
+    (typeof acquireTimeoutMs !== 'number' || Number.isNaN(acquireTimeoutMs) || acquireTimeoutMs < 0)
+  ) {
     throw new InvalidOptionError(
       'acquireTimeoutMs',
       acquireTimeoutMs,
@@ -117,7 +137,7 @@ export function resolveServiceOptions(options: Partial<LockServiceOptions>): Loc
     );
   const maxHoldMs = resolveMaxHoldMs(options.maxHoldMs);
   return {
-    acquireTimeoutMs,
+    ...(acquireTimeoutMs === undefined ? {} : { acquireTimeoutMs }),
     httpErrors,
     rpcErrors,
     shutdownGraceMs: wholeMilliseconds('shutdownGraceMs', shutdownGraceMs, 0),

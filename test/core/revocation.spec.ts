@@ -1,6 +1,7 @@
 import {
   InvalidOptionError,
   LockRevocationRequestedError,
+  LockTimeoutError,
   ReentrantLocker,
   type LockHandle,
   type ZkLockBackend,
@@ -255,6 +256,50 @@ describe('revocation (Curator makeRevocable / Revoker.attemptRevoke) on ZooKeepe
     expect(session.watcherCount()).toBe(0);
     expect(lock.revocation.aborted).toBe(false);
     await lock.release();
+  });
+
+  it("a grant whose revocation watch is answered past the call's deadline: LockTimeoutError at the deadline, never a late grant, no node left", async () => {
+    const [a, b] = await fx.many(2);
+    const timeoutMs = 1_500;
+    const held = await a.acquire('late-watch');
+    // The read that sets the watch on its own node, once the node holds, is answered only after the deadline.
+    const session = b.client.session;
+    const read = session.watchDataValue.bind(session);
+    let deadlinePassed!: () => void;
+    const gate = new Promise<void>((resolve) => (deadlinePassed = resolve));
+    let watchAskedAt: number | undefined;
+    const spy = jest.spyOn(session, 'watchDataValue').mockImplementation(async (path, listener) => {
+      watchAskedAt ??= performance.now();
+      await gate;
+      return read(path, listener);
+    });
+    try {
+      const calledAt = performance.now();
+      const outcome = b.acquire('late-watch', { revocable: true, timeoutMs }).then(
+        (lock) => ({ lock, at: performance.now() }),
+        (error: unknown) => ({ error, at: performance.now() }),
+      );
+      await fx.queued('late-watch', 2);
+      await held.release();
+      await waitUntil(() => watchAskedAt !== undefined, 'its node to hold and the watch to be asked');
+      expect(watchAskedAt! - calledAt).toBeLessThan(timeoutMs); // granted by ZooKeeper in time
+      // The acquire's own clock starts a little after `calledAt`: the answer is let through
+      // well past its deadline, unless the acquire settled first.
+      let settled = false;
+      void outcome.then(() => (settled = true));
+      await waitUntil(() => settled || performance.now() - calledAt > timeoutMs + 500, 'the deadline to pass');
+      deadlinePassed();
+      const result = await outcome;
+      if ('lock' in result) await result.lock.release();
+      expect('lock' in result && `granted ${Math.round(result.at - calledAt)} ms after the call`).toBe(false);
+      expect('error' in result && result.error).toBeInstanceOf(LockTimeoutError);
+    } finally {
+      deadlinePassed();
+      spy.mockRestore();
+    }
+    expect((await fx.nodes('late-watch')) ?? []).toEqual([]);
+    await waitUntil(() => session.watcherCount() === 0, 'no watch left in the client');
+    expect(await watchesIn(b, 'late-watch')).toEqual({});
   });
 
   it('refuses a revocable option that is not a boolean, before anything is sent', async () => {

@@ -1,3 +1,4 @@
+import type { ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { WorkerProcess } from '../support/worker-process';
@@ -7,8 +8,10 @@ import { zkConnect } from '../support/zk-test-env';
 interface StepEvent {
   /** Date.now() in the worker: the same clock as the other workers'. */
   t: number;
-  event: 'connected' | 'running' | 'ran' | 'resolved';
+  event: 'connected' | 'running' | 'ran' | 'resolved' | 'failed';
   ran?: boolean;
+  /** The name of the error a `failed` runOnce rejected with. */
+  error?: string;
 }
 
 const parse = (line: string): StepEvent => JSON.parse(line) as StepEvent;
@@ -17,10 +20,11 @@ const events = (worker: WorkerProcess): string[] => worker.lines.map((line) => p
 
 describe('runOnce across processes: a start-up step run by exactly one instance', () => {
   let fx: LockFixture;
+  let observer: ZkLockBackend;
   const workers: WorkerProcess[] = [];
   beforeAll(async () => {
     fx = await LockFixture.create('run-once-processes');
-    await fx.backend(); // the observer fx.nodes reads through
+    observer = await fx.backend(); // the observer fx.nodes reads through
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.kill()));
@@ -70,6 +74,7 @@ describe('runOnce across processes: a start-up step run by exactly one instance'
       endedAt: expect.any(String),
       durationMs: expect.any(Number),
       outcome: 'done',
+      runId: expect.any(String),
     });
     expect((await fx.nodes(key)) ?? []).toEqual([]); // no lock node left behind
   });
@@ -92,4 +97,37 @@ describe('runOnce across processes: a start-up step run by exactly one instance'
     expect(parse(await later.line(isEvent('resolved'), 'resolved', 30_000)).ran).toBe(false);
     expect(events(later)).toEqual(['connected', 'resolved']);
   });
+
+  it.each(['before', 'after'] as const)(
+    "a runner whose lock node is deleted under it (release --force), its step ending %s the next runner's: its completion is refused, one true",
+    async (order) => {
+      const key = `forced-${order}`;
+      const started = ['a', 'b'].map((by) => instance(by, key));
+      const runner = await runnerAmong(started);
+      const [waiter] = started.filter((w) => w !== runner);
+      await fx.queued(key, 2);
+      const [holder] = await observer.contenders(key);
+      // An operator's last resort: the runner is not told, its session lives on.
+      expect(await observer.forceRelease(key)).toEqual([holder.node]);
+      await waiter.line(isEvent('running'), 'running', 30_000);
+
+      // The runner's step ends, its handle unaware: its write meets no node of its own.
+      const runnerEnds = async (): Promise<void> => {
+        runner.signal('SIGUSR2');
+        const end = parse(await runner.line((line) => ['resolved', 'failed'].includes(parse(line).event), 'its end'));
+        expect(end).toMatchObject({ event: 'failed', error: 'LockLostError' });
+      };
+      if (order === 'before') {
+        await runnerEnds();
+        expect(await recordOf(key)).toBeNull();
+      }
+      waiter.signal('SIGUSR2');
+      expect(parse(await waiter.line(isEvent('resolved'), 'resolved')).ran).toBe(true);
+      const record = await recordOf(key);
+      expect(record).toMatchObject({ by: ['a', 'b'][started.indexOf(waiter)], outcome: 'done' });
+      if (order === 'after') await runnerEnds();
+      expect(await recordOf(key)).toEqual(record); // the waiter's completion, untouched
+      expect((await fx.nodes(key)) ?? []).toEqual([]);
+    },
+  );
 });

@@ -10,6 +10,7 @@ import {
   type LockSkippedEvent,
 } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { KEPT_HOLD_MARKER, withoutMarkers } from '../support/node-names';
 import { waitUntil } from '../support/wait-until';
 
 /** `withLock`'s answers to a taken lock (`ifLocked`), `holdAtLeastMs`, and a lock lost under the body (`onLockLost`). */
@@ -77,24 +78,33 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     await expect(waiting).resolves.toBe('waited');
   });
 
-  it('holdAtLeastMs: the node goes when the body returns, the hold is kept in ZooKeeper (the job record); job calls skip until it ends', async () => {
+  it('holdAtLeastMs: the node goes when the body returns, the hold is kept in ZooKeeper (a marker, the job record); job calls skip until it ends', async () => {
     const a = await lockerOn();
     const b = await lockerOn();
     const grantedAt = Date.now();
     const tick = { ifLocked: 'skip', holdAtLeastMs: 600 } as const;
     await expect(a.locker.withLock('min-1', () => 'fast job', tick)).resolves.toBe('fast job');
     expect(Date.now() - grantedAt).toBeLessThan(600); // the call did not wait for the minimum hold
-    expect((await fx.nodes('min-1')) ?? []).toEqual([]);
+    const [marker, ...lockNodes] = (await fx.nodes('min-1')) ?? [];
+    expect([marker, lockNodes]).toEqual([expect.stringMatching(KEPT_HOLD_MARKER), []]); // the kept hold's marker only
     const record = JSON.parse((await fx.inspector.data(`${fx.rootPath}-records/job%2Fmin-1`))!) as unknown;
     expect(record).toEqual({
       hold: { afterWriteMs: expect.any(Number) },
-      runs: [{ by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) }],
+      runs: [
+        {
+          id: expect.any(String),
+          by: expect.any(String),
+          identity: expect.any(String),
+          outcome: 'ok',
+          tookMs: expect.any(Number),
+        },
+      ],
     });
     // A late timer on another instance (or this one) finds the lock still taken.
     await expect(b.locker.withLock('min-1', () => 'late tick', tick)).resolves.toBeUndefined();
     await expect(a.locker.withLock('min-1', () => 'late tick', tick)).resolves.toBeUndefined();
     expect(b.skipped).toEqual([{ name: 'min-1', mode: 'write', reason: 'held' }]);
-    expect((await fx.nodes('min-1')) ?? []).toEqual([]); // the skips gave their grants back
+    expect(await fx.nodes('min-1')).toEqual([marker]); // the skips gave their grants back
     let ran: number | undefined;
     await waitUntil(
       async () => (ran = await b.locker.withLock('min-1', () => Date.now(), tick)) !== undefined,
@@ -109,11 +119,11 @@ describe('withLock: ifLocked, holdAtLeastMs, onLockLost', () => {
     expect(await fx.nodes('min-2')).toBeNull();
   });
 
-  it('drain() (shutdown) leaves the hold to ZooKeeper: no node, no timer, and the hold still keeps job calls out', async () => {
+  it('drain() (shutdown) leaves the hold to ZooKeeper: no lock node, no timer in the locker, and the hold still keeps job calls out', async () => {
     const { locker } = await lockerOn();
     await locker.withLock('min-3', () => 'done', { holdAtLeastMs: 60_000 });
     await expect(locker.drain(1_000)).resolves.toBe(true);
-    expect((await fx.nodes('min-3')) ?? []).toEqual([]);
+    expect(withoutMarkers(await fx.nodes('min-3'))).toEqual([]); // no lock node: the kept hold's marker
     expect(await fx.inspector.data(`${fx.rootPath}-records/job%2Fmin-3`)).toContain('"afterWriteMs"');
     const other = await lockerOn();
     await expect(

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 
-import { LockLostError, type ZkLockBackend } from '../../lib/index';
+import { LockLostError, ReentrantLocker, type ZkLockBackend } from '../../lib/index';
 import { LockFixture, nodeOf } from '../support/lock-fixture';
+import { KEPT_HOLD_MARKER } from '../support/node-names';
 import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkPort } from '../support/zk-test-env';
@@ -181,6 +182,23 @@ describe('a session declared lost by the client is asked back, and what it left 
       expect(await fx.nodes('r3')).toEqual([nodeOf(lock)]);
       expect(await fx.nodes('q3')).toEqual([leased.path.slice(leased.path.lastIndexOf('/') + 1)]);
       await Promise.all([lock.release(), leased.release(), held.release(), lease.release()]);
+    });
+
+    it("a kept hold's marker goes with the other nodes of a session declared lost and asked back: it never outlives the hold's holder for clients that cannot judge it", async () => {
+      const holder = await viaProxy();
+      const sessionId = idOf(holder);
+      await new ReentrantLocker(holder, 10_000).withLock('r4', () => 'ran', { holdAtLeastMs: 600_000 });
+      const [marker] = (await fx.nodes('r4')) ?? [];
+      expect(marker).toMatch(KEPT_HOLD_MARKER);
+      const held = await holder.acquire('r4-held'); // a holder at risk: the client watches its session
+      proxy.blackhole();
+      await sessionLost(holder);
+      proxy.heal();
+      const path = `${holder.pathOf('r4')}/${marker}`;
+      await waitUntil(async () => !(await fx.inspector.exists(path)), 'the marker deleted by the re-attached session');
+      expect(idOf(holder)).toBe(sessionId);
+      expect(await sessionIds(zkPort())).toContain(sessionId);
+      await held.release();
     });
   });
 });

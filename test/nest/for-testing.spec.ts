@@ -132,7 +132,11 @@ describe('ZkLockModule.forTesting', () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     try {
       const response = await request(app.getHttpServer()).post('/orders').expect(503);
-      expect(response.body).toMatchObject({ code: 'LOCK_LOST', message: expect.stringContaining('"orders"') });
+      expect(response.body).toMatchObject({ code: 'LOCK_LOST', message: expect.stringMatching(/^The request lost/) });
+      // The lock's name and why it was lost are for the log, not the caller.
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringMatching(/^POST \/orders answered 503 \(LOCK_LOST\): Lock "orders" was lost/),
+      );
       expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^Lock "orders" was lost \d+ ms after it was granted/));
     } finally {
       warn.mockRestore();

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Module, type INestApplication, type Type } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -9,7 +9,8 @@ import { ZkLockHealthIndicator } from '../../lib/terminus';
 import { filesLoadedByMainEntry } from '../support/main-entry-loads';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
-import { uniqueRoot, zkPort } from '../support/zk-test-env';
+import { uniqueRoot, zkConnect, zkPort } from '../support/zk-test-env';
+import { shutdownWindow } from './nest-fixture';
 
 @Controller('health')
 class HealthController {
@@ -25,9 +26,10 @@ class HealthController {
   }
 }
 
-const healthModule = (lockModule: ReturnType<typeof ZkLockModule.forRoot>) => {
+/** `before`: modules imported before the lock module (see `shutdownWindow`). */
+const healthModule = (lockModule: ReturnType<typeof ZkLockModule.forRoot>, before: Type[] = []) => {
   @Module({
-    imports: [TerminusModule.forRoot({ logger: false }), lockModule],
+    imports: [TerminusModule.forRoot({ logger: false }), ...before, lockModule],
     providers: [ZkLockHealthIndicator],
     controllers: [HealthController],
   })
@@ -101,5 +103,32 @@ describe('ZkLockHealthIndicator', () => {
 
   it('the main entry point loads nothing of @nestjs/terminus (an optional peer)', () => {
     expect(filesLoadedByMainEntry(/@nestjs[\\/]terminus/)).toEqual([]);
+  });
+
+  it('is down (503) from the moment the application began to shut down, while the session is still connected', async () => {
+    const window = shutdownWindow();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        healthModule(ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: uniqueRoot('health') }), [
+          window.module,
+        ]),
+      ],
+    }).compile();
+    const closing = moduleRef.createNestApplication({ logger: false });
+    await closing.init();
+    const server = closing.getHttpServer();
+    try {
+      expect((await request(server).get('/health')).status).toBe(200);
+      const closed = closing.close();
+      await window.reached;
+      const response = await request(server).get('/health');
+      expect(response.status).toBe(503);
+      expect(response.body.error.zookeeper).toMatchObject({ status: 'down', state: 'connected', shuttingDown: true });
+      window.open();
+      await closed;
+    } finally {
+      window.open();
+      await closing.close();
+    }
   });
 });

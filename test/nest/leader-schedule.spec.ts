@@ -3,11 +3,14 @@ import { Inject, Injectable, type INestApplication, type Type } from '@nestjs/co
 import { Cron, CronExpression, Interval, ScheduleModule, SchedulerRegistry, Timeout } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { CronJob } from 'cron';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
   InMemoryLockStore,
   InvalidOptionError,
   LeadershipService,
+  LockService,
+  WhenLeader,
   ZK_LOCK_BACKEND,
   ZkLockModule,
   type InMemoryLockBackend,
@@ -46,10 +49,14 @@ async function start(lockModule: ReturnType<typeof ZkLockModule.forRoot>, provid
 }
 
 /** An instance of the service: `Ticker`'s job, and a job added at run time that follows the same group. */
-async function startNode(node: string, options: Partial<ZkLockModuleOptions>): Promise<INestApplication> {
+async function startNode(
+  node: string,
+  options: Partial<ZkLockModuleOptions>,
+  providers: Type[] = [],
+): Promise<INestApplication> {
   const app = await start(
     ZkLockModule.forRoot({ connectionString: zkConnect(), sessionTimeoutMs: 4000, identity: node, ...options }),
-    [Ticker],
+    [Ticker, ...providers],
     node,
   );
   const registry = app.get(SchedulerRegistry);
@@ -331,5 +338,47 @@ describe('LeaderScheduler: what cannot follow leadership is refused at start-up'
 
   it('the main entry point loads nothing of @nestjs/schedule (an optional peer) nor of cron', () => {
     expect(filesLoadedByMainEntry(/@nestjs[\\/]schedule|[\\/]cron[\\/]/)).toEqual([]);
+  });
+});
+
+describe('LeaderScheduler at shutdown', () => {
+  let finishReport!: () => void;
+  const reportMayFinish = new Promise<void>((resolve) => (finishReport = resolve));
+
+  @Injectable()
+  class Reports {
+    @WhenLeader('ticker')
+    async report(): Promise<void> {
+      await reportMayFinish; // runs through the shutdown grace, keeping this instance the leader
+    }
+  }
+
+  it("stops the leader's jobs at once, while a running @WhenLeader method keeps it leading through the grace", async () => {
+    const start = events.length;
+    const app = await startNode('S', { rootPath: uniqueRoot('leader-schedule-shutdown'), shutdownGraceMs: 30_000 }, [
+      Reports,
+    ]);
+    try {
+      await waitUntil(() => app.get(LeadershipService).isLeader('ticker'), 'S leads');
+      await waitUntil(() => count('S:tick') >= 1 && count('S:runtime') >= 1, 'both of S’s jobs tick');
+      const reporting = app.get(Reports).report();
+      const closing = app.close();
+      // Shutdown began (the lock module's hook runs after LeaderScheduler's); S still leads,
+      // waiting for its @WhenLeader method.
+      await waitUntil(() => app.get(LockService).shuttingDown, 'shutdown began');
+      expect(app.get(LeadershipService).isLeader('ticker')).toBe(true);
+      const began = events.length;
+      // Long enough for a per-second job to tick twice, had it gone on.
+      await sleep(2500);
+      expect(app.get(LeadershipService).isLeader('ticker')).toBe(true);
+      expect(events.slice(began)).toEqual([]);
+      expect(events.slice(start)).toContain('S:stop tick');
+      finishReport();
+      await reporting;
+      await closing;
+    } finally {
+      finishReport();
+      await app.close();
+    }
   });
 });

@@ -102,7 +102,8 @@ describe('maxHoldMs in Nest', () => {
     unhang();
     const { status, body } = await response;
     expect(status).toBe(503);
-    expect(body.message).toContain('maxHoldMs');
+    expect(body).toMatchObject({ code: 'LOCK_LOST', message: expect.stringMatching(/^The request lost/) });
+    expect(await log.next('warn', /^GET \/report answered 503 \(LOCK_LOST\): /, from)).toContain('maxHoldMs');
     await next.release();
   });
 

@@ -10,6 +10,7 @@ import { freePort } from '../support/free-port';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
+import { shutdownWindow } from './nest-fixture';
 
 const handled: { ended: boolean; signal?: AbortSignal } = { ended: false };
 
@@ -71,6 +72,53 @@ describe('TCP microservice shutdown', () => {
       await inspector.close();
       await service.close();
       await other.close();
+    }
+  });
+
+  it('a message that comes once shutdown began (a hybrid application) is refused at once, with the RPC error of a lock this instance cannot give', async () => {
+    const root = uniqueRoot('nest-tcp');
+    const port = await freePort();
+    const window = shutdownWindow();
+    @Module({
+      imports: [
+        window.module, // its shutdown hook runs after the lock module's: a window where messages still come
+        ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, emptyDirectoryGraceMs: 0 }),
+      ],
+      controllers: [JobsController],
+    })
+    class AppModule {}
+    // A hybrid application (HTTP and a TCP microservice): its close() runs the shutdown hooks
+    // before it closes its servers, as SIGTERM with enableShutdownHooks() does for any application.
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const service = moduleRef.createNestApplication({ logger: false });
+    service.connectMicroservice(
+      { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+      { inheritAppConfig: true }, // the lock module's interceptors answer for it too
+    );
+    await service.startAllMicroservices();
+    await service.init();
+    const client: ClientProxy = ClientProxyFactory.create({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port },
+    });
+    const inspector = await ZkInspector.connect(zkConnect());
+    handled.ended = false;
+    try {
+      await expect(firstValueFrom(client.send<string>('run', 0))).resolves.toBe('done');
+      handled.ended = false;
+      const closing = service.close();
+      await window.reached;
+      const refused = await firstValueFrom(client.send<string>('run', 0)).catch((error: unknown) => error);
+      expect(refused).toEqual({ status: 'error', code: 'CLIENT_CLOSED', message: expect.any(String) });
+      expect(handled.ended).toBe(false); // the handler never ran
+      expect((await inspector.children(`${root}/tcp-job`)) ?? []).toEqual([]);
+      window.open();
+      await closing;
+    } finally {
+      window.open();
+      client.close();
+      await inspector.close();
+      await service.close();
     }
   });
 });

@@ -88,7 +88,6 @@ describe('ZkLockModule', () => {
         identity: 'module-test',
         sessionTimeoutMs: 10_000,
         connectTimeoutMs: 10_000,
-        acquireTimeoutMs: 10_000,
         httpErrors: true,
         rpcErrors: true,
         removeEmptyDirectories: true,

@@ -1,5 +1,13 @@
 import 'reflect-metadata';
-import type { INestApplication, INestApplicationContext, LoggerService, Type } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type INestApplication,
+  type INestApplicationContext,
+  type LoggerService,
+  type Type,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
 import { ZK_LOCK_BACKEND, ZkLockModule, type ZkLockBackend, type ZkLockModuleOptions } from '../../lib/index';
@@ -9,13 +17,16 @@ import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 /** A Nest HTTP application with ZkLockModule under a root of its own, for one test file. */
 export async function startApp(
-  parts: { providers?: Type[]; controllers?: Type[] },
+  parts: { providers?: Type[]; controllers?: Type[]; imports?: Type[] },
   options: Partial<ZkLockModuleOptions> = {},
   rootPath = uniqueRoot('nest'),
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     // Directories go with the release, so tests see ZooKeeper's state settle at once.
-    imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, emptyDirectoryGraceMs: 0, ...options })],
+    imports: [
+      ...(parts.imports ?? []), // before ZkLockModule: see shutdownWindow
+      ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath, emptyDirectoryGraceMs: 0, ...options }),
+    ],
     providers: parts.providers ?? [],
     controllers: parts.controllers ?? [],
   }).compile();
@@ -56,4 +67,27 @@ export async function lockNodes(app: INestApplicationContext, name: string): Pro
   } finally {
     await inspector.close();
   }
+}
+
+/**
+ * A pause in the middle of an application's shutdown, after `ZkLockModule` began it (the
+ * lock client refuses new calls) and before Nest closes the servers: import `module`
+ * before `ZkLockModule` (Nest then calls its `beforeApplicationShutdown` after the lock
+ * module's). `reached` resolves when shutdown gets there; it goes on once `open()` is called.
+ */
+export function shutdownWindow(): { module: Type; reached: Promise<void>; open: () => void } {
+  let arrived!: () => void;
+  let open!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  @Injectable()
+  class ShutdownWindow implements BeforeApplicationShutdown {
+    async beforeApplicationShutdown(): Promise<void> {
+      arrived();
+      await opened;
+    }
+  }
+  @Module({ providers: [ShutdownWindow] })
+  class ShutdownWindowModule {}
+  return { module: ShutdownWindowModule, reached, open };
 }

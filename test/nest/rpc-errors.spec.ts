@@ -11,6 +11,7 @@ import {
 import { firstValueFrom, throwError, type Observable } from 'rxjs';
 
 import { LockService, LockTimeoutError, WithLock, ZkLockModule, type ZkLockModuleOptions } from '../../lib/index';
+import { CapturedLog } from '../support/captured-log';
 import { freePort } from '../support/free-port';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
 
@@ -41,7 +42,7 @@ class ReportsController {
 const root = uniqueRoot('nest-rpc');
 
 /** A real TCP microservice on a free loopback port, and a client of it. */
-async function start(options: Partial<ZkLockModuleOptions> = {}) {
+async function start(options: Partial<ZkLockModuleOptions> = {}, logger: CapturedLog | false = false) {
   @Module({
     imports: [ZkLockModule.forRoot({ connectionString: zkConnect(), rootPath: root, ...options })],
     controllers: [ReportsController],
@@ -51,7 +52,7 @@ async function start(options: Partial<ZkLockModuleOptions> = {}) {
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(ReportsModule as Type, {
     transport: Transport.TCP,
     options: { host: '127.0.0.1', port },
-    logger: false,
+    logger,
   });
   await app.listen();
   const client: ClientProxy = ClientProxyFactory.create({
@@ -69,8 +70,9 @@ async function start(options: Partial<ZkLockModuleOptions> = {}) {
 }
 
 describe('lock errors in RPC handlers (TCP microservice)', () => {
-  it("reach the caller with their code and message, unless the handler's own filter takes them", async () => {
-    const { app, ask, close } = await start();
+  it("reach the caller with their code and a message for it, unless the handler's own filter takes them; the log has the full message", async () => {
+    const log = new CapturedLog();
+    const { app, ask, close } = await start({}, log);
     try {
       await expect(ask('report')).resolves.toBe('done');
       const holder = await app.get(LockService).acquire('report');
@@ -79,9 +81,12 @@ describe('lock errors in RPC handlers (TCP microservice)', () => {
           rejected: {
             status: 'error',
             code: 'LOCK_TIMEOUT',
-            message: new LockTimeoutError('report', 'write', 0).message,
+            message: 'The resource this request needs is busy with another request. Retry later.',
           },
         });
+        expect(log.matching('debug', /^RPC report answered 423 \(LOCK_TIMEOUT\): /)).toEqual([
+          `RPC report answered 423 (LOCK_TIMEOUT): ${new LockTimeoutError('report', 'write', 0).message}`,
+        ]);
         expect(await ask('report-filtered')).toEqual({
           rejected: { status: 'error', by: 'own filter', code: 'LOCK_TIMEOUT' },
         });

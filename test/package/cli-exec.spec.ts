@@ -2,11 +2,14 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
+import { ReentrantLocker } from '../../lib/index';
 import { ensureBuilt } from '../support/fixture-app';
 import { freePort } from '../support/free-port';
 import { LockFixture } from '../support/lock-fixture';
+import { KEPT_HOLD_MARKER } from '../support/node-names';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkConnect, zkPort } from '../support/zk-test-env';
@@ -236,6 +239,23 @@ describe('nestjs-zk-lock exec', () => {
       code: 3,
     });
     expect(lines(log)).toEqual([]);
+  });
+
+  it('--skip-if-locked skips during a job’s kept hold (holdAtLeastMs) of another instance, and runs once it ended', async () => {
+    const log = join(dir, 'kept.log');
+    const HOLD_MS = 3_000;
+    const instance = await fixture.backend();
+    let startedAt = 0;
+    await new ReentrantLocker(instance, 10_000).withLock('tick', () => void (startedAt = performance.now()), {
+      holdAtLeastMs: HOLD_MS,
+    });
+    expect(await fixture.nodes('tick')).toEqual([expect.stringMatching(KEPT_HOLD_MARKER)]); // no lock node
+    const skipped = await cli(['exec', 'tick', '--skip-if-locked', ...base(), ...job(log, 's', 0)]);
+    expect(skipped).toMatchObject({ code: 121, err: expect.stringContaining('"tick" is locked: skipped') });
+    expect(lines(log)).toEqual([]);
+    if (performance.now() < startedAt + HOLD_MS) await sleep(startedAt + HOLD_MS - performance.now());
+    expect(await cli(['exec', 'tick', '--skip-if-locked', ...base(), ...job(log, 'r', 0)])).toMatchObject({ code: 0 });
+    expect(lines(log)).toEqual([expect.stringMatching(/^start r /), 'end r']);
   });
 
   it('a lost lock stops the command with SIGTERM, releases, and exits 122', async () => {

@@ -154,11 +154,16 @@ describe('the operator CLI', () => {
     const list = await cli(['list', 'night', ...base()]);
     expect(list.out).toMatch(
       new RegExp(
-        `^nightly\\n  idle: no holder, no waiter\\n  last run: ok by ${by}, started \\d+ s ago \\(\\S+Z\\), took \\d+ ms\\n  kept by holdAtLeastMs until \\S+Z\\n?$`,
+        `^nightly\\n  idle: no holder, no waiter\\n  last run: ok by billing-1 \\(${by}\\), started \\d+ s ago \\(\\S+Z\\), took \\d+ ms\\n  kept by holdAtLeastMs until \\S+Z\\n?$`,
       ),
     );
     const show = JSON.parse((await cli(['show', 'nightly', '--json', ...base()])).out);
-    expect(show).toMatchObject({ name: 'nightly', holders: [], waiters: [], lastRun: { by, outcome: 'ok' } });
+    expect(show).toMatchObject({
+      name: 'nightly',
+      holders: [],
+      waiters: [],
+      lastRun: { by, identity: 'billing-1', outcome: 'ok' },
+    });
     expect(Date.parse(show.keptUntil) - Date.parse(show.lastRun.startedAt)).toBeGreaterThanOrEqual(60_000);
 
     const history = await cli(['history', 'nightly', ...base()]);
@@ -168,8 +173,12 @@ describe('the operator CLI', () => {
         .trimEnd()
         .split('\n')
         .slice(3)
-        .map((line) => line.trim().split(/\s+/)[0]),
-    ).toEqual(['ok', 'error', 'ok']);
+        .map((line) => line.trim().split(/ {2,}/).slice(0, 2)),
+    ).toEqual([
+      ['ok', `billing-1 (${by})`],
+      ['error', `billing-1 (${by})`],
+      ['ok', `billing-1 (${by})`],
+    ]);
     const runs = JSON.parse((await cli(['history', 'nightly', '--json', ...base()])).out);
     expect(runs).toMatchObject({ name: 'nightly', keptUntil: show.keptUntil });
     expect(runs.runs.map((run: { outcome: string }) => run.outcome)).toEqual(['ok', 'error', 'ok']);

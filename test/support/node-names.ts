@@ -9,3 +9,10 @@ export const NODE_NAME: Readonly<Record<string, RegExp>> = {
   'curator-rw/write': new RegExp(`^_c_${UUID}-__WRIT__\\d{10}$`),
   'curator-rw/read': new RegExp(`^_c_${UUID}-__READ__\\d{10}$`),
 };
+
+/** A kept hold's marker in a lock's directory (see lib/core/port/kept-hold.ts): ephemeral, or left persistent by a holder that closed. */
+export const KEPT_HOLD_MARKER = /^kept-hold-[0-9a-f]{32}(-lock-!__WRIT__!__lock__-0000000000)?$/;
+
+/** A directory's children without kept holds' markers: its lock nodes (and strangers). */
+export const withoutMarkers = (children: readonly string[] | null): string[] =>
+  (children ?? []).filter((child) => !KEPT_HOLD_MARKER.test(child));

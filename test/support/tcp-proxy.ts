@@ -6,6 +6,7 @@ export const ZK_OP = {
   delete: 2,
   exists: 3,
   getData: 4,
+  setData: 5,
   getChildren2: 12,
   multi: 14,
   multiRead: 22,

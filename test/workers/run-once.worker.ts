@@ -2,7 +2,7 @@
 // step that reports `running`, then runs until the test sends SIGUSR2 (or kills it
 // mid-run), then reports `ran`. Each event is one JSON line on stdout with Date.now()
 // (a clock shared by the processes): `connected`, `running`, `ran`, and `resolved` with
-// runOnce's result.
+// runOnce's result, or `failed` with the name of the error it rejected with.
 import { once } from 'node:events';
 
 import { runOnce } from '../../lib/index.js';
@@ -18,17 +18,21 @@ async function main(): Promise<void> {
   const args = workerArgs<Args>();
   const locks = await connectFromArgs(args);
   report('connected');
-  const ran = await runOnce(
-    locks,
-    args.key,
-    async () => {
-      report('running');
-      await once(process, 'SIGUSR2');
-      report('ran');
-    },
-    { by: args.by },
-  );
-  report('resolved', { ran });
+  try {
+    const ran = await runOnce(
+      locks,
+      args.key,
+      async () => {
+        report('running');
+        await once(process, 'SIGUSR2');
+        report('ran');
+      },
+      { by: args.by },
+    );
+    report('resolved', { ran });
+  } catch (error) {
+    report('failed', { error: (error as Error).name });
+  }
   await locks.close();
 }
 

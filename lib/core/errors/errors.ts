@@ -267,8 +267,10 @@ export class LockUnavailableError extends ZkLockError {
     readonly unavailableForMs: number,
     /** When that began (`Date.now()` time): one value per outage, for logging it once. */
     readonly unavailableSince: number,
+    /** No session had ever connected: the client's first connect is still under way (`state` is `disconnected`). */
+    readonly neverConnected = false,
   ) {
-    super(lockMessages.unavailable(subject, state, unavailableForMs));
+    super(lockMessages.unavailable(subject, state, unavailableForMs, neverConnected));
   }
 }
 

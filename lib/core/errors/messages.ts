@@ -37,12 +37,15 @@ export const lockMessages = {
     `Lock "${name}" (${mode}) is still kept by the holdAtLeastMs of its last run for about ${Math.ceil(leftMs)} ms (its job record; no client holds it), longer than this call's timeoutMs (${timeoutMs} ms) lets it wait. Retry later.`,
   lockSubject: (name: string, mode: string): string =>
     mode === 'lease' ? `a lease of "${name}"` : `lock "${name}" (${mode})`,
-  unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number): string =>
-    `No ZooKeeper session is connected, so ${subject} could not be answered: ${
-      state === 'lost'
+  /** How long, and why, a client has had no session: `neverConnected`, its first connect is still under way. */
+  outage: (state: 'disconnected' | 'lost', forMs: number, neverConnected = false): string =>
+    neverConnected
+      ? `this client has never connected (trying for ${forMs} ms)`
+      : state === 'lost'
         ? `the session was lost and no new one has connected (no connection for ${forMs} ms)`
-        : `disconnected for ${forMs} ms, reconnecting`
-    }. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
+        : `disconnected for ${forMs} ms, reconnecting`,
+  unavailable: (subject: string, state: 'disconnected' | 'lost', forMs: number, neverConnected = false): string =>
+    `No ZooKeeper session is connected, so ${subject} could not be answered: ${lockMessages.outage(state, forMs, neverConnected)}. Nobody was found holding anything: nothing could be asked. Retry once ZooKeeper is reachable (the client's status() tells), or check the servers and the network.`,
   aborted: (name: string): string =>
     `Waiting for lock "${name}" was cancelled by its AbortSignal; no lock node was left behind.`,
   /** Why a ZooKeeper lock or lease was lost when its session stopped being trusted. */
@@ -52,6 +55,10 @@ export const lockMessages = {
   closingUnderHolder:
     'the lock client is closing while this holder had not released it (raise shutdownGraceMs to let running work finish first)',
   releasedHandle: 'this handle was released',
+  /** A record write made only while holding (`whileHolding`) found the holder's node gone, unknown to its handle. */
+  nodeGoneAtWrite:
+    'its node was gone when a record was to be written under it (deleted by hand or by release --force, or with its session), so the record was not written',
+  notOwnHandle: 'a lock handle this backend granted (its acquire or tryAcquire), still to be held while writing',
   /** Why a lock or lease held past its `maxHoldMs` was lost (and released for the next holder). */
   maxHold: (maxHoldMs: number, holder: string): string =>
     `${holder} held it longer than maxHoldMs (${maxHoldMs} ms), so it was released for another holder to take; stop the work, or raise maxHoldMs if it needs longer`,
@@ -79,6 +86,8 @@ export const lockMessages = {
     'The lock client has not connected yet. Await its start() first (in Nest, ZkLockModule connects while the application initialises: use LockService from onModuleInit or later, not from a constructor).',
   shuttingDown: (name: string): string =>
     `Lock "${name}" was not acquired: this lock client is shutting down (in Nest: the application is stopping), so it cancelled the wait. Another instance can take the lock; retry the call there.`,
+  refusedClosing: (name: string): string =>
+    `Lock "${name}" was not acquired: this lock client is shutting down (in Nest: the application is stopping) and takes no new locks. Another instance can take the lock; retry the call there.`,
   closed: (): string =>
     'The lock client is closed. Create a new one (or, in Nest, do not use LockService after application shutdown).',
   operationFailed: (op: string, path: string, code: string): string =>

@@ -1,5 +1,12 @@
 import { type LockLostError, LockRevocationRequestedError } from '../errors/errors.js';
-import { assertHeld, type HoldExpiry, type LeaseHandle, type LockHandle, type LockMode } from '../port/lock-backend.js';
+import {
+  assertHeld,
+  type HoldExpiry,
+  type KeptRelease,
+  type LeaseHandle,
+  type LockHandle,
+  type LockMode,
+} from '../port/lock-backend.js';
 import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import type { LeaseEntry, LockEntry, QueueEntry } from './in-memory-queue.js';
 
@@ -90,7 +97,7 @@ export abstract class InMemoryHandle implements AsyncDisposable, HoldExpiry {
 }
 
 /** A lock granted by `InMemoryLockBackend`: one entry in its lock's queue. */
-export class InMemoryLockHandle extends InMemoryHandle implements LockHandle {
+export class InMemoryLockHandle extends InMemoryHandle implements LockHandle, KeptRelease {
   readonly mode: LockMode;
   private revocationRequest: AbortController | undefined;
 
@@ -101,9 +108,19 @@ export class InMemoryLockHandle extends InMemoryHandle implements LockHandle {
     private readonly revocable: boolean,
     onReleased: (handle: InMemoryHandle) => void,
     onHeldTooLong: (handle: InMemoryHandle, maxHoldMs: number) => void,
+    /** Puts a kept hold of `holdMs` on the lock, its entry still in the queue. */
+    private readonly keep: (handle: InMemoryLockHandle, holdMs: number) => void,
   ) {
     super(entry, onReleased, onHeldTooLong);
     this.mode = entry.mode;
+  }
+
+  /** The kept hold first, then the release, in one tick: nobody is granted between. */
+  async releaseKeeping(holdMs: number): Promise<boolean> {
+    if (!this.isHeld()) return false;
+    this.keep(this, holdMs);
+    await this.release();
+    return true;
   }
 
   /**

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 
-import { LockClientClosedError, LockLostError, LockTimeoutError, ZkSessionLostError } from '../errors/errors.js';
+import {
+  InvalidOptionError,
+  LockClientClosedError,
+  LockLostError,
+  LockTimeoutError,
+  ZkSessionLostError,
+} from '../errors/errors.js';
 import { leaseMessages, lockMessages, inMemoryLockMessages as messages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
@@ -30,7 +36,7 @@ import {
   type ResolvedAcquireOptions,
 } from '../port/options.js';
 import { InMemoryAcquisition, type Claim } from './in-memory-acquisition.js';
-import { InMemoryLeaseHandle, InMemoryLockHandle, type InMemoryHandle } from './in-memory-handle.js';
+import { InMemoryHandle, InMemoryLeaseHandle, InMemoryLockHandle } from './in-memory-handle.js';
 import { resolveInMemoryLockOptions, type InMemoryLockBackendOptions } from './in-memory-lock-options.js';
 import type { InMemoryLockStore } from './in-memory-lock-store.js';
 import type { LockEntry, QueueEntry } from './in-memory-queue.js';
@@ -55,6 +61,8 @@ export class InMemoryLockBackend implements LockBackend {
   /** Waits for locks and leases alike; the test controls and `close()` treat them the same. */
   private readonly waits = new Map<Wait, Promise<unknown>>();
   private readonly held = new Map<InMemoryHandle, QueueEntry>();
+  /** Kept holds this backend left (`releaseKeeping`), until they end: an expired session ends them, as ZooKeeper deletes its markers. */
+  private readonly keptHolds = new Set<{ end(): void }>();
   private sessionId = newSessionId();
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -152,7 +160,11 @@ export class InMemoryLockBackend implements LockBackend {
   async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
     encodeLockName(name);
     const write = resolveWriteRecord(data, options);
+    const { whileHolding: handle } = write;
+    if (handle !== undefined && !(handle instanceof InMemoryHandle))
+      throw new InvalidOptionError('whileHolding', handle, lockMessages.notOwnHandle);
     this.assertOpen();
+    handle?.assertHeld(); // the store answers at once: nothing can take the lock between this and the write
     return this.store.writeRecord(name, write);
   }
 
@@ -212,6 +224,7 @@ export class InMemoryLockBackend implements LockBackend {
       wait.waitingEntry ? [{ wait, entry: wait.waitingEntry }] : [],
     );
     waiting.sort((a, b) => a.entry.sequence - b.entry.sequence); // they queue again in the order they stood
+    this.endKeptHolds();
     this.takeAway(
       [...this.held.keys()],
       waiting.map(({ entry }) => entry),
@@ -234,6 +247,7 @@ export class InMemoryLockBackend implements LockBackend {
     const held = [...this.held.keys()];
     for (const handle of held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
     await Promise.allSettled(held.map((handle) => handle.release()));
+    // Kept holds stay to their end, as the ZooKeeper backend leaves a persistent marker at close.
   }
 
   private lock(name: string, options: ResolvedAcquireOptions): Promise<InMemoryLockHandle | null> {
@@ -248,7 +262,14 @@ export class InMemoryLockBackend implements LockBackend {
       signal,
       enqueue: (onGrant) => this.store.enqueueLock({ name, mode, format, revocable, identity: this.identity, onGrant }),
       grant: (entry, fencingToken) => {
-        const handle = new InMemoryLockHandle(entry, fencingToken, revocable, this.onReleased, this.onHeldTooLong);
+        const handle = new InMemoryLockHandle(
+          entry,
+          fencingToken,
+          revocable,
+          this.onReleased,
+          this.onHeldTooLong,
+          this.keepHold,
+        );
         if (revocable) this.store.onRevocationRequested(entry, () => handle.revocationRequested());
         return this.hold(handle, entry, maxHoldMs);
       },
@@ -279,6 +300,16 @@ export class InMemoryLockBackend implements LockBackend {
     if (!this.held.has(handle)) return; // released or lost meanwhile: its entry went then
     this.takeAway([handle], [], (name) => new LockLostError(name, lockMessages.maxHold(maxHoldMs, this.identity)));
   };
+
+  private readonly keepHold = (handle: InMemoryHandle, holdMs: number): void => {
+    const kept = this.store.keepHold(handle.name, holdMs, () => this.keptHolds.delete(kept));
+    this.keptHolds.add(kept);
+  };
+
+  /** The session expires: so do the kept holds it left. */
+  private endKeptHolds(): void {
+    for (const kept of [...this.keptHolds]) kept.end();
+  }
 
   private readonly onReleased = (handle: InMemoryHandle): void => {
     const entry = this.held.get(handle);

@@ -12,6 +12,7 @@ import {
 import type { ResolvedWriteRecord } from '../port/options.js';
 import { jobNameOf, withLastRuns } from '../port/job-record.js';
 import { REVOKE_REQUEST } from '../port/lock-node.js';
+import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import {
   InMemoryQueue,
   LeaseRule,
@@ -119,6 +120,31 @@ export class InMemoryLockStore {
     if (!removed) return;
     this.lastChange++; // one change for the batch, as a session's close is one transaction
     this.admit(changed);
+  }
+
+  /**
+   * @internal A kept hold on the lock `name` (whose holder is still in its queue) for
+   * `holdMs`: nobody new holds until it ends, by its timer or by `end()` (its backend's
+   * session ends), as a ZooKeeper marker goes (see core/port/kept-hold).
+   */
+  keepHold(name: string, holdMs: number, onEnd: () => void): { end(): void } {
+    const queue = this.lockQueues.get(name)!;
+    queue.keep(true);
+    let timer: LongTimeout | undefined;
+    const end = (): void => {
+      if (!timer) return;
+      timer.clear();
+      timer = undefined;
+      queue.keep(false);
+      onEnd();
+      if (queue.isEmpty) this.lockQueues.delete(name);
+      else if (this.lockQueues.get(name) === queue) {
+        this.lastChange++;
+        this.admit([queue]);
+      }
+    };
+    timer = longTimeout(end, holdMs, { unref: true }); // nobody is left to honour it once the process would exit
+    return { end };
   }
 
   /** @internal Holders and waiters of the lock `name`, in queue order. */

@@ -74,12 +74,19 @@ export class InMemoryQueue<E extends QueueEntry, R extends QueueRule<E> = QueueR
   // Like a directory's counter: it starts again when the queue empties (the directory is
   // removed) and is made anew.
   private nextSequence = 0;
+  /** Kept holds in force (a lock's, see core/port/kept-hold): while any lasts, nobody new holds. */
+  private keptHolds = 0;
 
   // `& QueueRule<E>` lets TypeScript infer the entry type from the rule.
   constructor(readonly rule: R & QueueRule<E>) {}
 
   get isEmpty(): boolean {
-    return this.entries.length === 0;
+    return this.entries.length === 0 && this.keptHolds === 0;
+  }
+
+  /** A kept hold begins (`true`) or ends (`false`). */
+  keep(begins: boolean): void {
+    this.keptHolds += begins ? 1 : -1;
   }
 
   append(entry: NewEntry<E>): E {
@@ -102,6 +109,7 @@ export class InMemoryQueue<E extends QueueEntry, R extends QueueRule<E> = QueueR
   /** Entries that may hold now and did not before, in queue order; they hold from now on. */
   admit(): E[] {
     const admitted: E[] = [];
+    if (this.keptHolds > 0) return admitted;
     for (let i = 0; i < this.entries.length && this.rule.holds(this.entries, i); i++) {
       const entry = this.entries[i];
       if (this.holders.has(entry)) continue;

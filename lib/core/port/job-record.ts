@@ -30,8 +30,12 @@ const OUTCOMES: readonly JobOutcome[] = ['ok', 'error', 'lost', 'max-hold'];
 
 /** One run of a job, as its record keeps it. */
 export interface JobRun {
+  /** Unique to the run (absent in records of earlier versions): its writer's retry tells its own first try by it. */
+  readonly id?: string;
   /** Who ran it: `<host>:<pid>`. */
   readonly by: string;
+  /** The identity of the client that ran it (`identity` option); absent in older records. */
+  readonly identity?: string;
   /** When the function started and ended, in ms since the epoch by the backend's clock (within a round trip). */
   readonly startedAt: number;
   readonly endedAt: number;
@@ -48,7 +52,9 @@ export interface JobState {
 
 /** A run as its own writer records it: its length, its end being the write's own time. */
 export interface FinishedRun {
+  readonly id: string;
   readonly by: string;
+  readonly identity?: string;
   readonly tookMs: number;
   readonly outcome: JobOutcome;
 }
@@ -83,7 +89,14 @@ export function nextJobRecord(
       : keepHold && previous.holdUntil !== null
         ? { until: previous.holdUntil }
         : undefined;
-  const own = { by: run.by, outcome: run.outcome, tookMs: Math.max(0, Math.floor(run.tookMs)) };
+  const { id, by, identity, outcome } = run;
+  const own = {
+    id,
+    by,
+    ...(identity !== undefined && { identity }),
+    outcome,
+    tookMs: Math.max(0, Math.floor(run.tookMs)),
+  };
   const runs = [own, ...previous.runs.slice(0, JOB_HISTORY_LENGTH - 1)];
   return hold ? { hold, runs } : { runs };
 }
@@ -94,13 +107,26 @@ function isTime(value: unknown): value is number {
 
 function runOf(value: unknown, writtenAt: number): JobRun[] {
   if (value === null || typeof value !== 'object') return [];
-  const run = value as { by?: unknown; outcome?: unknown; tookMs?: unknown; startedAt?: unknown; endedAt?: unknown };
+  const run = value as {
+    id?: unknown;
+    by?: unknown;
+    identity?: unknown;
+    outcome?: unknown;
+    tookMs?: unknown;
+    startedAt?: unknown;
+    endedAt?: unknown;
+  };
   if (typeof run.by !== 'string' || !OUTCOMES.includes(run.outcome as JobOutcome)) return [];
-  const outcome = run.outcome as JobOutcome;
+  const known = {
+    ...(typeof run.id === 'string' && { id: run.id }),
+    by: run.by,
+    ...(typeof run.identity === 'string' && { identity: run.identity }),
+    outcome: run.outcome as JobOutcome,
+  };
   // The writer's own run ends at its write; one carried over says when.
-  if (isTime(run.tookMs)) return [{ by: run.by, startedAt: writtenAt - run.tookMs, endedAt: writtenAt, outcome }];
+  if (isTime(run.tookMs)) return [{ ...known, startedAt: writtenAt - run.tookMs, endedAt: writtenAt }];
   if (isTime(run.startedAt) && isTime(run.endedAt))
-    return [{ by: run.by, startedAt: run.startedAt, endedAt: run.endedAt, outcome }];
+    return [{ ...known, startedAt: run.startedAt, endedAt: run.endedAt }];
   return [];
 }
 
@@ -125,9 +151,17 @@ export function withLastRuns(
     const { holdUntil, runs } = readJobState(record);
     const [last] = runs;
     if (!last && holdUntil === null) continue;
+    // Its id stays in the record: a listing says who ran it and when.
+    const lastRun: ListedRun | undefined = last && {
+      by: last.by,
+      ...(last.identity !== undefined && { identity: last.identity }),
+      startedAt: new Date(last.startedAt),
+      endedAt: new Date(last.endedAt),
+      outcome: last.outcome,
+    };
     byLock.set(name, {
       ...listing,
-      ...(last && { lastRun: { ...last, startedAt: new Date(last.startedAt), endedAt: new Date(last.endedAt) } }),
+      ...(lastRun && { lastRun }),
       ...(holdUntil !== null && { keptUntil: new Date(holdUntil) }),
     });
   }

@@ -135,6 +135,26 @@ export function canExpireHold(handle: LockHandle): handle is LockHandle & HoldEx
   return typeof (handle as Partial<HoldExpiry>).holdExpired === 'function';
 }
 
+/**
+ * What the library's own lock handles offer besides `LockHandle`: a release that leaves a
+ * kept hold behind (`holdAtLeastMs`), which every acquirer of the name honours.
+ */
+export interface KeptRelease {
+  /**
+   * Releases the lock, but keeps it counted as held by every acquirer of the name for
+   * `holdMs` more (ZooKeeper: a marker in its directory, see core/port/kept-hold), or until
+   * this backend's session ends. Resolves `true` once the hold is in place and the release
+   * made; `false` (nothing released) when the hold could not be put in place or the lock is
+   * not held: the caller keeps the lock itself then.
+   */
+  releaseKeeping(holdMs: number): Promise<boolean>;
+}
+
+/** Whether `handle` can leave a kept hold behind (`ZkLockBackend`'s and `InMemoryLockBackend`'s can). */
+export function canKeepHold(handle: LockHandle): handle is LockHandle & KeptRelease {
+  return typeof (handle as Partial<KeptRelease>).releaseKeeping === 'function';
+}
+
 /** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
 export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;
@@ -209,6 +229,8 @@ export interface MultiAcquireOptions {
  * for users' unit tests can implement the same). Names are any non-empty strings.
  */
 export interface LockBackend {
+  /** Who this client is, as `contenders()` shows it; job records name it beside `host:pid`. */
+  readonly identity?: string;
   /** Connects, if the backend needs to; idempotent. */
   start(): Promise<void>;
   /**
@@ -252,7 +274,9 @@ export interface LockBackend {
   /**
    * Writes the record under `name`; with `expectedVersion`, only over that version (`null`:
    * only if there is none), else resolves `false` and changes nothing. A write repeated
-   * after a lost connection may find its own first try and resolve `false`.
+   * after a lost connection may find its own first try and resolve `false`: put something
+   * unique in the data to tell (as `runOnce` and job records do). With `whileHolding`, only
+   * while that lock is held, else rejects with `LockLostError` and changes nothing.
    */
   writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean>;
   /**
@@ -299,6 +323,14 @@ export interface StoredRecord {
 export interface WriteRecordOptions extends ReadOptions {
   /** Write only over this version, or (`null`) only where there is no record. Default: over any. */
   readonly expectedVersion?: number | null;
+  /**
+   * Write only while this lock, granted by this backend's `acquire`, is held: the write
+   * cannot land after the lock was released or lost, nor once its node is gone unknown to
+   * the holder (ZooKeeper: deleted by `release --force`, or with its session), since
+   * ZooKeeper commits it in one transaction with a check that the lock's node still exists.
+   * Rejects with `LockLostError` when it is not held, having written nothing.
+   */
+  readonly whileHolding?: LockHandle;
 }
 
 /** Options of `acquireLease`. */
@@ -411,6 +443,8 @@ export interface LockListing {
 export interface ListedRun {
   /** Who ran it: `<host>:<pid>`. */
   readonly by: string;
+  /** The identity of the client that ran it (absent in records written before it was kept). */
+  readonly identity?: string;
   readonly startedAt: Date;
   readonly endedAt: Date;
   /** `ok`, `error` (the function threw), `lost` (the lock was lost under it), `max-hold` (it ran past its `maxHoldMs`). */

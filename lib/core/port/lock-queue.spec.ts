@@ -1,5 +1,6 @@
 import { lockNodePrefix, RETIRE_SEQUENCE } from './lock-node.js';
-import { blockerAt, nodesWithPrefix, orderQueue, positionOf } from './lock-queue.js';
+import { blockerAt, holdingIn, nodesWithPrefix, orderQueue, positionOf } from './lock-queue.js';
+import { newKeptHoldNode } from './kept-hold.js';
 import type { LockMode } from './lock-backend.js';
 
 /** ZooKeeper's `%010d` rendering of a sequence number. */
@@ -287,6 +288,44 @@ describe('lock queue', () => {
       expect(nodesWithPrefix([prefix, `${prefix}oops`, `${prefix}0000000007`], prefix)).toEqual([
         `${prefix}0000000007`,
       ]);
+    });
+  });
+
+  describe('a kept hold’s marker', () => {
+    const marker = newKeptHoldNode();
+    const persistent = newKeptHoldNode(true);
+
+    it('is no lock node, and blocks only the node that would hold, of either mode', () => {
+      const [w1, r2, r3] = [lockNode('write', 1), lockNode('read', 2), lockNode('read', 3)];
+      expect(orderQueue([marker, persistent, w1]).map((entry) => entry.node)).toEqual([w1]);
+      expect(positionOf([marker, w1, r2], w1)).toEqual({ kind: 'kept', marker });
+      expect(positionOf([w1, r2, persistent], w1)).toEqual({ kind: 'kept', marker: persistent });
+      expect(positionOf([marker, w1, r2], r2)).toMatchObject({ kind: 'waiting', blocker: { node: w1 } });
+      expect(positionOf([marker, r2, r3], r3)).toEqual({ kind: 'kept', marker }); // readers too
+      expect(positionOf([r2, r3], r3)).toEqual({ kind: 'holding' });
+    });
+
+    it('leaves no holder in a listing while it lasts', () => {
+      const children = [marker, lockNode('read', 2), lockNode('read', 3)];
+      const queue = orderQueue(children);
+      expect(queue.map((_, i) => holdingIn(children, queue)(i))).toEqual([false, false]);
+      expect(queue.map((_, i) => holdingIn(children.slice(1), queue)(i))).toEqual([true, true]);
+    });
+
+    it('sorts before every sequence in Curator’s order (after the last `lock-`, or after `__WRIT__`) and in Kazoo’s (the `__lock__` ending)', () => {
+      // Curator's StandardLockInternalsDriver.fixForSorting, and Kazoo 2.8's contender pattern.
+      const curatorKey = (node: string, lockName: string): string =>
+        node.lastIndexOf(lockName) >= 0 ? node.slice(node.lastIndexOf(lockName) + lockName.length) : node;
+      const kazooKey = (node: string): string | undefined => /(?:__lock__|__rlock__)(-?\d{10})$/.exec(node)?.[1];
+      for (const sequence of ['0000000000', '0000000007', '2147483647', '-000000001']) {
+        expect(curatorKey(marker, 'lock-') < sequence).toBe(true);
+        expect(curatorKey(curatorKey(marker, '__READ__'), '__WRIT__') < sequence).toBe(true);
+        expect(marker.includes('__WRIT__')).toBe(true); // a writer to Curator's readers
+        expect(kazooKey(marker)! <= sequence).toBe(true);
+      }
+      // The persistent one, left at close: ignored by both (sorts last for Curator, no match for Kazoo).
+      expect(curatorKey(persistent, 'lock-') > '9999999999').toBe(true);
+      expect(kazooKey(persistent)).toBeUndefined();
     });
   });
 });

@@ -1,3 +1,4 @@
+import { keptHoldIn } from './kept-hold.js';
 import { parseLockNode, RETIRE_SEQUENCE, type ParsedLockNode } from './lock-node.js';
 
 /**
@@ -65,16 +66,30 @@ export type QueuePosition =
   | { readonly kind: 'missing' }
   | { readonly kind: 'holding' }
   | { readonly kind: 'waiting'; readonly blocker: ParsedLockNode }
+  /** Free but for a kept hold (see core/port/kept-hold): waits for its marker to go. */
+  | { readonly kind: 'kept'; readonly marker: string }
   /** Numbered where the directory's counter no longer orders nodes: never granted. */
   | { readonly kind: 'retire' };
 
-/** Where `node` stands in `children`: absent, holding, waiting behind one node, or past the counter's safe range. */
+/**
+ * Where `node` stands in `children`: absent, holding, waiting behind one node, behind a kept
+ * hold, or past the counter's safe range. A kept hold blocks only the node that would hold
+ * (the others wait on the node before them as ever: no herd when it ends), of either mode.
+ */
 export function positionOf(children: readonly string[], node: string): QueuePosition {
   const queue = orderQueue(children);
   const index = placeIn(queue, node);
   if (typeof index !== 'number') return index;
   const blocker = blockerAt(queue, index);
-  return blocker ? { kind: 'waiting', blocker } : { kind: 'holding' };
+  if (blocker) return { kind: 'waiting', blocker };
+  const marker = keptHoldIn(children);
+  return marker ? { kind: 'kept', marker } : { kind: 'holding' };
+}
+
+/** Which nodes of `queue` (all of `children`) hold: those nothing blocks, and none while a kept hold lasts. */
+export function holdingIn(children: readonly string[], queue: readonly ParsedLockNode[]): (index: number) => boolean {
+  const kept = keptHoldIn(children) !== undefined;
+  return (index) => !kept && blockerAt(queue, index) === null;
 }
 
 /** Lock nodes whose name starts with `prefix` (guid + marker), lowest sequence first. */

@@ -9,6 +9,7 @@ import {
   type MultiAcquireOptions,
   type RecordData,
   type WriteRecordOptions,
+  type LockHandle,
   type ReleaseMode,
   RELEASE_MODES,
 } from './lock-backend.js';
@@ -122,8 +123,8 @@ export function checkTimeoutMs(timeoutMs: unknown): asserts timeoutMs is number 
 
 /**
  * How long the reads (`contenders`, `locks`, `leaseContenders`) and `requestRevocation`
- * wait for a connected session without a `timeoutMs` of their own: the Nest module's
- * default `acquireTimeoutMs` (the module passes its own).
+ * wait for a connected session without a `timeoutMs` of their own (the Nest module
+ * passes its `acquireTimeoutMs`).
  */
 const DEFAULT_READ_TIMEOUT_MS = 10_000;
 
@@ -248,12 +249,14 @@ export interface ResolvedWriteRecord {
   /** The record as it is stored. */
   readonly json: string;
   readonly expectedVersion: number | null | undefined;
+  /** Checked by the backend: only its own handles can be held while writing. */
+  readonly whileHolding: LockHandle | undefined;
   readonly timeoutMs: number;
 }
 
 /** Checks `writeRecord`'s data and options before anything is written. */
 export function resolveWriteRecord(data: RecordData, options: WriteRecordOptions | undefined): ResolvedWriteRecord {
-  const { expectedVersion, ...read } = options ?? {};
+  const { expectedVersion, whileHolding, ...read } = options ?? {};
   const timeoutMs = resolveReadTimeout(options === undefined ? undefined : read, 'writeRecord');
   if (
     expectedVersion !== undefined &&
@@ -270,5 +273,5 @@ export function resolveWriteRecord(data: RecordData, options: WriteRecordOptions
   if (json === undefined || Buffer.byteLength(json, 'utf8') > MAX_RECORD_BYTES) {
     throw new InvalidOptionError('data', data, `a plain JSON object of at most ${MAX_RECORD_BYTES} bytes`);
   }
-  return { json, expectedVersion, timeoutMs };
+  return { json, expectedVersion, whileHolding, timeoutMs };
 }

@@ -2,12 +2,15 @@ import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 
 /** Anything released with one call: a lock, a multi-lock. */
 interface Releasable {
+  /** A lock's name, or a multi-lock's names. */
+  readonly name?: string;
+  readonly names?: readonly string[];
   release(): Promise<void>;
 }
 
 /**
  * Releases put off by `holdAtLeastMs` in the process (`withLocks`, and a `withLock` whose
- * job record could not be written): each waits on a timer of its own. `flush()` (at
+ * kept hold could not be put in the backend): each waits on a timer of its own. `flush()` (at
  * shutdown) releases them all at once and leaves no timer behind.
  */
 export class DeferredReleases {
@@ -23,6 +26,11 @@ export class DeferredReleases {
       handle.release().catch(() => undefined);
     }, delayMs);
     this.waiting.set(handle, timer);
+  }
+
+  /** Whether a release of the lock `name` is put off here. */
+  holds(name: string): boolean {
+    return [...this.waiting.keys()].some((handle) => handle.name === name || handle.names?.includes(name));
   }
 
   get size(): number {

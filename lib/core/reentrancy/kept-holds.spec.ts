@@ -104,9 +104,61 @@ describe('KeptHolds: a write that loses its version check', () => {
     expect(written?.data).toEqual({
       hold,
       runs: [
-        { by: expect.any(String), outcome: 'ok', tookMs: expect.any(Number) },
+        {
+          id: expect.any(String),
+          by: expect.any(String),
+          identity: backend.identity,
+          outcome: 'ok',
+          tookMs: expect.any(Number),
+        },
         { by: 'stale:1', outcome: 'lost', startedAt: expect.any(Number), endedAt: expect.any(Number) },
       ],
     });
   });
+});
+
+/** A job whose record write fails (ZooKeeper refused it, or the answer never came). */
+describe('KeptHolds: a record write that fails', () => {
+  /** `backend` with its record writes refused, and its lock handles' `releaseKeeping` as `keeping` says. */
+  function failing(backend: InMemoryLockBackend, keeping: 'kept' | 'refused' | 'absent'): LockBackend {
+    return Object.assign(Object.create(backend) as LockBackend, {
+      writeRecord: () => Promise.reject(new Error('write refused')),
+      acquire: async (...args: Parameters<LockBackend['acquire']>) => {
+        const handle = await backend.acquire(...args);
+        if (keeping === 'refused') Object.assign(handle, { releaseKeeping: () => Promise.resolve(false) });
+        if (keeping === 'absent') Object.assign(handle, { releaseKeeping: undefined });
+        return handle;
+      },
+    });
+  }
+
+  it.each([
+    ['a kept hold in the backend', 'kept', true],
+    ['the lock held in the process when the backend could not keep a hold', 'refused', false],
+    ['the lock held in the process when the backend has no kept holds', 'absent', false],
+  ] as const)(
+    'keeps the hold anyway, as %s: no call of the name runs within holdAtLeastMs',
+    async (_label, keeping, kept) => {
+      const store = new InMemoryLockStore();
+      const mine = new InMemoryLockBackend({ store });
+      const [a, b] = [
+        new ReentrantLocker(failing(mine, keeping), 1_000),
+        new ReentrantLocker(new InMemoryLockBackend({ store }), 1_000),
+      ];
+      await a.withLock('tick', () => 'ran', { holdAtLeastMs: 60_000 });
+      expect(await b.withLock('tick', () => 'twice', { holdAtLeastMs: 60_000, ifLocked: 'skip' })).toBeUndefined();
+      expect(await b.tryAcquire('tick')).toBeNull();
+      // How the hold is kept: in the backend (the lock itself released) or by the lock held here.
+      expect((await mine.contenders('tick')).length).toBe(kept ? 0 : 1);
+      await a.drain(0); // shutdown: a hold kept in the process ends, the lock released...
+      expect(await mine.contenders('tick')).toEqual([]);
+      const during = await b.tryAcquire('tick');
+      expect(during === null).toBe(kept); // ...while one kept in the backend lasts until its end, or its session's
+      await during?.release();
+      mine.expireSession();
+      const after = await b.tryAcquire('tick');
+      expect(after).not.toBeNull();
+      await after!.release();
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 import { LockAbortedError, LockClientClosedError, LockTimeoutError } from '../errors/errors.js';
@@ -29,7 +30,9 @@ const WRITE_TRIES = 3;
 /**
  * `holdAtLeastMs` kept in the backend (ZooKeeper), not in the holder's process: when a job
  * call's function ends with hold time left, its record (`job/<name>`, see
- * core/port/job-record) gets the hold's end and the lock node goes at once. So a holder
+ * core/port/job-record) gets the hold's end and the lock goes at once, leaving a kept hold
+ * that every acquirer honours (see core/port/kept-hold; the record is what job calls read
+ * when that marker is gone with its holder's session). So a holder
  * killed, closed or cut off during the hold leaves the hold behind, and the lock counts as
  * held until `holdAtLeastMs` after the function started, on the backend's clock:
  *
@@ -48,6 +51,8 @@ const WRITE_TRIES = 3;
  */
 export class KeptHolds {
   private readonly by = `${hostname()}:${process.pid}`;
+  /** The holds this instance wrote, by lock name: when each ends (`performance.now()` time, at the latest). */
+  private readonly written = new Map<string, number>();
 
   constructor(
     private readonly backend: LockBackend,
@@ -91,25 +96,46 @@ export class KeptHolds {
    * the record; on `false` (the write failed, or kept losing) the caller keeps the lock.
    */
   async finish(handle: LockHandle, start: JobStart, end: JobEnd): Promise<boolean> {
+    const id = randomUUID();
     let { version, state } = start;
     let keepHold = false; // the hold read at the grant ended before the function started
     let holdMs: number | null = null;
     try {
       for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
         // Measured right before sending: the write's time is no earlier than the backend's now at this moment.
-        const tookMs = performance.now() - end.startedAt;
+        const sentAt = performance.now();
+        const tookMs = sentAt - end.startedAt;
         const left = end.holdAtLeastMs - tookMs;
         holdMs = left > 0 && handle.isHeld() ? left : null;
-        const data = nextJobRecord(state, { by: this.by, tookMs, outcome: end.outcome }, holdMs, keepHold);
-        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version })) return true;
+        const finished = { id, by: this.by, identity: this.backend.identity, tookMs, outcome: end.outcome };
+        const data = nextJobRecord(state, finished, holdMs, keepHold);
+        if (await this.backend.writeRecord(start.record, data, { expectedVersion: version }))
+          return this.wrote(handle.name, sentAt, holdMs);
         const read = await this.backend.readRecord(start.record);
         ({ version, state } = { version: read?.version ?? null, state: readJobState(read) });
+        // Our own try, its answer lost with the connection, committed before the retry: written.
+        if (state.runs.some((run) => run.id === id)) return this.wrote(handle.name, sentAt, holdMs);
         keepHold = true;
       }
     } catch {
       // unknown whether it was written: the caller keeps the lock itself if there was hold time left
     }
     return holdMs === null;
+  }
+
+  /** Notes the hold just written for `name`, if any (see `keeps`). */
+  private wrote(name: string, sentAt: number, holdMs: number | null): true {
+    if (holdMs !== null) this.written.set(name, sentAt + holdMs);
+    return true;
+  }
+
+  /** Whether a hold this instance wrote still keeps `name` (for the skip line: not another holder). */
+  keeps(name: string): boolean {
+    const until = this.written.get(name);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.written.delete(name);
+    return false;
   }
 
   /** Waits `ms`, or fails as a lock wait fails when the call's signal, shutdown or the lock's loss cuts it short. */

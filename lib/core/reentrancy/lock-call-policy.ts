@@ -6,10 +6,11 @@ import { lockMessages } from '../errors/messages.js';
 import type { ResolvedWithLockOptions } from './call-options.js';
 
 /**
- * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `unavailable`: no
- * ZooKeeper session was connected to ask (see `LockUnavailableError`).
+ * Why `withLock(…, { ifLocked: 'skip' })` did not run its function; `own-hold`: a
+ * `holdAtLeastMs` hold this instance's own last run left still keeps the lock;
+ * `unavailable`: no ZooKeeper session was connected to ask (see `LockUnavailableError`).
  */
-export type SkipReason = 'held' | 'timeout' | 'closing' | 'unavailable';
+export type SkipReason = 'held' | 'own-hold' | 'timeout' | 'closing' | 'unavailable';
 
 export interface LockSkippedEvent {
   readonly name: string;
@@ -48,8 +49,14 @@ export interface LockerEvents {
 export class LockCallPolicy {
   private shuttingDown = false;
   private readonly shutdown = new AbortController();
+  /** The errors `refuseIfClosing` threw: they already say why, `acquiring` passes them on as they are. */
+  private readonly refusals = new WeakSet<Error>();
 
-  constructor(private readonly events: LockerEvents) {
+  constructor(
+    private readonly events: LockerEvents,
+    /** Whether a `holdAtLeastMs` hold of this instance's own keeps `name` now. */
+    private readonly ownHold: (name: string) => boolean = () => false,
+  ) {
     setMaxListeners(0, this.shutdown.signal); // one listener per call waiting out a kept hold
   }
 
@@ -62,10 +69,25 @@ export class LockCallPolicy {
     return this.shutdown.signal;
   }
 
-  /** Shutdown began: waits that fail from now on say so, and skip calls skip. */
+  /**
+   * Shutdown began: every call that would take a lock from now on is refused at once (skip
+   * calls skip), and waits that fail say so. Only calls already under way may still hold.
+   */
   close(): void {
     this.shuttingDown = true;
     this.shutdown.abort();
+  }
+
+  /**
+   * Called right before a call asks the backend for a lock: once shutdown began, it throws
+   * the `LockClientClosedError` that says so, and no node is created. Reentrant calls
+   * (joining a grant the call chain holds) do not come here: they take nothing new.
+   */
+  refuseIfClosing(name: string): void {
+    if (!this.shuttingDown) return;
+    const refusal = new LockClientClosedError(lockMessages.refusedClosing(name));
+    this.refusals.add(refusal);
+    throw refusal;
   }
 
   get reportsLoss(): boolean {
@@ -80,7 +102,8 @@ export class LockCallPolicy {
       return await this.acquiring(name, take());
     } catch (error) {
       if (call.ifLocked !== 'skip') throw error;
-      if (error instanceof LockTimeoutError) return this.skip(name, mode, timeoutMs === 0 ? 'held' : 'timeout');
+      if (error instanceof LockTimeoutError)
+        return this.skip(name, mode, this.ownHold(name) ? 'own-hold' : timeoutMs === 0 ? 'held' : 'timeout');
       if (error instanceof LockClientClosedError) return this.skip(name, mode, 'closing');
       if (error instanceof LockUnavailableError) return this.skip(name, mode, 'unavailable', error);
       throw error;
@@ -92,7 +115,7 @@ export class LockCallPolicy {
     try {
       return await pending;
     } catch (error) {
-      if (this.shuttingDown && error instanceof LockClientClosedError) {
+      if (this.shuttingDown && error instanceof LockClientClosedError && !this.refusals.has(error)) {
         throw new LockClientClosedError(lockMessages.shuttingDown(name), { cause: error });
       }
       throw error;

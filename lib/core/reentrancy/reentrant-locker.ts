@@ -1,11 +1,12 @@
-import type {
-  MultiAcquireOptions,
-  LockList,
-  MultiLockHandle,
-  AcquireOptions,
-  LockBackend,
-  LockHandle,
-  LeaseHandle,
+import {
+  canKeepHold,
+  type MultiAcquireOptions,
+  type LockList,
+  type MultiLockHandle,
+  type AcquireOptions,
+  type LockBackend,
+  type LockHandle,
+  type LeaseHandle,
 } from '../port/lock-backend.js';
 import { resolveAcquireOptions, resolveLeaseOptions, resolveMaxHoldMs } from '../port/options.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
@@ -51,24 +52,38 @@ export class ReentrantLocker {
   private readonly kept: KeptHolds;
   private readonly multi: ReentrantMultiLocker;
   private readonly policy: LockCallPolicy;
-  private readonly defaults: ResolvedWithLockOptions;
+  private defaults: ResolvedWithLockOptions;
   private readonly defaultMaxHoldMs: number | undefined;
+  private readonly defaultTimeout: () => number;
   /** `scopeKeyOf(backend, name)` is this prefix and the name. */
   private readonly scopePrefix: string;
 
   constructor(
     private readonly backend: LockBackend,
-    private readonly defaultTimeoutMs: number,
+    /** The `timeoutMs` of calls that name none; a function is read at each call (the Nest module's default follows the session's timeout). */
+    defaultTimeoutMs: number | (() => number),
     events: LockerEvents = {},
     /** The `maxHoldMs` of `acquire`, `tryAcquire`, `withLock`, `acquireAll`, `withLocks`, `acquireLease`, `withLease` calls that name none. */
     defaultMaxHoldMs?: number,
   ) {
+    this.defaultTimeout = typeof defaultTimeoutMs === 'function' ? defaultTimeoutMs : () => defaultTimeoutMs;
     this.defaultMaxHoldMs = resolveMaxHoldMs(defaultMaxHoldMs);
-    this.policy = new LockCallPolicy(events);
+    this.policy = new LockCallPolicy(events, (name) => this.kept.keeps(name) || this.deferred.holds(name));
     this.kept = new KeptHolds(backend, this.policy.closingSignal);
-    this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), defaultTimeoutMs);
+    this.defaults = resolveWithLockOptions(this.withDefaultMaxHold(undefined), this.defaultTimeoutMs);
     this.scopePrefix = scopeKeyOf(backend, '');
-    this.multi = new ReentrantMultiLocker(backend, defaultTimeoutMs, this.bodies, this.policy, this.deferred);
+    this.multi = new ReentrantMultiLocker(backend, this.defaultTimeout, this.bodies, this.policy, this.deferred);
+  }
+
+  private get defaultTimeoutMs(): number {
+    return this.defaultTimeout();
+  }
+
+  /** The options of a call that names none, resolved again only when the default timeout moved. */
+  private defaultCall(): ResolvedWithLockOptions {
+    const timeoutMs = this.defaultTimeoutMs;
+    if (this.defaults.timeoutMs !== timeoutMs) this.defaults = { ...this.defaults, timeoutMs };
+    return this.defaults;
   }
 
   /**
@@ -95,7 +110,7 @@ export class ReentrantLocker {
     // Nested calls without options are the hot path of reentrancy: their defaults are resolved once.
     const call =
       options === undefined
-        ? this.defaults
+        ? this.defaultCall()
         : resolveWithLockOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     encodeLockName(name); // after the options, as the backends check them
     const key = this.scopePrefix + name;
@@ -162,6 +177,7 @@ export class ReentrantLocker {
     const resolved = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(resolved.mode, resolveReentrant(options));
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(name, this.backend.acquire(name, resolved));
   }
 
@@ -173,6 +189,7 @@ export class ReentrantLocker {
     const { mode, signal, revocable, nodeFormat, maxHoldMs, release } = this.check(name, options);
     const outer = heldInScope(this.scopePrefix + name);
     if (outer) return outer.reenter(mode, resolveReentrant(options));
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(
       name,
       this.backend.tryAcquire(name, { mode, signal, revocable, nodeFormat, maxHoldMs, release }),
@@ -227,6 +244,7 @@ export class ReentrantLocker {
   async acquireLease(name: string, options: LeaseCallOptions): Promise<LeaseHandle> {
     const resolved = resolveLeaseOptions(this.withDefaultMaxHold(options), this.defaultTimeoutMs);
     const { maxLeases, timeoutMs, signal, maxHoldMs, release } = resolved;
+    this.policy.refuseIfClosing(name);
     return this.policy.acquiring(
       name,
       this.backend.acquireLease(name, { maxLeases, timeoutMs, signal, maxHoldMs, release }),
@@ -259,7 +277,9 @@ export class ReentrantLocker {
 
   /**
    * Shutdown begins: waits under way fail (`ifLocked: 'skip'` calls resolve `undefined`),
-   * and so do new ones, with a message that says the client is shutting down.
+   * and every call that would take a lock from now on is refused at once, with a
+   * `LockClientClosedError` that says the client is shutting down. Bodies already running
+   * keep their locks (and reentrant calls inside them still join them) until `drain`.
    */
   async cancelWaits(): Promise<void> {
     this.policy.close();
@@ -269,7 +289,8 @@ export class ReentrantLocker {
   /**
    * Waits until no `withLock` body runs, or `timeoutMs` passed; resolves whether they all
    * ended. Then releases at once the locks `holdAtLeastMs` still keeps in this process
-   * (`withLocks`, and a `withLock` whose record write failed); holds kept in records stay.
+   * (`withLocks`, and a `withLock` whose kept hold could not be put in the backend); holds
+   * kept in the backend (its markers, its records) stay.
    */
   async drain(timeoutMs: number): Promise<boolean> {
     try {
@@ -289,6 +310,7 @@ export class ReentrantLocker {
     const { mode, timeoutMs, signal, revocable, nodeFormat, maxHoldMs, release } = call;
     const calledAt = performance.now();
     return this.policy.granted(name, call, async () => {
+      this.policy.refuseIfClosing(name);
       const handle = await this.backend.acquire(name, {
         mode,
         timeoutMs,
@@ -310,8 +332,10 @@ export class ReentrantLocker {
 
   /**
    * Ends the chain's hold; the grant goes once nested holds end. A job writes its run (and
-   * the hold left, if any) into its record first; the grant then goes at once, unless that
-   * write failed with hold time left: then it stays held here until `holdAtLeastMs` passed.
+   * the hold left, if any) into its record first. With hold time left, the grant goes
+   * leaving a kept hold behind, which every acquirer of the name honours (`releaseKeeping`);
+   * if the backend could not put one in place (or has none, and the record write failed),
+   * the grant stays held here until `holdAtLeastMs` passed.
    */
   private async release(
     hold: ChainHold,
@@ -319,14 +343,18 @@ export class ReentrantLocker {
     startedAt: number,
     end: { job: JobStart; outcome: JobOutcome } | undefined,
   ): Promise<void> {
+    const { handle } = hold;
     try {
       await hold.settle();
       const { holdAtLeastMs } = call;
-      const kept =
-        end && (await this.kept.finish(hold.handle, end.job, { outcome: end.outcome, startedAt, holdAtLeastMs }));
-      const delayMs = kept ? 0 : startedAt + holdAtLeastMs - performance.now();
-      if (delayMs > 0 && hold.handle.isHeld() && !this.policy.closing) this.deferred.schedule(hold.handle, delayMs);
-      else await hold.handle.release();
+      const recorded =
+        end && (await this.kept.finish(handle, end.job, { outcome: end.outcome, startedAt, holdAtLeastMs }));
+      const leftMs = startedAt + holdAtLeastMs - performance.now();
+      if (leftMs <= 0 || !handle.isHeld() || this.policy.closing) return await handle.release();
+      if (canKeepHold(handle)) {
+        if (await handle.releaseKeeping(leftMs)) return;
+      } else if (recorded) return await handle.release(); // a backend without kept holds: job calls read the record
+      this.deferred.schedule(handle, startedAt + holdAtLeastMs - performance.now());
     } catch {
       // a failed release loses to the caller's result or error
     }

@@ -36,7 +36,7 @@ interface ChainGroup {
 export class ReentrantMultiLocker {
   constructor(
     private readonly backend: LockBackend,
-    private readonly defaultTimeoutMs: number,
+    private readonly defaultTimeout: () => number,
     private readonly bodies: PendingWork,
     private readonly policy: LockCallPolicy,
     private readonly deferred: DeferredReleases,
@@ -55,7 +55,7 @@ export class ReentrantMultiLocker {
     const { timeoutMs, signal, reentrant } = multi;
     const call = resolveWithLockOptions(
       { ifLocked, holdAtLeastMs, onLockLost, timeoutMs, signal, reentrant },
-      this.defaultTimeoutMs,
+      this.defaultTimeout(),
     );
     const label = describeList(locks);
     const taken = await this.policy.granted(label, call, () =>
@@ -103,7 +103,7 @@ export class ReentrantMultiLocker {
     locks: LockList,
     options: (MultiAcquireOptions & ReentrancyOption) | undefined,
   ): Promise<ChainGroup> {
-    const resolved = resolveMultiAcquireOptions(options, this.defaultTimeoutMs);
+    const resolved = resolveMultiAcquireOptions(options, this.defaultTimeout());
     const plan = planLocks(locks);
     const reentrant = resolveReentrant(options);
     // Every joined name, and the order, is checked before any is entered: a refusal leaves nothing to undo.
@@ -114,7 +114,10 @@ export class ReentrantMultiLocker {
     const joined = plan.map(({ mode }, i) => outers[i]?.enter(mode));
     let taken: MultiLockHandle | undefined;
     try {
-      if (fresh.length > 0) taken = await this.backend.acquireAll(toList(fresh), resolved);
+      if (fresh.length > 0) {
+        this.policy.refuseIfClosing(describeList(toList(fresh)));
+        taken = await this.backend.acquireAll(toList(fresh), resolved);
+      }
     } catch (error) {
       for (const hold of joined) hold?.end();
       throw error;

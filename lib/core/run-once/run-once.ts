@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
-import { InvalidOptionError } from '../errors/errors.js';
+import { InvalidOptionError, LockLostError } from '../errors/errors.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
-import type { LockBackend } from '../port/lock-backend.js';
+import type { LockBackend, LockHandle, ReadOptions } from '../port/lock-backend.js';
 import { checkTimeoutMs } from '../port/options.js';
 
 /** Options of `runOnce`. */
@@ -27,6 +28,8 @@ export interface RunOnceRecord {
   readonly endedAt: string;
   readonly durationMs: number;
   readonly outcome: 'done';
+  /** Unique to the run: a write repeated after a lost connection tells its own first try by it. */
+  readonly runId: string;
 }
 
 /** The record name of `key`'s step: kept apart from any record of the lock `key` itself. */
@@ -44,8 +47,11 @@ export function runOnceRecordName(key: string): string {
  * completion is recorded: the next waiter runs `fn` itself. So a failed step is retried by
  * the next instance; write steps that may run again after a failure (migrations in a
  * transaction are). When the runner's lock is lost mid-run (its session expired, the
- * process died), a waiter runs `fn` too; the runner, if alive, rejects with `LockLostError`
- * after `fn` returns and records nothing. `fn` gets the lock's signal, to stop early then.
+ * process died, its node was deleted by `release --force`), a waiter runs `fn` too; the
+ * runner, if alive, rejects with `LockLostError` after `fn` returns and records nothing:
+ * the completion is written only while the lock is held. `fn` gets the lock's signal, to
+ * stop early then. A runner that finds a completion recorded by another when `fn` returns
+ * (written by hand, or by an older version that did not check its lock) resolves `false`.
  */
 export async function runOnce(
   backend: LockBackend,
@@ -71,12 +77,40 @@ export async function runOnce(
       endedAt: new Date(ended).toISOString(),
       durationMs: ended - started,
       outcome: 'done',
+      runId: randomUUID(),
     };
-    await backend.writeRecord(record, { ...done }, { ...read, expectedVersion: null });
-    return true;
+    return await recordCompletion(backend, record, done, lock, read);
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Writes `done` only where no completion is recorded and only while `lock` is held (on
+ * ZooKeeper one transaction with a check of the lock's node): a runner whose lock went
+ * unknown to it (its node deleted by `release --force`) cannot record a run over another's.
+ * `false` where another's completion is there. A write whose first try committed but whose
+ * answer was lost meets its own record on the retry (or, its session ended meanwhile, its
+ * lock gone): the record's `runId` tells that the completion is ours.
+ */
+async function recordCompletion(
+  backend: LockBackend,
+  record: string,
+  done: RunOnceRecord,
+  lock: LockHandle,
+  read: ReadOptions,
+): Promise<boolean> {
+  let lost: LockLostError | undefined;
+  try {
+    if (await backend.writeRecord(record, { ...done }, { ...read, expectedVersion: null, whileHolding: lock }))
+      return true;
+  } catch (error) {
+    if (!(error instanceof LockLostError)) throw error;
+    lost = error;
+  }
+  if ((await backend.readRecord(record, read))?.data.runId === done.runId) return true;
+  if (lost) throw lost;
+  return false;
 }
 
 function resolveRunOnceOptions(

@@ -42,6 +42,7 @@ describe('shapeOf', () => {
     expect(shapeOf([w(3), 'readme', r(1), '_c_x-lock-0000000000'])).toEqual({
       kind: 'lock',
       queue: orderQueue([r(1), w(3)]),
+      kept: false,
     });
   });
 

@@ -4,6 +4,7 @@ import { orderLeases } from '../port/lease-queue.js';
 import { decodeLockName, encodeLockName } from '../naming/lock-name-codec.js';
 import type { ParsedLockNode } from '../port/lock-node.js';
 import { blockerAt, orderQueue } from '../port/lock-queue.js';
+import { keptHoldIn } from '../port/kept-hold.js';
 import type { LeaseListing, ListedContender, ListedLease, LockListing } from '../port/lock-backend.js';
 
 /**
@@ -21,7 +22,8 @@ export interface NodeFacts {
 
 /** A directory's lock nodes or, failing those, its lease nodes. */
 export type DirectoryShape =
-  | { readonly kind: 'lock'; readonly queue: ParsedLockNode[] }
+  /** `kept`: a kept hold's marker is there too (nobody holds while it lasts). */
+  | { readonly kind: 'lock'; readonly queue: ParsedLockNode[]; readonly kept: boolean }
   | { readonly kind: 'lease'; readonly leases: ParsedLeaseNode[] };
 
 /**
@@ -41,7 +43,7 @@ export function lockNameOfDirectory(directory: string): string | null {
 /** Lock nodes if the directory has any, else lease nodes, else `null` (nothing of ours in it). */
 export function shapeOf(children: readonly string[]): DirectoryShape | null {
   const queue = orderQueue(children);
-  if (queue.length > 0) return { kind: 'lock', queue };
+  if (queue.length > 0) return { kind: 'lock', queue, kept: keptHoldIn(children) !== undefined };
   const leases = orderLeases(children);
   return leases.length > 0 ? { kind: 'lease', leases } : null;
 }
@@ -55,6 +57,7 @@ export function lockListingOf(
   name: string,
   queue: readonly ParsedLockNode[],
   facts: ReadonlyMap<string, NodeFacts>,
+  kept = false,
 ): LockListing | null {
   const entries = queue.flatMap((entry, index): ListedContender[] => {
     const fact = facts.get(entry.node);
@@ -68,7 +71,7 @@ export function lockListingOf(
         sequence,
         format,
         identity: fact.identity,
-        holding: blockerAt(queue, index) === null,
+        holding: !kept && blockerAt(queue, index) === null,
         since: fact.since,
         ...owner,
       },

@@ -11,7 +11,7 @@ import {
 import { jobNameOf } from '../port/job-record.js';
 import { decodeLockName } from '../naming/lock-name-codec.js';
 import { listChildren, presentOrGone } from './queue/directory.js';
-import { blockerAt, orderQueue } from '../port/lock-queue.js';
+import { holdingIn, orderQueue } from '../port/lock-queue.js';
 import {
   leaseListingOf,
   lockListingOf,
@@ -37,7 +37,9 @@ function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
 export async function readContenders(session: ZkSession, dir: string, name: string): Promise<LockContender[]> {
   const listing = await listChildren(session, dir);
   await assertLockDirectory(session, dir, name, listing);
-  const queue = orderQueue(listing?.children ?? []);
+  const children = listing?.children ?? [];
+  const queue = orderQueue(children);
+  const holding = holdingIn(children, queue);
   const identities = await Promise.all(
     queue.map((entry) =>
       unlessGone(session.getData(`${dir}/${entry.node}`).then((data) => data?.toString('utf8') ?? null)),
@@ -53,7 +55,7 @@ export async function readContenders(session: ZkSession, dir: string, name: stri
         sequence: entry.sequence,
         format: entry.format,
         identity,
-        holding: blockerAt(queue, i) === null,
+        holding: holding(i),
       },
     ];
   });
@@ -105,7 +107,7 @@ export async function readLockListings(session: ZkSession, rootPath: string, pre
     const path = (node: string): string => `${directory.path}/${node}`;
     if (shape.kind === 'lock') {
       const facts = factsOf(shape.queue, (node) => nodeFacts(reads[next++], path(node)));
-      return lockListingOf(directory.name, shape.queue, facts);
+      return lockListingOf(directory.name, shape.queue, facts, shape.kept);
     }
     const facts = factsOf(shape.leases, (node) => nodeFacts(reads[next++], path(node)));
     const limit = dataOf(reads[next++], directory.path);

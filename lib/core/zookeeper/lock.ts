@@ -1,4 +1,4 @@
-import type { LockHandle, LockMode, NodeFormat } from '../port/lock-backend.js';
+import type { KeptRelease, LockHandle, LockMode, NodeFormat } from '../port/lock-backend.js';
 import { LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import { newLockNodePrefix, nodeFormatFor } from '../port/node-format.js';
@@ -19,6 +19,7 @@ import {
 import { lockDirectoryKind, settleLockDirectory } from './queue/directory-kind.js';
 import { ensurePath, type Listing } from './queue/directory.js';
 import { NodeHandle, type NodeHandleInit } from './queue/node-handle.js';
+import type { KeptHoldMarkers } from './queue/kept-hold-markers.js';
 
 /** A lock's grant: its fencing token is the listing's pzxid (see docs/fencing.md). */
 export interface LockGrant extends Grant {
@@ -39,6 +40,7 @@ class LockDriver implements QueueDriver<QueuePosition, LockGrant> {
     private readonly nodeFormat: NodeFormat,
     /** Acquired with `revocable: true`: the node's name says so, for requesters. */
     private readonly revocable: boolean,
+    private readonly markers: KeptHoldMarkers,
   ) {
     this.subject = lockMessages.lockSubject(name, mode);
   }
@@ -80,9 +82,20 @@ class LockDriver implements QueueDriver<QueuePosition, LockGrant> {
     return false;
   }
 
-  /** Watches the one node that blocks us (no herd); the read leaves from its notification. */
+  /**
+   * Watches the one node that blocks us (no herd), the read leaving from its notification;
+   * or, when nothing but a kept hold does, waits it out (see `KeptHoldMarkers.waitOut`).
+   */
   async wait(io: QueueIo, position: WaitingPosition<QueuePosition>): Promise<Woken> {
-    return { listing: await io.waitAndRead(`${this.dir}/${position.blocker.node}`) };
+    if (position.kind !== 'kept') return { listing: await io.waitAndRead(`${this.dir}/${position.blocker.node}`) };
+    await this.markers.waitOut(io, this.dir, position.marker);
+    return { watchChildren: false };
+  }
+
+  /** A try is refused by a kept hold only until its end: one past it is deleted, and the queue read again. */
+  async cleared(io: QueueIo, position: WaitingPosition<QueuePosition>): Promise<Woken | undefined> {
+    if (position.kind !== 'kept' || !(await this.markers.ended(io, this.dir, position.marker))) return undefined;
+    return { watchChildren: false };
   }
 
   grant(io: QueueIo, node: string, listing: Listing): LockGrant {
@@ -95,21 +108,36 @@ export interface ZkLockHandleInit extends NodeHandleInit {
   readonly fencingToken: bigint;
   /** The watch of a lock acquired with `revocable: true`. */
   readonly revocation?: RevocationWatch;
+  /** Where `releaseKeeping` puts its marker. */
+  readonly markers: KeptHoldMarkers;
 }
 
 /** What the diagnostics channels say a lock is: one object per mode, shared by every handle (none copied per held lock). */
 const DESCRIBED = { read: { kind: 'lock', mode: 'read' }, write: { kind: 'lock', mode: 'write' } } as const;
 
 /** A granted ZooKeeper lock: one ephemeral node, alive as long as its session. */
-export class ZkLockHandle extends NodeHandle implements LockHandle {
+export class ZkLockHandle extends NodeHandle implements LockHandle, KeptRelease {
   readonly mode: LockMode;
   readonly fencingToken: bigint;
   private readonly revocationWatch: RevocationWatch | undefined;
   private neverRevoked: AbortController | undefined;
+  private readonly keep: (holdMs: number) => Promise<boolean>;
 
   constructor(init: ZkLockHandleInit) {
     super(init, DESCRIBED[init.mode]);
     ({ mode: this.mode, fencingToken: this.fencingToken, revocation: this.revocationWatch } = init);
+    const { markers, session, dir } = init;
+    this.keep = (holdMs) => markers.keep(session, dir, holdMs);
+  }
+
+  /**
+   * The kept hold's marker goes into the directory first, in this lock's session, and only
+   * then the lock node: no acquirer ever finds neither (see core/port/kept-hold).
+   */
+  async releaseKeeping(holdMs: number): Promise<boolean> {
+    if (!this.isHeld() || !(await this.keep(holdMs)) || !this.isHeld()) return false;
+    await this.release();
+    return true;
   }
 
   /**
@@ -130,6 +158,7 @@ export class ZkLockHandle extends NodeHandle implements LockHandle {
 export interface ZkLockHost extends QueueHost {
   /** The backend's default node format. */
   readonly nodeFormat: NodeFormat;
+  readonly markers: KeptHoldMarkers;
 }
 
 /** `ZkLockBackend`'s acquires of a lock (not of a lease): the queue loop with the lock's driver. */
@@ -141,7 +170,7 @@ export class ZkLockRecipe {
     const { mode, timeoutMs, signal, revocable, maxHoldMs, release = this.host.release } = options;
     const start = (): QueueAcquisition<QueuePosition, LockGrant> => {
       const nodeFormat = nodeFormatFor(mode, options.nodeFormat, this.host.nodeFormat);
-      const driver = new LockDriver(name, dir, mode, nodeFormat, revocable === true);
+      const driver = new LockDriver(name, dir, mode, nodeFormat, revocable === true, this.host.markers);
       return new QueueAcquisition(this.host, driver, { name, dir, timeoutMs, signal, sent });
     };
     return acquireNode(this.host, start, (grant, onReleased) => {
@@ -156,6 +185,7 @@ export class ZkLockRecipe {
         identity,
         onReleased,
         revocation,
+        markers: this.host.markers,
         maxHoldMs,
         confirmRelease: release === 'confirmed',
       });

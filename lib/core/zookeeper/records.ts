@@ -1,9 +1,10 @@
 import type { RecordData, StoredRecord } from '../port/lock-backend.js';
 import type { ResolvedWriteRecord } from '../port/options.js';
 import { ensurePath } from './queue/directory.js';
-import type { ZkSession } from './session/zk-session.js';
+import type { ZkMultiOp, ZkSession } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
-import { RecordUnreadableError } from '../errors/errors.js';
+import { LockLostError, RecordUnreadableError, ZkOperationError } from '../errors/errors.js';
+import { lockMessages } from '../errors/messages.js';
 
 /**
  * Records (`readRecord`, `writeRecord`) are persistent nodes holding UTF-8 JSON, one per
@@ -38,19 +39,32 @@ function recordData(path: string, bytes: Buffer): RecordData {
   return data as RecordData;
 }
 
+/** The lock a record write is made under (`whileHolding`): its name, and its node's full path. */
+export interface HeldNode {
+  readonly name: string;
+  readonly path: string;
+}
+
 /**
  * Writes the record at `path` as `write` says: `expectedVersion` `null` is a create (which
  * ZooKeeper refuses where a node exists), a number a `setData` at that version; `undefined`
  * a `setData` at any version, or a create where there is none. `false` when the version
- * check failed.
+ * check failed. With `held`, each write goes in one transaction with a check that the
+ * lock's node exists: `LockLostError` when it does not, nothing written.
  */
-export async function writeRecordAt(session: ZkSession, path: string, write: ResolvedWriteRecord): Promise<boolean> {
+export async function writeRecordAt(
+  session: ZkSession,
+  path: string,
+  write: ResolvedWriteRecord,
+  held?: HeldNode,
+): Promise<boolean> {
   const data = Buffer.from(write.json, 'utf8');
   const { expectedVersion } = write;
+  const writes = recordWrites(session, path, data, held);
   for (;;) {
     try {
-      if (expectedVersion === null) await createIn(session, path, data);
-      else await session.setData(path, data, expectedVersion ?? -1);
+      if (expectedVersion === null) await writes.create();
+      else await writes.set(expectedVersion ?? -1);
       return true;
     } catch (error) {
       if (expectedVersion === null && isZkCode(error, 'NODE_EXISTS')) return false;
@@ -60,12 +74,43 @@ export async function writeRecordAt(session: ZkSession, path: string, write: Res
     }
     // Any version, and no node yet: create it; another writer's create first means set again.
     try {
-      await createIn(session, path, data);
+      await writes.create();
       return true;
     } catch (error) {
       if (!isZkCode(error, 'NODE_EXISTS')) throw error;
     }
   }
+}
+
+/** The record's create (its parent made the first time) and versioned set, under `held`'s check when given. */
+function recordWrites(session: ZkSession, path: string, data: Buffer, held: HeldNode | undefined) {
+  const checked = async (op: ZkMultiOp): Promise<void> => {
+    if (!held) {
+      if (op.op === 'create') await session.create(path, data, 'persistent');
+      else if (op.op === 'set') await session.setData(path, data, op.version);
+      return;
+    }
+    try {
+      await session.multi([{ op: 'check', path: held.path }, op]);
+    } catch (error) {
+      if (error instanceof ZkOperationError && error.path === held.path && error.zkCode === 'NO_NODE')
+        throw new LockLostError(held.name, lockMessages.nodeGoneAtWrite);
+      throw error;
+    }
+  };
+  const create = (): Promise<void> => checked({ op: 'create', path, data, mode: 'persistent' });
+  return {
+    async create(): Promise<void> {
+      try {
+        await create();
+      } catch (error) {
+        if (!isZkCode(error, 'NO_NODE')) throw error;
+        await ensurePath(session, path.slice(0, path.lastIndexOf('/')));
+        await create();
+      }
+    },
+    set: (version: number): Promise<void> => checked({ op: 'set', path, data, version }),
+  };
 }
 
 /**
@@ -81,16 +126,5 @@ export async function serverTimeAt(session: ZkSession, root: string): Promise<nu
       if (!isZkCode(error, 'NO_NODE')) throw error;
     }
     await ensurePath(session, root);
-  }
-}
-
-/** Creates the record node, and its parent the first time. */
-async function createIn(session: ZkSession, path: string, data: Buffer): Promise<void> {
-  try {
-    await session.create(path, data, 'persistent');
-  } catch (error) {
-    if (!isZkCode(error, 'NO_NODE')) throw error;
-    await ensurePath(session, path.slice(0, path.lastIndexOf('/')));
-    await session.create(path, data, 'persistent');
   }
 }

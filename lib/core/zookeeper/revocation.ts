@@ -1,7 +1,7 @@
 import { REVOKE_REQUEST } from '../port/lock-node.js';
 import { assertLockDirectory } from './queue/directory-kind.js';
 import { listChildren } from './queue/directory.js';
-import { blockerAt, orderQueue } from '../port/lock-queue.js';
+import { holdingIn, orderQueue } from '../port/lock-queue.js';
 import type { ZkSession, ZkWatchListener } from './session/zk-session.js';
 import { isZkCode } from './session/zk-error-code.js';
 import { LockRevocationRequestedError } from '../errors/errors.js';
@@ -38,8 +38,10 @@ export function isRevokeRequest(data: Buffer | null | undefined): boolean {
 export async function requestRevocation(session: ZkSession, dir: string, name: string): Promise<number> {
   const listing = await throughConnectionLoss(session, () => listChildren(session, dir));
   await assertLockDirectory(session, dir, name, listing); // a semaphore's leases are not locks: refused, as contenders() does
-  const queue = orderQueue(listing?.children ?? []);
-  const holders = queue.filter((_, index) => blockerAt(queue, index) === null);
+  const children = listing?.children ?? [];
+  const queue = orderQueue(children);
+  const holding = holdingIn(children, queue);
+  const holders = queue.filter((_, index) => holding(index));
   return (
     await askHolders(
       session,

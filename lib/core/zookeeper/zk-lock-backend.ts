@@ -13,7 +13,7 @@ import type {
   StoredRecord,
   WriteRecordOptions,
 } from '../port/lock-backend.js';
-import { LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
+import { InvalidOptionError, LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
 import {
@@ -36,10 +36,11 @@ import type { ZkSession } from './session/zk-session.js';
 import { blameOutage, onConnectedSession } from './session/client-outage.js';
 import { ZkLeaseRecipe, type ZkLeaseHandle } from './lease.js';
 import type { SentCreate } from './queue/acquisition.js';
-import type { NodeHandle } from './queue/node-handle.js';
+import { NodeHandle } from './queue/node-handle.js';
 import { ZkLockRecipe, type ZkLockHandle } from './lock.js';
 import { DirectorySweeper } from './queue/directory-sweeper.js';
 import { NodeReaper } from './queue/node-reaper.js';
+import { KeptHoldMarkers } from './queue/kept-hold-markers.js';
 import { resolveZkLockOptions, type ResolvedZkLockOptions, type ZkLockOptions } from './zk-lock-options.js';
 import { sessionStatus, type ZkSessionStatus } from './session/session-status.js';
 import { tracedAcquire } from '../diagnostics/diagnostics.js';
@@ -58,11 +59,14 @@ import { deadline } from '../util/deadline.js';
  */
 export class ZkLockBackend implements LockBackend {
   private readonly reaper: NodeReaper;
+  /** The kept holds' markers this client put, until their holds end (see core/port/kept-hold). */
+  private readonly markers: KeptHoldMarkers;
   private readonly sweeper: DirectorySweeper;
   private readonly waits = new Map<{ cancel(reason: unknown): void }, Promise<unknown>>();
   private readonly held = new Set<NodeHandle>();
   private readonly leases: ZkLeaseRecipe;
-  private readonly identity: Buffer;
+  /** `options.identity`, as lock nodes carry it. */
+  private readonly identityData: Buffer;
   /** Runs every acquire of a lock (not of a lease) of this backend. */
   private readonly lockRecipe: ZkLockRecipe;
   /** Made on first `acquireAll`. */
@@ -72,12 +76,14 @@ export class ZkLockBackend implements LockBackend {
     readonly client: ZkClient,
     readonly options: ResolvedZkLockOptions,
   ) {
-    this.identity = Buffer.from(options.identity, 'utf8');
+    this.identityData = Buffer.from(options.identity, 'utf8');
     this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs, () =>
       client.isStarted && !client.isClosed ? client.session : undefined,
     );
     this.reaper = new NodeReaper(this.sweeper);
-    const { reaper, sweeper, identity, waits, held } = this;
+    const records = recordsRoot(options.rootPath);
+    this.markers = new KeptHoldMarkers(this.reaper, this.identityData, (session) => serverTimeAt(session, records));
+    const { reaper, sweeper, identityData: identity, waits, held } = this;
     // What the lock and lease acquisitions share: the session, the cleanup, who we are, and the shutdown's lists.
     const shared = {
       client,
@@ -89,7 +95,7 @@ export class ZkLockBackend implements LockBackend {
       startedOnce: () => this.startedOnce(),
       release: options.release,
     };
-    this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat });
+    this.lockRecipe = new ZkLockRecipe({ ...shared, nodeFormat: options.nodeFormat, markers: this.markers });
     this.leases = new ZkLeaseRecipe({ ...shared, pathOf: (name) => this.pathOf(name) });
   }
 
@@ -112,6 +118,11 @@ export class ZkLockBackend implements LockBackend {
    */
   static unconnected(options: ResolvedZkLockOptions): ZkLockBackend {
     return new ZkLockBackend(new ZkClient(options), options);
+  }
+
+  /** Who this client is (the `identity` option): written into its lock nodes and its jobs' runs. */
+  get identity(): string {
+    return this.options.identity;
   }
 
   /** Connects (once); fails with `ZkConnectionError` naming the connection string. */
@@ -151,7 +162,7 @@ export class ZkLockBackend implements LockBackend {
    * transaction. See `acquireAll` and `ZkLockGroupRequests` in core/multi.
    */
   acquireAll(locks: LockList, options?: MultiAcquireOptions): Promise<MultiLockHandle> {
-    const { client, reaper, sweeper, identity } = this;
+    const { client, reaper, sweeper, identityData: identity } = this;
     this.groupRequests ??= new ZkLockGroupRequests({
       client,
       reaper,
@@ -265,9 +276,14 @@ export class ZkLockBackend implements LockBackend {
   async writeRecord(name: string, data: RecordData, options?: WriteRecordOptions): Promise<boolean> {
     const path = this.recordPathOf(name);
     const write = resolveWriteRecord(data, options);
-    return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) =>
-      writeRecordAt(session, path, write),
-    );
+    const { whileHolding: handle } = write;
+    if (handle !== undefined && !(handle instanceof NodeHandle))
+      throw new InvalidOptionError('whileHolding', handle, lockMessages.notOwnHandle);
+    const held = handle && { name: handle.name, path: handle.path };
+    return this.whenConnected('writeRecord', `writeRecord("${name}")`, { timeoutMs: write.timeoutMs }, (session) => {
+      handle?.assertHeld(); // known lost or released: nothing to ask ZooKeeper
+      return writeRecordAt(session, path, write, held);
+    });
   }
 
   /** ZooKeeper's time, from an empty write to `<rootPath>-records` (see `LockBackend.serverTime`). */
@@ -309,6 +325,8 @@ export class ZkLockBackend implements LockBackend {
     if (this.client.isClosed) return;
     if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
+    // Kept holds still running outlive the session (its ephemeral markers go with it).
+    await this.client.session.whileConnected(this.markers.persist(this.client.session));
     // Released before close() and answered already (`release: "sent"`): each delete is
     // waited for until ZooKeeper confirms it, through a reconnect and its retry, for at most
     // the session timeout (past it without contact the server has expired the session,

@@ -11,6 +11,8 @@ import {
   LockUpgradeError,
   type ZkLockError,
 } from '../../core/errors/errors.js';
+import type { ZkLockLogger } from '../lock-logger.js';
+import { answeredLine, callerMessage } from './messages.js';
 
 /** The HTTP status a lock error answers with in an HTTP handler; undefined for any other error. */
 export function httpStatusOf(error: unknown): number | undefined {
@@ -43,11 +45,15 @@ export function retryAfterOf(error: unknown): number | undefined {
 /** Reason phrases, as Nest's own HTTP exceptions write them in `error`. */
 const REASONS: Record<number, string> = { 409: 'Conflict', 423: 'Locked', 503: 'Service Unavailable' };
 
-/** The `HttpException` a lock error becomes in HTTP (body `{ statusCode, error, code, message }`); undefined for others. */
+/**
+ * The `HttpException` a lock error becomes in HTTP (body `{ statusCode, error, code, message }`,
+ * the message the caller's: see `callerMessage`); undefined for others.
+ */
 export function toHttpException(error: unknown): HttpException | undefined {
   const status = httpStatusOf(error);
   if (status === undefined) return undefined;
-  const { message, code } = error as ZkLockError;
+  const { code } = error as ZkLockError;
+  const message = callerMessage(code, status);
   return new HttpException({ statusCode: status, error: REASONS[status], code, message }, status, { cause: error });
 }
 
@@ -59,9 +65,23 @@ export interface RpcLockError {
 }
 
 export function rpcErrorOf(error: unknown): RpcLockError | undefined {
-  if (httpStatusOf(error) === undefined) return undefined;
-  const { message, code } = error as ZkLockError;
-  return { status: 'error', code, message };
+  const status = httpStatusOf(error);
+  if (status === undefined) return undefined;
+  const { code } = error as ZkLockError;
+  return { status: 'error', code, message: callerMessage(code, status) };
+}
+
+/**
+ * Logs the full message of a lock error answered to `to` (e.g. `GET /orders/42`, or `RPC`),
+ * which the caller was not shown: 423 at `debug` (a lock taken is routine), 409 at `error`
+ * (the service's own code asked what it never can), 503 at `warn`.
+ */
+export function logAnswered(logger: ZkLockLogger, to: string, error: unknown): void {
+  const status = httpStatusOf(error);
+  if (status === undefined) return;
+  const { code, message } = error as ZkLockError;
+  const level = status === HttpStatus.LOCKED ? 'debug' : status === HttpStatus.CONFLICT ? 'error' : 'warn';
+  logger[level](answeredLine(to, status, code, message));
 }
 
 type RpcExceptionClass = new (error: object) => Error;

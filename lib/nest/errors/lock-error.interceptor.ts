@@ -1,7 +1,8 @@
 import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
-import { loadRpcException, retryAfterOf, rpcErrorOf, toHttpException } from './lock-error-mapping.js';
+import { loadRpcException, logAnswered, retryAfterOf, rpcErrorOf, toHttpException } from './lock-error-mapping.js';
+import { ZkLockLogger } from '../lock-logger.js';
 import { ZK_LOCK_RESOLVED_OPTIONS } from '../zk-lock.constants.js';
 import type { LockServiceOptions } from '../zk-lock-module.options.js';
 import { ZkLockError } from '../../core/errors/errors.js';
@@ -17,11 +18,16 @@ import { ZkLockError } from '../../core/errors/errors.js';
  */
 @Injectable()
 export class LockErrorInterceptor implements NestInterceptor {
+  /** The caller gets a short message; the error's full one goes here. */
+  private readonly logger: ZkLockLogger;
+
   constructor(
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
     private readonly config: ApplicationConfig,
     private readonly adapterHost: HttpAdapterHost,
-  ) {}
+  ) {
+    this.logger = new ZkLockLogger(options.logLevels);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const type = context.getType();
@@ -38,6 +44,8 @@ export class LockErrorInterceptor implements NestInterceptor {
     if (hasUserLockFilter(error, context, this.config)) return error;
     const mapped = toHttpException(error);
     if (!mapped) return error;
+    const { method, url } = context.switchToHttp().getRequest<{ method?: string; url?: string }>();
+    logAnswered(this.logger, `${method} ${url}`, error);
     const retryAfter = retryAfterOf(error);
     // Set on the response now: Nest's exception handler answers with an HttpException's
     // status and body only, and keeps headers already set.
@@ -51,6 +59,8 @@ export class LockErrorInterceptor implements NestInterceptor {
     if (!answer || hasUserLockFilter(error, context, this.config)) throw error;
     const RpcException = await loadRpcException().catch(() => undefined);
     if (!RpcException) throw error;
+    const pattern = context.switchToRpc().getContext<{ getPattern?: () => string } | undefined>()?.getPattern?.();
+    logAnswered(this.logger, pattern === undefined ? 'RPC' : `RPC ${pattern}`, error);
     const mapped = new RpcException(answer);
     (mapped as { cause?: unknown }).cause = error;
     throw mapped;

@@ -58,3 +58,34 @@ export const nestMessages = {
     mockWithoutWithLease: 'the LockService it found (a mock?) has no withLease',
   },
 } as const;
+
+/**
+ * What an HTTP or RPC caller is told of a lock error, by its `code`: what happened to the
+ * request and whether a retry can help, in the caller's terms. Nothing of the service's
+ * insides (lock names, the library's calls and options, ZooKeeper): the error's own message
+ * says those, and goes to the log.
+ */
+const CALLER_MESSAGES: Readonly<Record<string, string>> = {
+  LOCK_TIMEOUT: 'The resource this request needs is busy with another request. Retry later.',
+  LOCK_ABORTED: 'The request stopped waiting for a resource it needs, which another request is using. Retry later.',
+  LOCK_UPGRADE:
+    'The request conflicts with itself over a resource it needs, so it was refused. Retrying it will not help.',
+  LOCK_LOST:
+    'The request lost its exclusive hold on a resource before it finished, so its work may be incomplete. Retry later.',
+  CLIENT_CLOSED: 'This server instance is shutting down. Retry the request; another instance can take it.',
+  LOCK_UNAVAILABLE: 'The service cannot coordinate access to the resource this request needs right now. Retry later.',
+};
+const BY_STATUS: Readonly<Record<number, string>> = {
+  423: CALLER_MESSAGES.LOCK_TIMEOUT,
+  409: CALLER_MESSAGES.LOCK_UPGRADE,
+  503: 'The service is unavailable right now. Retry later.',
+};
+
+/** The caller's message for a lock error of `code` answered with HTTP `status` (the same in RPC). */
+export function callerMessage(code: string, status: number): string {
+  return CALLER_MESSAGES[code] ?? BY_STATUS[status];
+}
+
+/** The log line of a lock error's answer: who was answered, with what, and the error's full message. */
+export const answeredLine = (to: string, status: number, code: string, message: string): string =>
+  `${to} answered ${status} (${code}): ${message}`;

@@ -62,6 +62,7 @@ export function runOnceCases(ctx: ConformanceContext): void {
       endedAt: expect.any(String),
       durationMs: expect.any(Number),
       outcome: 'done',
+      runId: expect.any(String),
     });
   });
 
@@ -120,6 +121,36 @@ export function runOnceCases(ctx: ConformanceContext): void {
     expect((await b.readRecord(runOnceRecordName(key)))?.data).toMatchObject({ outcome: 'done' });
     expect(await runOnce(b, key, second.fn)).toBe(false);
     expect([first.runs, second.runs]).toEqual([1, 1]);
+  });
+
+  it('a completion recorded by another while the step ran: the runner resolves false and leaves that record', async () => {
+    const key = ctx.name('once-recorded');
+    const [a, b] = await ctx.world.backends(2);
+    const step = gatedStep();
+    const runner = track(runOnce(a, key, step.fn, { by: 'a' }));
+    await step.running;
+    const theirs = { by: 'b', outcome: 'done' };
+    expect(await b.writeRecord(runOnceRecordName(key), theirs, { expectedVersion: null })).toBe(true);
+    step.finish();
+    expect(await runner.result).toBe(false);
+    expect((await b.readRecord(runOnceRecordName(key)))?.data).toEqual(theirs);
+  });
+
+  it('writeRecord whileHolding: written while the lock is held; refused with LockLostError once it is not, writing nothing', async () => {
+    const name = ctx.name('record-held');
+    const [a, b] = await ctx.world.backends(2);
+    const lock = await a.acquire(name);
+    expect(await a.writeRecord(name, { n: 1 }, { whileHolding: lock })).toBe(true);
+    expect(await a.writeRecord(name, { n: 2 }, { expectedVersion: null, whileHolding: lock })).toBe(false);
+    await lock.release();
+    for (const options of [{}, { expectedVersion: 0 }, { expectedVersion: null }]) {
+      const write = a.writeRecord(name, { n: 3 }, { ...options, whileHolding: lock });
+      expect(await rejectionOf(write)).toBeInstanceOf(LockLostError);
+    }
+    expect((await b.readRecord(name))?.data).toEqual({ n: 1 });
+    const notAHandle = { whileHolding: { name } as never };
+    expect(await rejectionOf(a.writeRecord(name, { n: 4 }, notAHandle))).toBeInstanceOf(InvalidOptionError);
+    expect((await b.readRecord(name))?.data).toEqual({ n: 1 });
   });
 
   it('records: a version-checked write, a copy on read, and bad input refused before anything is written', async () => {

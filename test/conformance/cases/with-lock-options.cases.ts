@@ -132,7 +132,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     await expect(waiting.result).resolves.toBe('waited');
   });
 
-  it('holdAtLeastMs: the call resolves at once and its node goes; the hold is in the job record, job calls skip until it ends, then run and drop it', async () => {
+  it('holdAtLeastMs: the call resolves at once and its node goes; the hold is kept in the backend and the job record, every call of the name skips or waits until it ends, a job call then runs and drops it', async () => {
     const name = ctx.name('hold-at-least');
     const [mine, other] = await ctx.world.backends(2);
     const { locker } = recordingLocker(mine);
@@ -142,18 +142,29 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     expect(result).toBe('fast job');
     expect(performance.now() - startedAt).toBeLessThan(HOLD_AT_LEAST_MS); // did not wait for the minimum hold
 
-    expect(await other.contenders(name)).toEqual([]); // nothing held in a process: the record keeps the hold
+    expect(await other.contenders(name)).toEqual([]); // nothing held in a process: the backend keeps the hold
     const kept = readJobState(await other.readRecord(jobRecordName(name)));
     expect(kept.holdUntil).not.toBeNull();
     expect(kept.runs).toEqual([
-      { by: expect.any(String), startedAt: expect.any(Number), endedAt: expect.any(Number), outcome: 'ok' },
+      {
+        id: expect.any(String),
+        by: expect.any(String),
+        identity: expect.any(String),
+        startedAt: expect.any(Number),
+        endedAt: expect.any(Number),
+        outcome: 'ok',
+      },
     ]);
     const tick = { ifLocked: 'skip', holdAtLeastMs: HOLD_AT_LEAST_MS } as const;
     await expect(late.locker.withLock(name, () => 'late tick', tick)).resolves.toBeUndefined();
     expect(late.skipped).toEqual([{ name, mode: 'write', reason: 'held' }]);
     expect(await other.contenders(name)).toEqual([]); // the skip gave its grant back
-    // Only job calls read the record: a plain call is not held up by it.
-    await expect(late.locker.withLock(name, () => 'plain call', { ifLocked: 'skip' })).resolves.toBe('plain call');
+    // Every call of the name honours the kept hold, job or not: a plain try is refused, a plain wait waits it out.
+    await expect(late.locker.withLock(name, () => 'plain call', { ifLocked: 'skip' })).resolves.toBeUndefined();
+    expect(await other.tryAcquire(name)).toBeNull();
+    expect(await other.tryAcquire(name, { mode: 'read' })).toBeNull();
+    const plainAt = await late.locker.withLock(name, () => performance.now(), { timeoutMs: 10_000 });
+    expect(plainAt - startedAt).toBeGreaterThanOrEqual(HOLD_AT_LEAST_MS);
 
     // A waiting job call (a maxHoldMs of its own makes one too) starts once the hold is over, and drops it.
     const after = await late.locker.withLock(name, () => performance.now(), { maxHoldMs: 10_000, timeoutMs: 10_000 });
@@ -177,17 +188,11 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     expect(timedOut).toBeInstanceOf(LockTimeoutError);
     const aborts = new AbortController();
     const aborted = late.locker.withLock(name, () => 'ran', { ...job, timeoutMs: Infinity, signal: aborts.signal });
-    await waitUntil(
-      async () => (await third.contenders(name)).length === 1,
-      'the waiter granted, waiting out the hold',
-    );
+    await waitUntil(async () => (await third.contenders(name)).length === 1, 'the waiter queued, waiting out the hold');
     aborts.abort();
     expect(await rejectionOf(aborted)).toBeInstanceOf(LockAbortedError);
     const closing = late.locker.withLock(name, () => 'ran', { ...job, timeoutMs: Infinity });
-    await waitUntil(
-      async () => (await third.contenders(name)).length === 1,
-      'the waiter granted, waiting out the hold',
-    );
+    await waitUntil(async () => (await third.contenders(name)).length === 1, 'the waiter queued, waiting out the hold');
     await late.locker.cancelWaits();
     expect(await rejectionOf(closing)).toBeInstanceOf(LockClientClosedError);
     expect(await third.contenders(name)).toEqual([]);
@@ -214,6 +219,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
         waiters: [],
         lastRun: {
           by: expect.stringMatching(/:\d+$/),
+          identity: expect.any(String),
           startedAt: expect.any(Date),
           endedAt: expect.any(Date),
           outcome: 'ok',

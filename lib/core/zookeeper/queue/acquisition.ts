@@ -3,6 +3,7 @@ import { answerAtOnce } from '../session/client-outage.js';
 import type { ZkClient } from '../session/zk-client.js';
 import type { ZkSession, ZkWatchListener } from '../session/zk-session.js';
 import { isZkCode } from '../session/zk-error-code.js';
+import { deadline } from '../../util/deadline.js';
 import { longTimeout } from '../../util/long-timeout.js';
 import { Stop } from '../../util/stop.js';
 import type { DirectorySweeper } from './directory-sweeper.js';
@@ -116,6 +117,11 @@ export interface QueueDriver<P extends { readonly kind: string }, G extends Gran
   checkDirectory(io: QueueIo, listing: Listing, first: boolean, leave: () => Promise<void>): boolean | Promise<boolean>;
   /** Waits for the wake-up `position` calls for. */
   wait(io: QueueIo, position: WaitingPosition<P>, view: View): Promise<Woken>;
+  /**
+   * For a try (`timeoutMs: 0`) that would be refused: clears what blocks it if that turns
+   * out stale (a kept hold past its end), resolving the next read to make; else `undefined`.
+   */
+  cleared?(io: QueueIo, position: WaitingPosition<P>): Promise<Woken | undefined>;
   /** Our node holds: what the caller gets (a fencing token, a signal to our successor). */
   grant(io: QueueIo, node: string, listing: Listing, position: HoldingPosition<P>): G;
 }
@@ -136,6 +142,8 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
   private readonly stop = new Stop();
   /** The first attempt's create, if the caller sent it; used once, in its own session. */
   private sent: SentCreate | undefined;
+  /** `performance.now()` past which no grant reaches the caller; none for a try (`timeoutMs` 0) or `Infinity`. */
+  private deadlineAt = Infinity;
 
   constructor(
     private readonly ctx: AcquisitionContext,
@@ -152,6 +160,7 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
 
   async run(): Promise<G | null> {
     const { name, timeoutMs, signal } = this.req;
+    if (timeoutMs > 0) this.deadlineAt = performance.now() + timeoutMs;
     // timeoutMs 0 never waits for a holder, so it needs no timer (one firing at once
     // would cut short the create and the read that tell whether the lock is free).
     const timer =
@@ -218,8 +227,12 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
             granted = true;
             return this.driver.grant(io, node, listing, position as HoldingPosition<P>);
           }
-          if (this.req.timeoutMs === 0) return null;
-          woken = await this.driver.wait(io, position as WaitingPosition<P>, view);
+          if (this.req.timeoutMs > 0) woken = await this.driver.wait(io, position as WaitingPosition<P>, view);
+          else {
+            const cleared = await this.driver.cleared?.(io, position as WaitingPosition<P>);
+            if (!cleared) return null;
+            woken = cleared;
+          }
         } finally {
           view.wake?.dispose();
         }
@@ -234,6 +247,23 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
       // A try cut off mid-exchange: its node, if the create got through, is found by its guid.
       if (!granted && !withdrawn) await this.abandon(session, prefix, node);
     }
+  }
+
+  /**
+   * Waits for `work`, a step between the grant and the caller (a revocable lock's watch,
+   * one more round trip), no longer than the call's deadline: past it, rejects with the
+   * timeout the call would have met without the grant, so the caller is never granted late.
+   */
+  async withinDeadline(work: Promise<void>): Promise<void> {
+    const expired = deadline(this.deadlineAt - performance.now(), () => undefined);
+    try {
+      await Promise.race([work, new Promise((resolve) => expired.signal.addEventListener('abort', resolve))]);
+    } finally {
+      expired.clear();
+    }
+    // The timer, not only the clock: a timer may fire a fraction of a millisecond before performance.now() reaches it.
+    if (expired.signal.aborted || performance.now() >= this.deadlineAt)
+      throw this.driver.timeoutError(this.req.timeoutMs);
   }
 
   private io(session: ZkSession): QueueIo {
@@ -377,6 +407,14 @@ export class QueueAcquisition<P extends { readonly kind: string }, G extends Gra
   }
 }
 
+/** Releases `handle`, a grant its caller will not get, and rethrows why. */
+function giveBack(handle: NodeHandle): (error: unknown) => Promise<never> {
+  return async (error) => {
+    await handle.release();
+    throw error;
+  };
+}
+
 /**
  * Waits for `path` (the one node a waiter queues behind: no herd) to change or go; a lost
  * session wakes every watch listener, ending this too.
@@ -471,7 +509,8 @@ export async function acquireNode<P extends { readonly kind: string }, G extends
     held.add(handle);
     // The watch (a revocable lock's) is set when the acquire resolves, unless the connection
     // dropped meanwhile (it is set on reconnect then): a lock is never held up by a revocation watch.
-    if (armed) await grant.session.whileConnected(armed);
+    // Its round trip counts in the call's deadline: past it the grant is given back.
+    if (armed) await acquisition.withinDeadline(grant.session.whileConnected(armed)).catch(giveBack(handle));
     return handle;
   } finally {
     waits.delete(acquisition);

@@ -24,6 +24,7 @@ export class ClientOutage {
   /** `performance.now()` and `Date.now()` at its start; undefined while a session is connected. */
   private startedAt: { readonly mono: number; readonly wall: number } | undefined;
   private sessionLost = false;
+  private everConnected = false;
   /** The last outage that ended (`performance.now()` times). */
   private last: { readonly from: number; readonly to: number } | undefined;
 
@@ -33,6 +34,7 @@ export class ClientOutage {
       if (this.startedAt) this.last = { from: this.startedAt.mono, to: performance.now() };
       this.startedAt = undefined;
       this.sessionLost = false;
+      this.everConnected = true;
     });
     client.on('disconnected', () => this.begin());
     client.on('session-lost', () => {
@@ -63,7 +65,7 @@ export class ClientOutage {
     const now = performance.now();
     const { mono, wall } = this.startedAt ?? { mono: now, wall: Date.now() };
     const state: UnavailableState = this.sessionLost ? 'lost' : 'disconnected';
-    return new LockUnavailableError(subject, state, Math.round(now - mono), wall);
+    return new LockUnavailableError(subject, state, Math.round(now - mono), wall, !this.everConnected);
   }
 
   private begin(): void {

@@ -46,6 +46,23 @@ describe('OwnNodes', () => {
     expect(nodes.size).toBe(0);
   });
 
+  it('a plain (not sequential) ephemeral create, a kept hold’s marker: found by its whole name after a lost reply, and dropped once deleted', async () => {
+    const marker = `/l/a/kept-hold-${GUID}`;
+    const nodes = new OwnNodes();
+    nodes.creating(marker);
+    const { session, log } = fakeSession({ '/l/a': [`kept-hold-${GUID}`, `${GUID}__lock__${SEQ(1)}`] });
+    await nodes.settle(session);
+    expect(log).toEqual(['barrier', 'list /l/a', `remove ${marker}`]);
+    expect(nodes.size).toBe(0);
+    nodes.creating(marker);
+    nodes.answered(marker, marker);
+    nodes.removed(marker);
+    expect(nodes.size).toBe(0);
+    nodes.creating(marker); // its reply lost, then deleted by name (the holder's timer)
+    nodes.removed(marker);
+    expect(nodes.size).toBe(0);
+  });
+
   it('settles: the barrier first, then every listed node and every node of an unanswered create deleted', async () => {
     const previous = new OwnNodes();
     previous.creating(`/l/a/${GUID}__lock__`);

@@ -35,7 +35,7 @@ export class OwnNodes {
     return this.made.size + this.asked.size;
   }
 
-  /** An ephemeral sequential create of `requested` is sent. */
+  /** An ephemeral create of `requested` is sent (a sequential one's name gets its digits). */
   creating(requested: string): void {
     this.asked.add(requested);
   }
@@ -49,6 +49,7 @@ export class OwnNodes {
   /** `path` is gone (deleted, or ZooKeeper said it does not exist). */
   removed(path: string): void {
     this.made.delete(path);
+    this.asked.delete(path); // not sequential
     this.asked.delete(path.slice(0, -SEQUENCE_DIGITS));
   }
 
@@ -84,7 +85,9 @@ export class OwnNodes {
     } catch (error) {
       if (!isZkCode(error, 'NO_NODE')) throw error;
     }
-    const ours = children.filter((child) => child.startsWith(name) && child.length === name.length + SEQUENCE_DIGITS);
+    const ours = children.filter(
+      (child) => child === name || (child.startsWith(name) && child.length === name.length + SEQUENCE_DIGITS),
+    );
     if (ours.length === 0) this.asked.delete(requested);
     return ours.map((child) => `${dir}/${child}`);
   }

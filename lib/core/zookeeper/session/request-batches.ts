@@ -18,13 +18,17 @@ export const MAX_REQUEST_BYTES = 512 * 1024;
  */
 const OP_OVERHEAD_BYTES = 32;
 
-export type ZkNodeMode = 'persistent' | 'ephemeral-sequential';
+export type ZkNodeMode = 'persistent' | 'ephemeral' | 'ephemeral-sequential';
 
 /** One write of a `multi` transaction. */
 export type ZkMultiOp =
   | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: ZkNodeMode }
   /** `version`: only if the node's data version is still this one (BAD_VERSION otherwise); any when absent. */
-  | { readonly op: 'remove'; readonly path: string; readonly version?: number };
+  | { readonly op: 'remove'; readonly path: string; readonly version?: number }
+  /** Fails the transaction unless the node exists (and, with `version`, has that data version). */
+  | { readonly op: 'check'; readonly path: string; readonly version?: number }
+  /** `version` as for a remove. */
+  | { readonly op: 'set'; readonly path: string; readonly data: Buffer; readonly version?: number };
 
 export type ZkOp = ZkMultiOp | ZkReadOp;
 
@@ -71,5 +75,6 @@ export function inRequests<T>(
 
 function opBytes(op: ZkOp, { chrootBytes, aclBytes }: { chrootBytes: number; aclBytes: number }): number {
   const path = OP_OVERHEAD_BYTES + chrootBytes + Buffer.byteLength(op.path, 'utf8');
-  return op.op === 'create' ? path + op.data.length + aclBytes : path;
+  if (op.op === 'create') return path + op.data.length + aclBytes;
+  return op.op === 'set' ? path + op.data.length : path;
 }

@@ -161,11 +161,11 @@ export function dropStaleBytesOnConnect(client: Client): void {
 }
 
 /**
- * `transaction.remove(path, version)`, with version 0 kept: node-zookeeper-client turns a
- * version of 0 into -1 (`version || -1`), which would delete at any version.
+ * Gives the op just added to `transaction` (a remove, a check or a setData) `version`, 0
+ * kept: node-zookeeper-client turns a version of 0 into -1 (`version || -1`), which would
+ * act at any version.
  */
-export function removeAtVersion(transaction: Transaction, path: string, version: number): void {
-  transaction.remove(path, version);
+export function atVersion(transaction: Transaction, version: number): void {
   const ops = (transaction as unknown as { ops: Array<{ version: number }> }).ops;
   ops[ops.length - 1].version = version;
 }

@@ -13,7 +13,7 @@ import {
   onConnecting,
   onSocketOutcome,
   queueRequest,
-  removeAtVersion,
+  atVersion,
   sendingTogether,
   whenClientClosed,
 } from './zk-client-internals.js';
@@ -55,6 +55,7 @@ const HEARTBEAT_PATH = '/.nestjs-zk-lock-heartbeat/none';
 
 const CREATE_MODES: Record<ZkNodeMode, number> = {
   persistent: zookeeper.CreateMode.PERSISTENT,
+  ephemeral: zookeeper.CreateMode.EPHEMERAL,
   'ephemeral-sequential': zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL,
 };
 
@@ -466,7 +467,7 @@ export class ZkSession extends EventEmitter {
   }
 
   async create(path: string, data: Buffer, mode: ZkNodeMode): Promise<string> {
-    const ephemeral = mode === 'ephemeral-sequential';
+    const ephemeral = mode !== 'persistent';
     if (ephemeral) this.ownNodes.creating(path);
     try {
       const [created] = await this.call<[string]>('create', path, (cb) =>
@@ -510,15 +511,21 @@ export class ZkSession extends EventEmitter {
   /**
    * Several writes as one transaction (ZooKeeper's `multi`), one request and one commit:
    * all of them happen, or none. Resolves with each op's created path (`undefined` for a
-   * delete), in order. A ZooKeeper error fails the whole transaction, nothing changed, as
-   * a `ZkOperationError` naming the first op that failed. As with any write, a connection
-   * loss leaves unknown whether it committed (all of it or nothing).
+   * delete, a check or a setData), in order. A ZooKeeper error fails the whole transaction,
+   * nothing changed, as a `ZkOperationError` naming the first op that failed. As with any
+   * write, a connection loss leaves unknown whether it committed (all of it or nothing).
    */
   async multi(ops: readonly ZkMultiOp[]): Promise<Array<string | undefined>> {
     const transaction = this.client.transaction();
     for (const op of ops) {
-      if (op.op === 'create') transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
-      else removeAtVersion(transaction, op.path, op.version ?? -1);
+      if (op.op === 'create') {
+        transaction.create(op.path, op.data, this.acl, CREATE_MODES[op.mode]);
+        continue;
+      }
+      if (op.op === 'check') transaction.check(op.path);
+      else if (op.op === 'set') transaction.setData(op.path, op.data);
+      else transaction.remove(op.path);
+      atVersion(transaction, op.version ?? -1);
     }
     let failed = 0; // the index of the op that failed the transaction
     const ephemeral = ops.filter((op) => op.op === 'create' && op.mode === 'ephemeral-sequential');
@@ -532,7 +539,8 @@ export class ZkSession extends EventEmitter {
       );
       ops.forEach((op, i) => {
         if (op.op === 'remove') this.ownNodes.removed(op.path);
-        else if (op.mode === 'ephemeral-sequential') this.ownNodes.answered(op.path, results[i].path);
+        else if (op.op === 'create' && op.mode === 'ephemeral-sequential')
+          this.ownNodes.answered(op.path, results[i].path);
       });
       return results.map((result) => result.path);
     } catch (error) {

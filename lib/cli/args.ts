@@ -49,8 +49,10 @@ Commands:
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
   exec <name> -- <command> [args...]
-                           run the command (no shell, stdio passed through) while holding the lock, then
-                           release it; exits with the command's exit code (128+n when killed by signal n)
+                           run the command (no shell, stdio passed through) in a process group of its own
+                           while holding the lock; release it once no process of that group runs (what the
+                           command left in the background too); exits with the command's exit code (128+n
+                           when killed by signal n)
 
 Options:
   --connect <hosts>   ZooKeeper connection string host:port[,host:port...][/chroot]
@@ -66,9 +68,10 @@ Options:
 exec options:
   --mode read|write   write (the default) is exclusive; read is shared with other readers
   --skip-if-locked    exit with 121 at once, without running the command, when the lock is taken
-  --max-hold <ms>     stop the command when the lock has been held this long, and release it
-  --kill-grace <ms>   when the command is stopped: SIGTERM, then SIGKILL after this (default 10000)
-  SIGINT, SIGTERM and SIGHUP sent to the CLI go to the command; the lock is released once it exits.
+  --max-hold <ms>     stop the command's group when the lock has been held this long, and release it
+  --kill-grace <ms>   when the command is stopped: SIGTERM to its group, SIGKILL after this (default 10000)
+  SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the CLI go to the command's group (Ctrl-C too: the terminal
+  sends it to the CLI); Ctrl-Z is ignored while the command runs.
 Credentials (when the locks have ACLs): $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD.
 
 Exit codes: 0 done; 1 failed (ZooKeeper refused it, or nothing to act on); 2 usage; 3 no server answered

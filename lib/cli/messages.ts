@@ -20,4 +20,14 @@ export const cliMessages = {
   rootMissing: (root: string, connect: string): string =>
     `No lock root "${root}" at "${connect}": nothing has been locked under it. Check --root (or $ZK_LOCK_ROOT; the default is /locks): it must be the rootPath the applications use, and a chroot in ${CONNECT} moves it.`,
   noAuth: '(the nodes have ACLs: set $ZK_LOCK_USERNAME and $ZK_LOCK_PASSWORD)',
+  execTimeout: (name: string, mode: string, timeoutMs: number): string =>
+    `"${name}" (${mode}) was not granted within --timeout ${timeoutMs} ms (connecting and waiting share it): the command was not run. Wait longer (raise --timeout), or see who holds it with: nestjs-zk-lock show ${name}`,
+  execGroupLeft: (
+    name: string,
+    ended: { readonly code: number | null; readonly signal: NodeJS.Signals | null },
+    pids: readonly number[] | 'unknown',
+  ): string =>
+    `the command ${ended.signal ? `was killed by ${ended.signal}` : `exited with ${ended.code}`}, but processes it started are still running in its process group${pids === 'unknown' ? '' : ` (pid ${pids.join(', ')})`}: "${name}" stays locked until they have exited (--max-hold, or a signal sent to exec, stops them)`,
+  execNotStopped:
+    'SIGTSTP (Ctrl-Z) ignored: exec stopped alone would let its ZooKeeper session expire, and the lock go, while the command runs on; the command keeps running',
 } as const;

@@ -1,0 +1,220 @@
+import { once } from 'node:events';
+
+import {
+  LeaderElection,
+  LockLostError,
+  ReentrantLocker,
+  type LockHandle,
+  type ZkLockBackend,
+  type ZkLockHandle,
+} from '../../lib/index';
+import { LockFixture } from '../support/lock-fixture';
+import { TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
+
+// The test server runs with tickTime 200 ms, so sessions last 4 s at most.
+const SESSION_MS = 4000;
+
+/** A body that ignores its signal: it runs until `finish()`. */
+function stubbornBody(): {
+  entered: Promise<AbortSignal>;
+  body: (signal: AbortSignal) => Promise<void>;
+  finish(): void;
+} {
+  let enter!: (signal: AbortSignal) => void;
+  let finish!: () => void;
+  const gate = new Promise<void>((resolve) => (finish = resolve));
+  const entered = new Promise<AbortSignal>((resolve) => (enter = resolve));
+  return {
+    entered,
+    body: async (signal) => {
+      enter(signal);
+      await gate;
+    },
+    finish: () => finish(),
+  };
+}
+
+/** A promise's state now, without waiting for it. */
+function settledFlag(promise: Promise<unknown>): { readonly settled: boolean } {
+  const flag = { settled: false };
+  promise.then(
+    () => (flag.settled = true),
+    () => (flag.settled = true),
+  );
+  return flag;
+}
+
+describe('a holder told its lock is lost keeps its node while its work runs, as long as the session lives', () => {
+  let fx: LockFixture;
+  let proxy: TcpProxy;
+  beforeAll(async () => (fx = await LockFixture.create('owner-release')));
+  beforeEach(async () => {
+    proxy = new TcpProxy(zkPort());
+    await proxy.start();
+  });
+  afterEach(() => proxy.stop());
+  afterAll(() => fx.cleanup());
+
+  const holderViaProxy = () => fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+
+  /**
+   * Black-holes the holder's link until `signal` aborts (the session at risk), then heals it
+   * and waits for the same session to prove itself again. Resolves with when it aborted and
+   * when the link healed.
+   */
+  async function atRiskThenRecovered(holder: ZkLockBackend, signal: AbortSignal) {
+    const sessionId = holder.client.session.id;
+    let abortedAt = 0;
+    signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
+    const recovered = once(holder.client, 'recovered');
+    proxy.blackhole();
+    await once(signal, 'abort');
+    const healedAt = performance.now();
+    proxy.heal();
+    await recovered;
+    expect(signal.reason).toBeInstanceOf(LockLostError);
+    expect(holder.client.session.id).toBe(sessionId); // never expired, never replaced
+    expect(holder.client.session.isLost).toBe(false);
+    return { abortedAt, healedAt };
+  }
+
+  /**
+   * `paths`' nodes are still there, read through the holder's own session after it recovered
+   * (per-session order: behind any delete it sent) and by the inspector; the waiters not granted.
+   */
+  async function stillHeld(holder: ZkLockBackend, names: readonly string[], waiters: readonly { settled: boolean }[]) {
+    for (const name of names) {
+      const contenders = await holder.contenders(name);
+      expect(contenders.length).toBe(2);
+      expect(contenders[0].holding).toBe(true);
+      expect((await fx.inspector.children(holder.pathOf(name)))?.length).toBe(2);
+    }
+    for (const waiter of waiters) expect(waiter.settled).toBe(false);
+  }
+
+  it('withLock: the next client is granted only once the body settled', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const stubborn = stubbornBody();
+    const call = new ReentrantLocker(holder, 10_000).withLock('wl', (lock) => stubborn.body(lock.signal));
+    const signal = await stubborn.entered;
+    const waiting = other.acquire('wl', { timeoutMs: 60_000 });
+    await fx.queued('wl', 2);
+
+    const { abortedAt, healedAt } = await atRiskThenRecovered(holder, signal);
+    expect(abortedAt).toBeLessThanOrEqual(healedAt); // told at the risk point, before the heal
+    await stillHeld(holder, ['wl'], [settledFlag(waiting)]);
+
+    stubborn.finish();
+    await expect(call).rejects.toBeInstanceOf(LockLostError);
+    const lock = await waiting;
+    expect(await fx.nodes('wl')).toEqual([lock.path.slice(lock.path.lastIndexOf('/') + 1)]);
+    await lock.release();
+  });
+
+  it('withLease: the next client is granted the lease only once the body settled', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const stubborn = stubbornBody();
+    const call = new ReentrantLocker(holder, 10_000).withLease('wq', (lease) => stubborn.body(lease.signal), {
+      maxLeases: 1,
+    });
+    const signal = await stubborn.entered;
+    const waiting = other.acquireLease('wq', { maxLeases: 1, timeoutMs: 60_000 });
+    await fx.queued('wq', 2);
+
+    await atRiskThenRecovered(holder, signal);
+    const contenders = await holder.leaseContenders('wq');
+    expect(contenders.map((c) => c.holding)).toEqual([true, false]);
+    expect((await fx.inspector.children(holder.pathOf('wq')))?.length).toBe(2);
+    expect(settledFlag(waiting).settled).toBe(false);
+
+    stubborn.finish();
+    await expect(call).rejects.toBeInstanceOf(LockLostError);
+    const lease = await waiting;
+    expect((await fx.nodes('wq'))?.length).toBe(1);
+    await lease.release();
+  });
+
+  it('withLocks: no lock of the group is granted elsewhere until the body settled', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const stubborn = stubbornBody();
+    const call = new ReentrantLocker(holder, 10_000).withLocks(['wm-a', 'wm-b'], (group) =>
+      stubborn.body(group.signal),
+    );
+    const signal = await stubborn.entered;
+    const waitingA = other.acquire('wm-a', { timeoutMs: 60_000 });
+    const waitingB = other.acquire('wm-b', { timeoutMs: 60_000 });
+    await Promise.all([fx.queued('wm-a', 2), fx.queued('wm-b', 2)]);
+
+    await atRiskThenRecovered(holder, signal);
+    await stillHeld(holder, ['wm-a', 'wm-b'], [settledFlag(waitingA), settledFlag(waitingB)]);
+
+    stubborn.finish();
+    await expect(call).rejects.toBeInstanceOf(LockLostError);
+    const locks = await Promise.all([waitingA, waitingB]);
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+
+  it('runAsLeader: no other candidate leads until the work started under the lost term settled', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const first = new LeaderElection(holder, 'ol');
+    first.start();
+    await waitUntil(() => first.isLeader, 'the first candidate leads');
+    const second = new LeaderElection(other, 'ol');
+    let secondLeads = false;
+    second.onChange(({ leading }) => (secondLeads = leading));
+    second.start();
+    await fx.queued('leader:ol', 2);
+    const stubborn = stubbornBody();
+    const work = first.runAsLeader((term) => stubborn.body(term.signal));
+    const signal = await stubborn.entered;
+
+    await atRiskThenRecovered(holder, signal);
+    await stillHeld(holder, ['leader:ol'], []);
+    expect(secondLeads).toBe(false);
+
+    stubborn.finish();
+    await expect(work).rejects.toBeInstanceOf(LockLostError);
+    await waitUntil(() => secondLeads, 'the second candidate leads once the work settled');
+    await Promise.all([first.stop(), second.stop()]);
+  });
+
+  it('declared lost by the client and re-attached: the held node stays until release(), which deletes it through the re-attached session', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const held: ZkLockHandle = await holder.acquire('pl');
+    const sessionId = holder.client.session.id;
+    const waiting = other.acquire('pl', { timeoutMs: 60_000 });
+    await fx.queued('pl', 2);
+    const granted = settledFlag(waiting);
+
+    proxy.blackhole();
+    // Back as soon as the client declares the session lost: the server keeps it for up to the
+    // proof's lag longer (docs/fencing.md), so the re-attach finds it alive.
+    const [, askedBack] = (await once(holder.client, 'session-lost')) as [unknown, boolean];
+    expect(askedBack).toBe(true);
+    proxy.heal();
+    await holder.client.session.whenConnected(); // re-attached, and done deleting what it deletes
+    expect(holder.client.session.id).toBe(sessionId);
+    expect(held.signal.reason).toBeInstanceOf(LockLostError);
+    const contenders = await holder.contenders('pl'); // through the re-attached session, after its cleanup
+    expect(contenders.map((c) => c.node)).toEqual([
+      held.path.slice(held.path.lastIndexOf('/') + 1),
+      expect.any(String),
+    ]);
+    expect(granted.settled).toBe(false);
+
+    const confirmed = settledFlag(held.releaseConfirmed);
+    await held.release();
+    const lock: LockHandle = await waiting;
+    await held.releaseConfirmed;
+    expect(confirmed.settled).toBe(true);
+    expect((await fx.inspector.children(holder.pathOf('pl')))?.length).toBe(1);
+    await lock.release();
+  });
+});

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockLostError } from '../errors/errors.js';
-import { abortable } from '../util/abortable.js';
 import type { LockBackend, LockHandle } from '../port/lock-backend.js';
 import { leaderMessages } from '../errors/messages.js';
 import { LeadershipTerm, type LeaderTerm } from './leadership-term.js';
@@ -92,9 +91,9 @@ export class ElectionCampaign {
     } else {
       void term.end(handle.signal.reason as Error); // born lost: released, never led
     }
-    // A lost term's lock waits for the work still running under it, not a stop: the campaign
-    // ends, and the lock goes when that work settles (or the backend closes).
-    await abortable(term.finished, [this.halter.signal]).catch(() => undefined);
+    // Queues again once told, not once released: a lost term's lock goes only when the work
+    // started under it settled, and the new node waits behind it meanwhile.
+    await term.told;
   }
 
   private ended(term: LeadershipTerm, reason: Error): void {

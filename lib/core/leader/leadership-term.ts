@@ -39,6 +39,9 @@ export class LeadershipTerm {
   private resolveFinished!: () => void;
   /** Resolves once the term has ended and its lock has been released. */
   readonly finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+  private resolveTold!: () => void;
+  /** Resolves once the term has ended (its signal aborted), its lock released or not yet. */
+  readonly told = new Promise<void>((resolve) => (this.resolveTold = resolve));
   /** What users may read of the term: not the handle, nor `end()`. */
   readonly view: LeaderTerm;
 
@@ -51,8 +54,10 @@ export class LeadershipTerm {
     const lost = handle.signal;
     // A grant can be born lost (an event loop blocked past the session's deadline): then
     // the term never leads, and nobody is told of an end.
-    if (lost.aborted) this.ended.abort(lost.reason);
-    else lost.addEventListener('abort', () => void this.end(lost.reason as Error, true), { once: true });
+    if (lost.aborted) {
+      this.ended.abort(lost.reason);
+      this.resolveTold();
+    } else lost.addEventListener('abort', () => void this.end(lost.reason as Error, true), { once: true });
     this.view = termView(this);
   }
 
@@ -85,6 +90,7 @@ export class LeadershipTerm {
     if (!this.ended.signal.aborted) {
       this.ended.abort(reason);
       this.onEnd(reason);
+      this.resolveTold();
     }
     // A lost lock is released too: after a short partition its session may live on, and
     // its node would then block every other candidate for as long as the session lasts.

@@ -184,6 +184,32 @@ describe('a session declared lost by the client is asked back: what its waiters 
       await mine.release();
     });
 
+    it('a create whose reply was lost as the link went: the re-attach finds its node by guid and deletes it, so it blocks nobody', async () => {
+      const holder = await viaProxy();
+      const [other] = await fx.many(1);
+      const held = await holder.acquire('r4-held'); // holding: the client watches its session's clock
+      const blocking = await other.acquire('r4');
+      // The create reaches the server, which makes the node; its reply is lost with the link,
+      // which then stays silent until the client gives the session up.
+      const cut = proxy.cutAfter(ZK_OP.create).then(() => proxy.blackhole());
+      const waiting = holder.acquire('r4', { timeoutMs: 30_000 });
+      await cut;
+      const create = proxy.requests.findLast((r) => r.op === ZK_OP.create)!;
+      const orphanPrefix = create.path!.slice(create.path!.lastIndexOf('/') + 1);
+      const orphans = async () => ((await fx.nodes('r4')) ?? []).filter((node) => node.startsWith(orphanPrefix));
+      expect(await orphans()).toHaveLength(1); // the server made it
+
+      await sessionLost(holder);
+      proxy.heal();
+      await holder.client.session.whenConnected(); // re-attached, and done deleting what the lost object left
+      expect(await orphans()).toEqual([]);
+      // The waiter queued again behind the holder: granted once the holder releases.
+      await blocking.release();
+      const mine = await waiting;
+      expect(await fx.nodes('r4')).toEqual([nodeOf(mine)]);
+      await Promise.all([mine.release(), held.release()]);
+    });
+
     it("past the point its locks are lost but within its deadline: the same session, the lost lock's and lease's nodes kept until released", async () => {
       const { holder, sessionId, held, waiting } = await holderAndWaiter('r3');
       const [other] = await fx.many(1);

@@ -119,6 +119,30 @@ describe('a holder told its lock is lost keeps its node while its work runs, as 
     await lock.release();
   });
 
+  it("withLock with maxHoldMs: a lost holder's node stays for its body, and goes at maxHoldMs at the latest", async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const stubborn = stubbornBody();
+    const maxHoldMs = 8000; // past the risk point and the recovery (both within the 4 s session)
+    const call = new ReentrantLocker(holder, 10_000).withLock('wl-max', (lock) => stubborn.body(lock.signal), {
+      maxHoldMs,
+    });
+    const signal = await stubborn.entered;
+    const grantedAt = performance.now();
+    const waiting = other.acquire('wl-max', { timeoutMs: 60_000 });
+    await fx.queued('wl-max', 2);
+
+    await atRiskThenRecovered(holder, signal);
+    const waiter = settledFlag(waiting);
+    await stillHeld(holder, ['wl-max'], [waiter]);
+
+    const lock = await waiting; // the body still runs: only the limit ended the hold
+    expect(performance.now() - grantedAt).toBeGreaterThanOrEqual(maxHoldMs - 50);
+    stubborn.finish();
+    await expect(call).rejects.toBeInstanceOf(LockLostError);
+    await lock.release();
+  });
+
   it('withLease: the next client is granted the lease only once the body settled', async () => {
     const holder = await holderViaProxy();
     const [other] = await fx.many(1);

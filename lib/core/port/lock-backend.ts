@@ -126,7 +126,10 @@ export interface LockHandle extends AsyncDisposable, ReleaseConfirmation {
  * for a group's timer to run on each of its locks (see `MultiAcquireOptions.maxHoldMs`).
  */
 export interface HoldExpiry {
-  /** Held past `maxHoldMs`: tells the holder (the signal aborts), then releases; nothing once released or lost. */
+  /**
+   * Held past `maxHoldMs`: tells the holder (the signal aborts), then releases; nothing once
+   * released. A holder lost earlier (told then) whose lock stayed for its work loses it now.
+   */
   holdExpired(maxHoldMs: number): void;
 }
 

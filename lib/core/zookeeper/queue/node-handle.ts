@@ -55,7 +55,7 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   /** The delete of the node once the holder was told its `maxHoldMs` ran out. */
   private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
-  /** Armed at the grant when the call set `maxHoldMs`; cleared by the release or an earlier loss. */
+  /** Armed at the grant when the call set `maxHoldMs`; cleared by the release. */
   private readonly maxHold: LongTimeout | undefined;
 
   protected constructor(
@@ -140,8 +140,7 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
    */
   revoke(reason: LockLostError, cause: LostReason): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
-    this.lostReason = reason;
-    this.maxHold?.clear();
+    this.lostReason = reason; // `maxHold` stays armed: a lost holder's node goes at its limit at the latest
     publishLost(() => ({
       ...this.described,
       name: this.name,
@@ -185,11 +184,12 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
    * could still believe it holds.
    */
   holdExpired(maxHoldMs: number): void {
-    if (this.lostReason || this.releasing) return;
-    this.revoke(
-      new LockLostError(this.name, lockMessages.maxHold(maxHoldMs, this.init.identity.toString('utf8'))),
-      'max-hold',
-    );
+    if (this.releasing || this.dropped) return;
+    // Lost to its session earlier, it was told then, and its node stayed for its work: the limit still ends it.
+    if (!this.lostReason) {
+      const reason = new LockLostError(this.name, lockMessages.maxHold(maxHoldMs, this.init.identity.toString('utf8')));
+      this.revoke(reason, 'max-hold');
+    }
     this.drop();
   }
 

@@ -150,6 +150,25 @@ describe('a holder told its lock is lost keeps its node while its work runs, as 
     await lock.release();
   });
 
+  it('close() still frees a lost holder kept for its body: the node goes, the next client is granted', async () => {
+    const holder = await holderViaProxy();
+    const [other] = await fx.many(1);
+    const stubborn = stubbornBody();
+    const call = new ReentrantLocker(holder, 10_000).withLock('wl-close', (lock) => stubborn.body(lock.signal));
+    call.catch(() => undefined);
+    const signal = await stubborn.entered;
+    const waiting = other.acquire('wl-close', { timeoutMs: 60_000 });
+    await fx.queued('wl-close', 2);
+    await atRiskThenRecovered(holder, signal);
+    await stillHeld(holder, ['wl-close'], [settledFlag(waiting)]);
+
+    await holder.close(); // the body still runs: shutting down releases under it
+    const lock = await waiting;
+    expect(await fx.nodes('wl-close')).toEqual([lock.path.slice(lock.path.lastIndexOf('/') + 1)]);
+    stubborn.finish();
+    await lock.release();
+  });
+
   it('withLease: the next client is granted the lease only once the body settled', async () => {
     const holder = await holderViaProxy();
     const [other] = await fx.many(1);

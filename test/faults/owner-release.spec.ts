@@ -9,6 +9,7 @@ import {
   type ZkLockHandle,
 } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
+import { settledFlag } from '../support/settled-flag';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkPort } from '../support/zk-test-env';
@@ -34,16 +35,6 @@ function stubbornBody(): {
     },
     finish: () => finish(),
   };
-}
-
-/** A promise's state now, without waiting for it. */
-function settledFlag(promise: Promise<unknown>): { readonly settled: boolean } {
-  const flag = { settled: false };
-  promise.then(
-    () => (flag.settled = true),
-    () => (flag.settled = true),
-  );
-  return flag;
 }
 
 describe('a holder told its lock is lost keeps its node while its work runs, as long as the session lives', () => {

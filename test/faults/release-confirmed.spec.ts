@@ -6,22 +6,13 @@ import * as zookeeper from 'node-zookeeper-client';
 import { LockUnavailableError, type ZkLockBackend } from '../../lib/index';
 import { openRawClient } from '../harness/raw-client';
 import { LockFixture } from '../support/lock-fixture';
+import { settledFlag } from '../support/settled-flag';
 import { TcpProxy } from '../support/tcp-proxy';
 import { zkConnect, zkPort } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 const SESSION_MS = 4000;
 const credentials = { username: 'ops', password: 'n0t-a-secret' };
-
-/** A promise's state, read without waiting for it. */
-function settledFlag(promise: Promise<unknown>): { readonly settled: boolean } {
-  const flag = { settled: false };
-  promise.then(
-    () => (flag.settled = true),
-    () => (flag.settled = true),
-  );
-  return flag;
-}
 
 /**
  * `releaseConfirmed` and `releasesConfirmed()` settle only on ZooKeeper's answer to the

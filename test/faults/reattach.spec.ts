@@ -135,7 +135,8 @@ describe('a session declared lost by the client is asked back: what its waiters 
       const blocking = await other.acquire('r2');
       const waiting = holder.acquire('r2', { timeoutMs: 20_000 });
       await fx.queued('r2', 2);
-      const oldWaiterPath = `${holder.pathOf('r2')}/${(await fx.nodes('r2'))![1]}`;
+      const oldWaiterNode = (await fx.nodes('r2'))!.find((node) => node !== nodeOf(blocking))!; // sorted by name, not queue
+      const oldWaiterPath = `${holder.pathOf('r2')}/${oldWaiterNode}`;
 
       // The client's state as the old waiter node's delete passes: not ready while it cleans up.
       const statesAtDelete: string[] = [];
@@ -164,7 +165,7 @@ describe('a session declared lost by the client is asked back: what its waiters 
       await waitUntil(async () => (await fx.nodes('r2'))?.length === 2, 'the waiter queues again');
       const nodes = await fx.nodes('r2');
       expect(nodes).toContain(nodeOf(blocking));
-      expect(nodes).not.toContain(oldWaiterPath.slice(oldWaiterPath.lastIndexOf('/') + 1));
+      expect(nodes).not.toContain(oldWaiterNode);
       const sent = proxy.requests.slice(healedAt);
       const oldDeleted = sent.findIndex((r) => r.op === ZK_OP.delete && r.path === oldWaiterPath);
       const firstCreate = sent.findIndex((r) => r.op === ZK_OP.create);

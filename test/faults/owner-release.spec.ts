@@ -240,12 +240,12 @@ describe('a holder told its lock is lost keeps its node while its work runs, as 
     await fx.queued('pl', 2);
     const granted = settledFlag(waiting);
 
-    proxy.blackhole();
-    // Back as soon as the client declares the session lost: the server keeps it for up to the
-    // proof's lag longer (docs/fencing.md), so the re-attach finds it alive.
+    // The server hears the client (which keeps the session alive there) but no answer comes
+    // back: no proof, so the client declares the session lost, and the re-attach finds it alive.
+    proxy.holdReplies();
     const [, askedBack] = (await once(holder.client, 'session-lost')) as [unknown, boolean];
     expect(askedBack).toBe(true);
-    proxy.heal();
+    proxy.releaseReplies();
     await holder.client.session.whenConnected(); // re-attached, and done deleting what it deletes
     expect(holder.client.session.id).toBe(sessionId);
     expect(held.signal.reason).toBeInstanceOf(LockLostError);

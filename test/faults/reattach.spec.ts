@@ -149,13 +149,15 @@ describe('a session declared lost by the client is asked back: what its waiters 
       // Connected is said once the old node's delete has gone out, not before.
       const deleteSentAtConnected: boolean[] = [];
       holder.client.on('connected', () => deleteSentAtConnected.push(statesAtDelete.length > 0));
-      proxy.blackhole();
-      // Back as soon as the client declares the session lost: the server keeps it for up to
-      // the proof's lag longer (docs/fencing.md), so the re-attach finds it alive. The waiter
-      // queues again, after the old node's delete.
+      // The server hears the client (its requests touch the session, which it keeps) but no
+      // answer comes back: the client proves nothing and declares the session lost. Back
+      // then, the re-attach finds it alive (a black hole instead would race the server's
+      // expiry, which may come a moment after the client's deadline). The waiter queues
+      // again, after the old node's delete.
+      proxy.holdReplies();
       await sessionLost(holder);
       const healedAt = proxy.requests.length;
-      proxy.heal();
+      proxy.releaseReplies();
       await holder.client.session.whenConnected();
       expect(held.signal.reason).toBeInstanceOf(LockLostError);
       expect(idOf(holder)).toBe(sessionId);

@@ -37,7 +37,8 @@ describe('release confirmations keep their word', () => {
     const holder = await viaProxy();
     const held = await holder.acquire('presumed');
     const path = held.path;
-    proxy.blackhole();
+    // Heard by the server (which keeps the session) but never answered: presumed lost.
+    proxy.holdReplies();
     await once(holder.client, 'session-lost');
     await held.release(); // answered once sent
     const one = settledFlag(held.releaseConfirmed);
@@ -47,7 +48,7 @@ describe('release confirmations keep their word', () => {
     expect(await fx.inspector.exists(path)).toBe(true);
     expect([one.settled, all.settled]).toEqual([false, false]);
 
-    proxy.heal();
+    proxy.releaseReplies();
     await held.releaseConfirmed;
     expect(await fx.inspector.exists(path)).toBe(false); // ZooKeeper answered: gone
     await holder.releasesConfirmed();

@@ -197,10 +197,12 @@ export class LockService
    * Settles once every release this application has sent so far is confirmed by ZooKeeper
    * (or its session ended): `release()` and the end of `withLock` answer once the delete is
    * sent (`release: 'sent'`, the default). Await it in a test before reading ZooKeeper from
-   * another connection. At once over `forTesting()`. Never rejects.
+   * another connection. At once over `forTesting()`. Rejects with `LockUnavailableError`
+   * once `timeoutMs` (default: the module's `acquireTimeoutMs`) passed with no session
+   * connected and a release unconfirmed.
    */
-  releasesConfirmed(): Promise<void> {
-    return this.backend.releasesConfirmed();
+  releasesConfirmed(options?: ReadOptions): Promise<void> {
+    return this.backend.releasesConfirmed(this.readOptions(options));
   }
 
   /**

@@ -29,7 +29,7 @@ describe('acquireAll through a lost session', () => {
   /**
    * A holder of `name` that is no client of this library, so that nothing can report it
    * lost: the expiry blocks this process's event loop (see expireSession), which may put
-   * an in-process holder's session at risk, and its node is then deleted at once.
+   * an in-process holder's session at risk.
    */
   const holdElsewhere = async (name: string): Promise<{ node: string; release(): Promise<void> }> => {
     const node = `${'0'.repeat(32)}__lock__0000000000`;

@@ -229,6 +229,9 @@ describe('a production topology: three servers, clients on all of them', () => {
     await waitUntil(() => held.signal.aborted, 'the holder to be told its lock is lost', 3 * SESSION_MS);
     const abortMs = Math.round(abortedAt - lostAt);
     expect(held.signal.reason).toBeInstanceOf(LockLostError);
+    // Told, it stops and releases: a revived session would otherwise keep its node (its work
+    // might still run) and its own next acquire would queue behind it.
+    void held.release();
     await sleep(Math.max(0, lostAt + SESSION_MS + 1000 - performance.now())); // down past the session timeout
     expect(holds).toEqual([]); // nobody was granted without a quorum
     expect(await ensemble.servers[survivor].mode()).toBeUndefined(); // up, but serving no client
@@ -241,8 +244,8 @@ describe('a production topology: three servers, clients on all of them', () => {
 
     const again = await holder.acquire('job', { timeoutMs: 60_000 });
     const reacquireMs = ms(recoveredAt);
-    // ZooKeeper holds the holder's new node, first in line; its old one is gone with its
-    // old session; any other node is the waiter's, queued behind.
+    // ZooKeeper holds the holder's new node, first in line; its old one is gone (released,
+    // or with its old session); any other node is the waiter's, queued behind.
     const nodes = await inspect(async (inspector) => {
       const dir = holder.pathOf('job');
       const children = (await inspector.children(dir)) ?? [];

@@ -7,6 +7,7 @@ import { ElectionGreetingRewriter } from '../support/zookeeper/election-greeting
 import { fourLetter } from '../support/zookeeper/four-letter';
 import { PartitionableEnsemble, type PeerTraffic } from '../support/zookeeper/partitionable-ensemble';
 import { closeRawClient, createNode, openRawClient, statOf, type RawClient } from './raw-client';
+import { isAlive } from '../support/is-alive';
 
 const { CreateMode, State } = zookeeper;
 const TICK_MS = 200;
@@ -251,12 +252,3 @@ describe('PartitionableEnsemble (three servers reaching each other only through 
     expect(await probe(await client(ensemble.clientConnect(oldLeader)), path)).toBe('present');
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -17,7 +17,9 @@ export interface CutOutcome {
 
 /**
  * `holder` takes `name`, `waiter` queues behind it (seen by `inspector`, on the majority's
- * side), then `cut()` runs; resolves once the waiter is granted.
+ * side), then `cut()` runs; resolves once the waiter is granted. `releaseWhenTold`: the
+ * holder releases as its signal aborts, as a holder that reads it does (its node otherwise
+ * stays while its session lives on, see docs/fencing.md).
  */
 export async function cutWhileHolding(
   holder: ZkLockBackend,
@@ -25,10 +27,14 @@ export async function cutWhileHolding(
   inspector: ZkInspector,
   name: string,
   cut: () => void,
+  { releaseWhenTold = false } = {},
 ): Promise<CutOutcome> {
   const held = await holder.acquire(name);
   let abortedAt = 0;
-  held.signal.addEventListener('abort', () => (abortedAt = performance.now()));
+  held.signal.addEventListener('abort', () => {
+    abortedAt = performance.now();
+    if (releaseWhenTold) void held.release();
+  });
   const waiting = waiter.acquire(name, { timeoutMs: 60_000 }).then((lock) => ({ lock, at: performance.now() }));
   await waitUntil(async () => (await inspector.children(holder.pathOf(name)))?.length === 2, 'the waiter queues');
   const cutAt = performance.now();

@@ -91,7 +91,9 @@ export class ElectionCampaign {
     } else {
       void term.end(handle.signal.reason as Error); // born lost: released, never led
     }
-    await term.finished;
+    // Queues again once told, not once released: a lost term's lock goes only when the work
+    // started under it settled, and the new node waits behind it meanwhile.
+    await term.told;
   }
 
   private ended(term: LeadershipTerm, reason: Error): void {

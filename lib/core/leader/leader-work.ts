@@ -76,7 +76,9 @@ export class LeaderWork {
     const scope = new Map(termStorage.getStore());
     scope.set(this.election, view);
     const body = termStorage.run(scope, async () => fn(view));
-    void this.running.track(body.catch(() => undefined));
+    const settled = body.catch(() => undefined);
+    void this.running.track(settled);
+    term.track(settled);
     try {
       const result = await body;
       if (!(ignore && term.signal.aborted)) view.assertLeading();

@@ -1,4 +1,5 @@
 import type { LockHandle } from '../port/lock-backend.js';
+import { PendingWork } from '../util/pending-work.js';
 
 /**
  * What a leader reads of one term of its leadership, to pass to its I/O: one object per
@@ -33,9 +34,14 @@ export interface LeaderTerm {
 export class LeadershipTerm {
   private readonly ended = new AbortController();
   private releasing: Promise<void> | undefined;
+  /** The leader-only work started under this term (`runAsLeader`), until it settles. */
+  private readonly work = new PendingWork();
   private resolveFinished!: () => void;
   /** Resolves once the term has ended and its lock has been released. */
   readonly finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+  private resolveTold!: () => void;
+  /** Resolves once the term has ended (its signal aborted), its lock released or not yet. */
+  readonly told = new Promise<void>((resolve) => (this.resolveTold = resolve));
   /** What users may read of the term: not the handle, nor `end()`. */
   readonly view: LeaderTerm;
 
@@ -48,8 +54,10 @@ export class LeadershipTerm {
     const lost = handle.signal;
     // A grant can be born lost (an event loop blocked past the session's deadline): then
     // the term never leads, and nobody is told of an end.
-    if (lost.aborted) this.ended.abort(lost.reason);
-    else lost.addEventListener('abort', () => void this.end(lost.reason as Error), { once: true });
+    if (lost.aborted) {
+      this.ended.abort(lost.reason);
+      this.resolveTold();
+    } else lost.addEventListener('abort', () => void this.end(lost.reason as Error, true), { once: true });
     this.view = termView(this);
   }
 
@@ -67,18 +75,29 @@ export class LeadershipTerm {
     return !this.ended.signal.aborted && this.handle.isHeld();
   }
 
+  /** Tracks leader-only work started under this term: a lost term's lock waits for it. */
+  track(work: Promise<unknown>): void {
+    void this.work.track(work);
+  }
+
   /**
    * Ends the term (idempotent): the signal aborts with `reason` and `onEnd` runs first,
    * then the lock is released, so the next candidate leads only after this one was told.
+   * `lost` (the lock's session at risk): released once the work started under the term
+   * settled, so that no other candidate leads while it still runs.
    */
-  end(reason: Error): Promise<void> {
+  end(reason: Error, lost = false): Promise<void> {
     if (!this.ended.signal.aborted) {
       this.ended.abort(reason);
       this.onEnd(reason);
+      this.resolveTold();
     }
     // A lost lock is released too: after a short partition its session may live on, and
     // its node would then block every other candidate for as long as the session lasts.
-    return (this.releasing ??= this.handle.release().then(this.resolveFinished, this.resolveFinished));
+    this.releasing ??= (lost ? this.work.drain() : Promise.resolve())
+      .then(() => this.handle.release())
+      .then(this.resolveFinished, this.resolveFinished);
+    return this.releasing;
   }
 }
 

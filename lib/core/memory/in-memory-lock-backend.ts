@@ -176,7 +176,9 @@ export class InMemoryLockBackend implements LockBackend {
   }
 
   /** At once: a release here takes effect as it resolves, with no answer to wait for. */
-  async releasesConfirmed(): Promise<void> {}
+  async releasesConfirmed(options?: ReadOptions): Promise<void> {
+    resolveReadTimeout(options, 'releasesConfirmed');
+  }
 
   /** Fails every wait of this backend with `LockClientClosedError`; held locks stay held. */
   async cancelWaits(): Promise<void> {

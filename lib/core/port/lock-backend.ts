@@ -126,7 +126,10 @@ export interface LockHandle extends AsyncDisposable, ReleaseConfirmation {
  * for a group's timer to run on each of its locks (see `MultiAcquireOptions.maxHoldMs`).
  */
 export interface HoldExpiry {
-  /** Held past `maxHoldMs`: tells the holder (the signal aborts), then releases; nothing once released or lost. */
+  /**
+   * Held past `maxHoldMs`: tells the holder (the signal aborts), then releases; nothing once
+   * released. A holder lost earlier (told then) whose lock stayed for its work loses it now.
+   */
   holdExpired(maxHoldMs: number): void;
 }
 
@@ -290,13 +293,17 @@ export interface LockBackend {
   serverTime(options?: ReadOptions): Promise<number>;
   /**
    * Settles once every release this backend has sent so far is confirmed: for each,
-   * ZooKeeper answered the delete of its node, or the session that owned it ended (which
-   * deleted it). Releases made later are not waited for. Await it before reading the
-   * backend's state from another connection (another client, a test's inspector) right
-   * after `release()` answered with `release: "sent"`. At once on the in-memory backend.
-   * Never rejects.
+   * ZooKeeper answered the delete of its node (or said it was gone), or the server ended
+   * the session that owned it (which deleted it). A session the client only presumed lost
+   * is not an end: the delete goes on through the session given back. Releases made later
+   * are not waited for; with none pending it resolves at once, connected or not. Await it
+   * before reading the backend's state from another connection (another client, a test's
+   * inspector) right after `release()` answered with `release: "sent"`. Rejects with
+   * `LockUnavailableError` once `timeoutMs` (default 10 s) has passed with no session
+   * connected and a release still unconfirmed; `InvalidOptionError` for bad options. At
+   * once on the in-memory backend.
    */
-  releasesConfirmed(): Promise<void>;
+  releasesConfirmed(options?: ReadOptions): Promise<void>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
   /** Releases what is held, cancels waits, and disconnects. */

@@ -33,7 +33,7 @@ import { requestRevocation } from './revocation.js';
 import { readRecordAt, recordsRoot, serverTimeAt, writeRecordAt } from './records.js';
 import { ZkClient } from './session/zk-client.js';
 import type { ZkSession } from './session/zk-session.js';
-import { blameOutage, onConnectedSession } from './session/client-outage.js';
+import { blameOutage, onConnectedSession, withinOutage } from './session/client-outage.js';
 import { ZkLeaseRecipe, type ZkLeaseHandle } from './lease.js';
 import type { SentCreate } from './queue/acquisition.js';
 import { NodeHandle } from './queue/node-handle.js';
@@ -299,14 +299,19 @@ export class ZkLockBackend implements LockBackend {
 
   /**
    * Settles once every release sent so far (of a lock, a lease or a group) is confirmed:
-   * ZooKeeper answered its delete, or the session ended. A delete that met a lost
-   * connection is sent again on reconnect, so while the client is cut off this waits for
-   * it to come back (at most until the session ends). See `LockBackend.releasesConfirmed`.
+   * ZooKeeper answered its delete, or the server ended the session. A delete that met a
+   * lost connection is sent again on reconnect (through the session given back, when the
+   * client presumed it lost), so while the client is cut off this waits for it to come
+   * back, for at most `timeoutMs` (default 10 s) with no session connected: then it rejects
+   * with `LockUnavailableError`. See `LockBackend.releasesConfirmed`.
    */
-  async releasesConfirmed(): Promise<void> {
+  async releasesConfirmed(options?: ReadOptions): Promise<void> {
+    const timeoutMs = resolveReadTimeout(options, 'releasesConfirmed');
     // A handle stays in `held` until its release is confirmed (see acquireNode): the ones
     // released are exactly the deletes not answered yet.
-    await Promise.allSettled([...this.held].filter((handle) => handle.released).map((h) => h.releaseConfirmed));
+    const unconfirmed = [...this.held].filter((handle) => handle.released).map((h) => h.releaseConfirmed);
+    if (unconfirmed.length === 0) return;
+    await withinOutage(this.client, timeoutMs, 'releasesConfirmed()', Promise.allSettled(unconfirmed));
   }
 
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */

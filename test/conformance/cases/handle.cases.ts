@@ -1,4 +1,4 @@
-import { LockLostError, type LockHandle } from '../../../lib/index';
+import { InvalidOptionError, LockLostError, type LockHandle } from '../../../lib/index';
 import { thrownBy } from '../../support/thrown-by';
 import { KAZOO_NODE, queued, queueShape, track } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
@@ -104,6 +104,14 @@ export function handleCases(ctx: ConformanceContext): void {
     await kept.release();
     await a.releasesConfirmed();
     expect(await b.contenders(`${name}-kept`)).toEqual([]);
+  });
+
+  it('releasesConfirmed(options): a bad timeoutMs or an unknown option is refused with InvalidOptionError; a good one settles', async () => {
+    const [a] = await ctx.world.backends(1);
+    for (const bad of [{ timeoutMs: -1 }, { timeoutMs: 'soon' }, { timeout: 5 }, 'fast'])
+      await expect(a.releasesConfirmed(bad as never)).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(a.releasesConfirmed({ timeoutMs: 0 })).resolves.toBeUndefined(); // nothing to confirm
+    await expect(a.releasesConfirmed({ timeoutMs: Infinity })).resolves.toBeUndefined();
   });
 
   it('isHeld and assertHeld: held until released; after release assertHeld throws a LockLostError', async () => {

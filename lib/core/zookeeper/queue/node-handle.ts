@@ -36,7 +36,10 @@ type Described = Pick<ReleaseMessage, 'kind' | 'mode'>;
 
 /**
  * A granted lock or lease on ZooKeeper: one ephemeral node, alive as long as its session.
- * Lost when the session can no longer be trusted, before the server could have expired it.
+ * Lost when the session can no longer be trusted, before the server could have expired it:
+ * the holder is told (its signal aborts), and the node stays until the holder releases it
+ * (or its `maxHoldMs` runs out), since most work never looks at the signal; only the end
+ * of the server session frees it earlier.
  */
 export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   readonly name: string;
@@ -49,10 +52,10 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   /** `releaseConfirmed` read before `release()` was called: settled by the release. */
   private confirmLater: ((release: Promise<void>) => void) | undefined;
   private confirmation: Promise<void> | undefined;
-  /** The delete of the node once the holder was told the lock is lost, if the session lived on. */
+  /** The delete of the node once the holder was told its `maxHoldMs` ran out. */
   private dropped: Promise<void> | undefined;
   private readonly grantedAt = performance.now();
-  /** Armed at the grant when the call set `maxHoldMs`; cleared by the release or an earlier loss. */
+  /** Armed at the grant when the call set `maxHoldMs`; cleared by the release. */
   private readonly maxHold: LongTimeout | undefined;
 
   protected constructor(
@@ -60,6 +63,7 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
     private readonly described: Described,
   ) {
     this.name = init.name;
+    init.session.holding(this.path);
     this.unsubscribe = init.session.onDistrust(this.onDistrust);
     const { maxHoldMs } = init;
     if (maxHoldMs !== undefined) this.maxHold = longTimeout(() => this.holdExpired(maxHoldMs), maxHoldMs);
@@ -102,9 +106,10 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
 
   /**
    * Deletes the node, retrying through connection loss until it is gone or the session
-   * ends (which deletes it too). Resolves once the delete is sent, or once ZooKeeper
-   * answered it with `release: "confirmed"`; `isHeld()` is `false` from the call on.
-   * Calling it again answers as the first call did.
+   * ends (which deletes it too); through the session object that re-attached to the same
+   * server session when the client presumed this one lost. Resolves once the delete is
+   * sent, or once ZooKeeper answered it with `release: "confirmed"`; `isHeld()` is `false`
+   * from the call on. Calling it again answers as the first call did.
    */
   release(): Promise<void> {
     if (!this.releasing) {
@@ -118,8 +123,8 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   }
 
   /**
-   * Settles once the node is confirmed gone: ZooKeeper answered its delete, or the session
-   * that owned it ended. Pending until `release()` is called.
+   * Settles once the node is confirmed gone: ZooKeeper answered its delete, or the server
+   * session that owned it ended. Pending until `release()` is called.
    */
   get releaseConfirmed(): Promise<void> {
     return (this.confirmation ??= this.releasing ?? new Promise<void>((resolve) => (this.confirmLater = resolve)));
@@ -135,8 +140,7 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
    */
   revoke(reason: LockLostError, cause: LostReason): void {
     if (this.lostReason || this.releasing) return; // a holder that released already was not cut short
-    this.lostReason = reason;
-    this.maxHold?.clear();
+    this.lostReason = reason; // `maxHold` stays armed: a lost holder's node goes at its limit at the latest
     publishLost(() => ({
       ...this.described,
       name: this.name,
@@ -151,10 +155,10 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
   protected onRelease(): void {}
 
   private async doRelease(): Promise<void> {
-    const { session, dir, node, reaper, onReleased } = this.init;
+    const { onReleased } = this.init;
     // The delete leaves first: the next holder is waiting for it. The rest runs in the
     // same tick, before any reply (or the delete's own notification) can arrive.
-    const removed = this.dropped ?? (session.isLost ? undefined : reaper.remove(session, dir, { node, prefix: node }));
+    const removed = this.dropped ?? this.removeNode();
     this.unsubscribe();
     this.maxHold?.clear();
     publishRelease(() => ({ ...this.described, name: this.name, heldMs: elapsedMs(this.grantedAt) }));
@@ -168,10 +172,10 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
 
   private readonly onDistrust = (reason: Error): void => {
     const why = (reason as ZkSessionLostError).why ?? reason.message;
+    // Told, but its node stays: the holder's work may still run (most never read the signal),
+    // and if the session lives on (at risk, then proven again, or re-attached) nobody else
+    // may be granted until the holder releases. A session that ended took the node with it.
     this.revoke(new LockLostError(this.name, `${lockMessages.sessionDistrusted} (${why})`, reason), 'session');
-    // Told, its node only blocks everyone: it goes at once if the session lives on (at risk,
-    // then proven again). A lost session object's nodes go when the next one re-attaches.
-    this.drop();
   };
 
   /**
@@ -180,17 +184,24 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
    * could still believe it holds.
    */
   holdExpired(maxHoldMs: number): void {
-    if (this.lostReason || this.releasing) return;
-    this.revoke(
-      new LockLostError(this.name, lockMessages.maxHold(maxHoldMs, this.init.identity.toString('utf8'))),
-      'max-hold',
-    );
+    if (this.releasing || this.dropped) return;
+    // Lost to its session earlier, it was told then, and its node stayed for its work: the limit still ends it.
+    if (!this.lostReason) {
+      const reason = new LockLostError(this.name, lockMessages.maxHold(maxHoldMs, this.init.identity.toString('utf8')));
+      this.revoke(reason, 'max-hold');
+    }
     this.drop();
   }
 
-  /** Deletes the node of a holder that was told it lost the lock, unless released or the session is gone. */
+  /** Deletes the node of a holder told its `maxHoldMs` ran out, unless it released already. */
   private drop(): void {
+    if (!this.releasing) this.dropped = this.removeNode();
+  }
+
+  /** The node's guaranteed delete; the owner lets it go, so a re-attach no longer keeps it. */
+  private removeNode(): Promise<void> {
     const { session, dir, node, reaper } = this.init;
-    if (!this.releasing && !session.isLost) this.dropped = reaper.remove(session, dir, { node, prefix: node });
+    session.letGo(this.path);
+    return reaper.remove(session, dir, { node, prefix: node });
   }
 }

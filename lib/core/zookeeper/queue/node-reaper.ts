@@ -20,8 +20,9 @@ export interface ReapTarget {
  * behind the leader cannot hide it). A delete the server refuses for any other reason
  * (say, an operator changed the directory's ACL) would leave the node, and the lock held,
  * for the session's life: the session is ended instead, which deletes every node it owns.
- * Stops when the session is lost, since the node dies with it. The directory is left to
- * the `DirectorySweeper`.
+ * When the session object is lost, goes on through the one that re-attached to the same
+ * server session (`ZkSession.successor`), which kept the node; stops when the server
+ * session ended, since the node died with it. The directory is left to the `DirectorySweeper`.
  */
 export class NodeReaper {
   private readonly work = new PendingWork();
@@ -53,14 +54,18 @@ export class NodeReaper {
     return this.work.drain();
   }
 
-  private async run(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
-    for (;;) {
-      if (session.isLost) return;
+  private async run(first: ZkSession, dir: string, target: ReapTarget): Promise<void> {
+    for (let session: ZkSession | undefined = first; session;) {
+      if (session.isLost) {
+        // Only presumed lost, and re-attached: the node lives on in the same server session.
+        session = await session.successor;
+        continue;
+      }
       try {
         await this.removeOnce(session, dir, target);
         return;
       } catch (error) {
-        if (session.isLost) return;
+        if (session.isLost) continue;
         if (!isZkCode(error, 'CONNECTION_LOSS')) return this.endSession(session, dir, error);
         await session.whenConnected().catch(() => undefined);
       }

@@ -119,13 +119,7 @@ export async function onConnectedSession<T>(
   subject: string,
   work: (session: ZkSession) => Promise<T>,
 ): Promise<T> {
-  const expired = new AbortController();
-  const giveUp = (): void => expired.abort(client.outage.error(subject));
-  let unwatch: (() => void) | undefined;
-  const timer = longTimeout(() => {
-    if (client.outage.connected) unwatch = whenOffline(client.session, giveUp);
-    else giveUp();
-  }, timeoutMs);
+  const expired = outageDeadline(client, timeoutMs, subject);
   try {
     for (;;) {
       const session = client.liveSession();
@@ -140,7 +134,50 @@ export async function onConnectedSession<T>(
       }
     }
   } finally {
-    timer.clear();
-    unwatch?.();
+    expired.clear();
   }
+}
+
+/**
+ * `work`, or `LockUnavailableError` for `subject` once `timeoutMs` has passed with no
+ * session connected (as `onConnectedSession` says), whether or not a session connects
+ * meanwhile: for what settles on its own (the confirmations of releases).
+ */
+export async function withinOutage<T>(
+  client: OutageClient,
+  timeoutMs: number,
+  subject: string,
+  work: Promise<T>,
+): Promise<T> {
+  const expired = outageDeadline(client, timeoutMs, subject);
+  try {
+    return await abortable(work, [expired.signal]);
+  } finally {
+    expired.clear();
+  }
+}
+
+/**
+ * Aborts with `outage`'s `LockUnavailableError` for `subject` once `timeoutMs` has passed
+ * with no session connected: at the deadline, or at the first drop after it.
+ */
+function outageDeadline(
+  client: OutageClient,
+  timeoutMs: number,
+  subject: string,
+): { readonly signal: AbortSignal; clear(): void } {
+  const expired = new AbortController();
+  const giveUp = (): void => expired.abort(client.outage.error(subject));
+  let unwatch: (() => void) | undefined;
+  const timer = longTimeout(() => {
+    if (client.outage.connected) unwatch = whenOffline(client.session, giveUp);
+    else giveUp();
+  }, timeoutMs);
+  return {
+    signal: expired.signal,
+    clear: () => {
+      timer.clear();
+      unwatch?.();
+    },
+  };
 }

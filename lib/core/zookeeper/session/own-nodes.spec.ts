@@ -113,4 +113,26 @@ describe('OwnNodes', () => {
     expect(tree).toEqual({ '/l/a': [], '/l/b': [] });
     expect(nodes.size).toBe(0);
   });
+
+  it('leaves a held node to its owner, across session objects: deleted by the settle after it lets it go', async () => {
+    const [held, waited] = [`/l/a/${GUID}__lock__${SEQ(1)}`, `/l/b/${GUID}__lock__${SEQ(2)}`];
+    const first = new OwnNodes();
+    first.answered(`/l/a/${GUID}__lock__`, held);
+    first.answered(`/l/b/${GUID}__lock__`, waited);
+    first.hold(held);
+    const tree = { '/l/a': [`${GUID}__lock__${SEQ(1)}`], '/l/b': [`${GUID}__lock__${SEQ(2)}`] };
+
+    const second = new OwnNodes(first);
+    const kept = fakeSession(tree);
+    await second.settle(kept.session);
+    expect(kept.log).toEqual(['barrier', `remove ${waited}`]);
+    expect(second.size).toBe(1); // still listed: a later re-attach carries it on
+
+    first.letGo(held); // the owner releases through the object it was granted on
+    const third = new OwnNodes(second);
+    const freed = fakeSession(tree);
+    await third.settle(freed.session);
+    expect(freed.log).toEqual(['barrier', `remove ${held}`]);
+    expect(tree).toEqual({ '/l/a': [], '/l/b': [] });
+  });
 });

@@ -15,20 +15,29 @@ export interface SettlingSession {
  * The ephemeral nodes a session object made, or may have made (a create whose reply never
  * came), and has not deleted. When the client re-attaches to its server session after
  * declaring it lost, every holder in it has been told its lock is lost and every waiter
- * has queued again with a new node: what is listed here would block everyone until the
- * server session ends, so the re-attached session deletes it first (`settle`). Works on
- * every server version (ZooKeeper 3.6's `getEphemerals` would need one).
+ * has queued again with a new node: a waiter's node would block everyone until the server
+ * session ends, so the re-attached session deletes it first (`settle`). A holder's node
+ * (`held`) stays until its owner releases it: its work may still run, and the session
+ * that keeps it lives. Works on every server version (ZooKeeper 3.6's `getEphemerals`
+ * would need one).
  */
 export class OwnNodes {
   /** Paths of nodes created and not deleted. */
   private readonly made = new Set<string>();
   /** Requested paths (before the sequence digits) of creates not answered. */
   private readonly asked = new Set<string>();
+  /**
+   * Paths of nodes granted to an owner that has not released them. One set for every
+   * session object of the same server session: an owner may release after its object was
+   * replaced, and the next one must then see it.
+   */
+  private readonly held: Set<string>;
 
   /** Takes over what `previous` left: it was the same server session. */
   constructor(previous?: OwnNodes) {
     for (const path of previous?.made ?? []) this.made.add(path);
     for (const path of previous?.asked ?? []) this.asked.add(path);
+    this.held = previous?.held ?? new Set();
   }
 
   get size(): number {
@@ -49,12 +58,23 @@ export class OwnNodes {
   /** `path` is gone (deleted, or ZooKeeper said it does not exist). */
   removed(path: string): void {
     this.made.delete(path);
+    this.held.delete(path);
     this.asked.delete(path); // not sequential
     this.asked.delete(path.slice(0, -SEQUENCE_DIGITS));
   }
 
+  /** `path` was granted: `settle` leaves it to its owner (`letGo`). */
+  hold(path: string): void {
+    this.held.add(path);
+  }
+
+  /** The owner of `path` released it: `settle` deletes it if it is still listed. */
+  letGo(path: string): void {
+    this.held.delete(path);
+  }
+
   /**
-   * Deletes every node listed, on a re-attached `session`: the barrier first (a server
+   * Deletes every node listed but the held ones, on a re-attached `session`: the barrier first (a server
    * behind the leader would hide a create that happened; its answer also proves the
    * re-attach, see `QuorumEvidence`), then unanswered creates found by their name (each
    * carries its attempt's guid), then all deletes at once. Rejects with the first failure
@@ -63,7 +83,7 @@ export class OwnNodes {
   async settle(session: SettlingSession): Promise<void> {
     await session.barrier();
     const found = await Promise.all([...this.asked].map((requested) => this.find(session, requested)));
-    const paths = [...this.made, ...found.flat()];
+    const paths = [...[...this.made].filter((path) => !this.held.has(path)), ...found.flat()];
     await Promise.all(
       paths.map(async (path) => {
         try {

@@ -12,9 +12,10 @@ export interface SettlingHost extends SettlingSession {
 }
 
 /**
- * A re-attached session object's first work: deleting every node the lost session object
- * left (`OwnNodes.settle`). Its holders were told their locks are lost, its waiters queued
- * again with new nodes, so those nodes only block everyone. Until that is done, every
+ * A re-attached session object's first work: deleting the nodes the lost session object
+ * left (`OwnNodes.settle`). Its waiters queued again with new nodes, so their old ones only
+ * block everyone; its holders were told their locks are lost, and their nodes stay until
+ * each releases (their work may still run). Until that is done, every
  * request but the session's own waits (`hold`), and the session is not connected for its
  * users. Again on the next connection after a connection loss; a delete the server refuses
  * otherwise (an ACL changed under us) ends the session, which frees them.

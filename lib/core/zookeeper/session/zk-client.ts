@@ -172,7 +172,8 @@ export class ZkClient extends EventEmitter {
    * on at the server: a server restarted on its data revives every session it had, and a
    * client cut off past its deadline may come back before the server expired it. The next
    * session object asks for it back, so the client never has two, and deletes the nodes the
-   * lost one left before anything else is sent (see `ReattachSettling`); a fresh
+   * lost one left before anything else is sent (see `ReattachSettling`), but for those
+   * whose owners have not released them: their work may still run; a fresh
    * session only if the server says it expired. One the server expired, closed or refused
    * is not asked back.
    */
@@ -180,10 +181,12 @@ export class ZkClient extends EventEmitter {
     session.removeAllListeners();
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);
-    if (this.isClosed || session !== this.current) return;
+    if (this.isClosed || session !== this.current) return session.succeededBy(undefined);
     publishSession(this, () => ({ state: 'lost', sessionId: `0x${error.sessionId}` }));
     const reattach = session.reattachment();
     this.current = this.openSession(reattach);
+    // A holder that releases later deletes its node through the re-attached object (see `NodeReaper`).
+    session.succeededBy(reattach && this.current);
     this.emit('session-lost', error, reattach !== undefined);
     this.emit('session', this.current);
   }

@@ -155,6 +155,13 @@ export class ZkSession extends EventEmitter {
   private presumedLost = false;
   /** A re-attached session's deleting of what its lost object left: every request but its own waits for it. */
   private readonly settling: ReattachSettling;
+  private handOver: (next: ZkSession | undefined) => void = () => undefined;
+  /**
+   * Once lost: the session object that re-attached to the same server session and took
+   * over the nodes this one left (see `reattachment`), or `undefined` when the server
+   * session ended (expired, closed, refused) or the client was closed.
+   */
+  readonly successor = new Promise<ZkSession | undefined>((resolve) => (this.handOver = resolve));
 
   constructor(private readonly config: ZkSessionConfig) {
     super();
@@ -310,6 +317,24 @@ export class ZkSession extends EventEmitter {
   reattachment(): ZkReattach | undefined {
     if (!this.presumedLost || !this.sessionIdHex) return undefined;
     return { ...this.credentials(), nodes: this.ownNodes };
+  }
+
+  /** Settles `successor`: `next` re-attached to this server session (from `reattachment()`), or none. */
+  succeededBy(next: ZkSession | undefined): void {
+    this.handOver(next);
+  }
+
+  /**
+   * The node at `path` of this server session was granted to an owner: a re-attach leaves
+   * it (see `OwnNodes`) until `letGo(path)` or its delete.
+   */
+  holding(path: string): void {
+    this.ownNodes.hold(path);
+  }
+
+  /** The owner of the node at `path` released it: a re-attach deletes it if it is still there. */
+  letGo(path: string): void {
+    this.ownNodes.letGo(path);
   }
 
   /**

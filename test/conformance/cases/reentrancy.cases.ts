@@ -68,6 +68,8 @@ export function reentrancyCases(ctx: ConformanceContext): void {
       await locker.withLock(name, async () => expect(await other.tryAcquire(name)).toBeNull());
       expect(await other.tryAcquire(name)).toBeNull();
     });
+    // The release resolves once its delete is sent; another connection sees it once confirmed.
+    await ctx.world.releasesConfirmed();
     const after = await other.tryAcquire(name);
     expect(after).not.toBeNull();
     await after!.release();

@@ -240,20 +240,31 @@ describe('a session declared lost by the client is asked back: what its waiters 
       await Promise.all([lock.release(), leased.release()]);
     });
 
-    it("a kept hold's marker goes with the other nodes of a session declared lost and asked back: it never outlives the hold's holder for clients that cannot judge it", async () => {
+    it("a kept hold's marker outlives a re-attach of its session, as a held lock node does: every caller still honours it, and its holder deletes it at the hold's end", async () => {
+      const HOLD_MS = 15_000;
       const holder = await viaProxy();
       const sessionId = idOf(holder);
-      await new ReentrantLocker(holder, 10_000).withLock('r4', () => 'ran', { holdAtLeastMs: 600_000 });
+      const keptAt = performance.now();
+      await new ReentrantLocker(holder, 10_000).withLock('r4', () => 'ran', { holdAtLeastMs: HOLD_MS });
       const [marker] = (await fx.nodes('r4')) ?? [];
       expect(marker).toMatch(KEPT_HOLD_MARKER);
       const held = await holder.acquire('r4-held'); // a holder at risk: the client watches its session
       proxy.blackhole();
       await sessionLost(holder);
       proxy.heal();
-      const path = `${holder.pathOf('r4')}/${marker}`;
-      await waitUntil(async () => !(await fx.inspector.exists(path)), 'the marker deleted by the re-attached session');
+      await (await holder.acquire('r4-after', { timeoutMs: 10_000 })).release(); // the re-attach has settled
       expect(idOf(holder)).toBe(sessionId);
       expect(await sessionIds(zkPort())).toContain(sessionId);
+      const path = `${holder.pathOf('r4')}/${marker}`;
+      expect(await fx.inspector.exists(path)).toBe(true);
+      const [other] = await fx.many(1);
+      expect(await other.tryAcquire('r4')).toBeNull(); // a plain try, during the hold
+      await waitUntil(
+        async () => !(await fx.inspector.exists(path)),
+        'the marker deleted by its holder',
+        HOLD_MS + 10_000,
+      );
+      expect(performance.now()).toBeGreaterThanOrEqual(keptAt + HOLD_MS);
       await held.release();
     });
   });

@@ -12,8 +12,9 @@ import type { NodeReaper } from './node-reaper.js';
  *
  * A marker of ours is deleted by a timer of its own once its hold ended by this process's
  * monotonic clock, where the hold was measured; the delete is guaranteed as a lock node's is
- * (the reaper retries it through connection losses); a session that ends takes its
- * markers with it. A marker whose holder died stays until ZooKeeper ends that session: an
+ * (the reaper retries it through connection losses, and through the session object that
+ * re-attached when this one was presumed lost: a re-attach keeps it, as it keeps held lock
+ * nodes); a session that ends takes its markers with it. A marker whose holder died stays until ZooKeeper ends that session: an
  * acquirer judges it on ZooKeeper's own clock instead (`holdLeft`), and deletes it once past
  * its end, so the hold never outlasts `holdAtLeastMs` for our clients.
  */
@@ -101,6 +102,9 @@ export class KeptHoldMarkers {
     const endsAt = performance.now() + holdMs;
     const node = newKeptHoldNode();
     const data = keptHoldData(holdMs, this.identity.toString('utf8'));
+    // Like a held lock node, it outlives a re-attach of its session: its holder still lives
+    // and deletes it at the hold's end (through the session object that re-attached).
+    session.holding(`${dir}/${node}`);
     try {
       await session.create(`${dir}/${node}`, data, 'ephemeral');
       return true;
@@ -138,7 +142,10 @@ export class KeptHoldMarkers {
       () => {
         this.pending.delete(timer);
         if (performance.now() < endsAt) this.removeAt(endsAt, session, dir, node);
-        else void this.reaper.remove(session, dir, { node, prefix: node });
+        else {
+          session.letGo(`${dir}/${node}`);
+          void this.reaper.remove(session, dir, { node, prefix: node });
+        }
       },
       Math.ceil(endsAt - performance.now()),
       { unref: true },

@@ -60,6 +60,17 @@ function answerHeartbeats({ liveness, calls, hooks }: ReturnType<typeof setup>):
 }
 
 /**
+ * A grant's wait (`want`, then its barrier sent now): a pair gap and two heartbeats later,
+ * a heartbeat write sent a pair gap after the barrier has proved the session again.
+ */
+function provenAgain(liveness: SessionLiveness, done: () => void): void {
+  jest.advanceTimersByTime(0.3 * T + 400);
+  expect(liveness.stale).toBe(false);
+  expect(liveness.check()).toBe(true);
+  done();
+}
+
+/**
  * Timeout 1000 (margin 200, gap 300): a write sent and answered at 5 (an anchor, proving
  * nothing yet), and nothing since; it is now 801, at risk since 800.
  */
@@ -575,15 +586,49 @@ describe('SessionLiveness while idle (nothing held, nothing awaited)', () => {
     const done = liveness.want(); // the proof is 7400 old: at risk now, a whole timeout from now to prove it
     write(liveness); // the grant's barrier: it pairs only with a read from before the block
     expect(liveness.provenAt).toBe(1600); // moved, and still too old to trust
-    jest.advanceTimersByTime(0.3 * T + 400); // a pair gap later, a heartbeat pairs with the barrier
-    expect(liveness.stale).toBe(false);
-    expect(liveness.check()).toBe(true);
-    done();
+    provenAgain(liveness, done); // a pair gap later, a heartbeat pairs with the barrier
     expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([
       `at-risk@7400 unproven 7400`,
       expect.stringMatching(/^recovered@/),
     ]);
     expect(only(calls, 'heartbeat').length).toBeGreaterThan(1); // writes, at the heartbeat's pace, while wanted
+    liveness.stop();
+  });
+
+  it('a grant that waits with a proof too old to serve it but not yet at risk (`want`): its heartbeats get a whole timeout from now', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(200); // the read sent on connecting answered at 5
+    answerHeartbeats({ liveness, calls, hooks });
+    jest.setSystemTime(4400); // blocked: P = 0 is stale (from 4000), at risk only from 4800
+    expect(liveness.stale).toBe(true);
+    const done = liveness.want();
+    write(liveness); // the grant's barrier: no read answered a pair gap before it but the one P already holds
+    expect(liveness.provenAt).toBe(0);
+    provenAgain(liveness, done); // P + T = 6000 passes; a heartbeat sent a pair gap after the barrier proves it
+    expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([
+      `at-risk@4800 unproven 4800`,
+      expect.stringMatching(/^recovered@/),
+    ]);
+    liveness.stop();
+  });
+
+  it('a grant whose barrier moves the proof short of the risk but still stale: the whole timeout from the want still runs', () => {
+    const { liveness, calls, hooks } = idle();
+    jest.advanceTimersByTime(1000); // reads answered at 5, 405 and 805
+    answerHeartbeats({ liveness, calls, hooks });
+    jest.setSystemTime(5000); // blocked: P = 0 is at risk (from 4800)
+    const done = liveness.want();
+    write(liveness); // pairs with the read sent at 800: P moves, at risk only from 5600, still stale
+    expect(liveness.provenAt).toBe(800);
+    expect(liveness.stale).toBe(true);
+    provenAgain(liveness, done); // P + T = 6800 passes; a heartbeat sent a pair gap after the barrier proves it
+    // Trusted again for a while by the moved proof, at risk again from its own risk, never given up.
+    expect(calls.filter((c) => !c.startsWith('anchor') && !c.startsWith('heartbeat'))).toEqual([
+      `at-risk@5000 unproven 5000`,
+      `recovered@5000`,
+      `at-risk@5600 unproven 4800`,
+      expect.stringMatching(/^recovered@/),
+    ]);
     liveness.stop();
   });
 

@@ -261,9 +261,11 @@ export class SessionLiveness {
       this.idle = true;
       return;
     }
-    // The proof matters again from now on: if it aged past the risk while idle, its heartbeats
-    // get a whole timeout from now (`givenUpAt`); a fresh one keeps its own deadlines.
-    if (this.idle) this.engagedAt = this.now() >= this.atRiskAt ? this.now() : undefined;
+    // The proof matters again from now on: if it aged while idle past what new work can rely
+    // on (`stale`), its heartbeats get a whole timeout from now (`givenUpAt`); a fresh one
+    // keeps its own deadlines. (Judged by the risk alone, a proof just short of it would be
+    // given up at its own `goneAt`, before a pair of writes a pair gap apart could renew it.)
+    if (this.idle) this.engagedAt = this.stale ? this.now() : undefined;
     this.idle = false;
     this.evaluate();
     if (!this.deadlineArmed && this.phase !== 'gone') this.armDeadline();
@@ -274,10 +276,11 @@ export class SessionLiveness {
     this.unprovenAttachAt = Infinity; // proven on this connection: its timeout applies from the proof on
     // Only a proof sent before the risk began brings trust back for new grants.
     const fresh = this.now() < this.atRiskAt;
-    // Proven again: the usual deadlines from this proof on. Not for a proof still too old (it
-    // paired with a read from before a blocked event loop): its own deadline may have passed,
-    // and the whole timeout given from when the proof began to matter again still runs.
-    if (fresh) this.engagedAt = undefined;
+    // Proven again: the usual deadlines from this proof on. Not for a proof still too old
+    // (`stale`: it paired with a read from before a blocked event loop): its own deadline may
+    // be too near for the next pair of writes, and the whole timeout given from when the proof
+    // began to matter again still runs.
+    if (!this.stale) this.engagedAt = undefined;
     if (this.phase === 'at-risk' && fresh) {
       this.phase = 'trusted';
       this.hooks.recovered();

@@ -7,7 +7,7 @@ import { LockUnavailableError, type ZkLockBackend } from '../../lib/index';
 import { openRawClient } from '../harness/raw-client';
 import { LockFixture } from '../support/lock-fixture';
 import { settledFlag } from '../support/settled-flag';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { zkConnect, zkPort } from '../support/zk-test-env';
 import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
@@ -99,6 +99,42 @@ describe('release confirmations keep their word', () => {
       await new Promise<void>((resolve) => raw.client.setACL(dir, open, -1, () => resolve()));
       raw.client.close();
       await owner.removeTree(fx.rootPath); // made with the credentials' ACL when this test runs alone
+      await owner.close();
+    }
+  });
+  it('a release whose delete is refused ends its session; if that close never reaches the server, it is confirmed only once the server expires the session and the node is gone', async () => {
+    const owner = await ZkInspector.connect(zkConnect(), `${credentials.username}:${credentials.password}`);
+    const raw = await openRawClient(zkConnect());
+    const client = await fx.backend({
+      connectionString: proxy.connectionString,
+      sessionTimeoutMs: SESSION_MS,
+      credentials,
+    });
+    const held = await client.acquire('unanswered-close');
+    const dir = client.pathOf('unanswered-close');
+    raw.client.addAuthInfo('digest', Buffer.from(`${credentials.username}:${credentials.password}`));
+    const readOnly = [new zookeeper.ACL(zookeeper.Permission.READ, new zookeeper.Id('world', 'anyone'))];
+    await new Promise<void>((resolve, reject) =>
+      raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())),
+    );
+    try {
+      // The delete is refused (NO_AUTH), so the session is ended; its close request is lost
+      // with the link: the server keeps the session, and the node, until it expires it.
+      const closeLost = proxy.cutBefore(ZK_OP.closeSession);
+      const releasedAt = performance.now();
+      await held.release();
+      const confirmed = settledFlag(held.releaseConfirmed);
+      await closeLost;
+      expect(await owner.exists(held.path)).toBe(true);
+      expect(confirmed.settled).toBe(false);
+      await held.releaseConfirmed;
+      expect(await owner.exists(held.path)).toBe(false);
+      expect(performance.now() - releasedAt).toBeGreaterThanOrEqual(SESSION_MS - 1_000); // the server's expiry, not the close
+    } finally {
+      const open = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
+      await new Promise<void>((resolve) => raw.client.setACL(dir, open, -1, () => resolve()));
+      raw.client.close();
+      await owner.removeTree(fx.rootPath);
       await owner.close();
     }
   });

@@ -12,6 +12,7 @@ export const ZK_OP = {
   multiRead: 22,
   ping: 11,
   setWatches: 101,
+  closeSession: -11,
 } as const;
 
 interface Link {

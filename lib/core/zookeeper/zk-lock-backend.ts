@@ -77,10 +77,13 @@ export class ZkLockBackend implements LockBackend {
     readonly options: ResolvedZkLockOptions,
   ) {
     this.identityData = Buffer.from(options.identity, 'utf8');
-    this.sweeper = new DirectorySweeper(options.removeEmptyDirectories && options.emptyDirectoryGraceMs, () =>
-      client.isStarted && !client.isClosed ? client.session : undefined,
+    const currentSession = (): ZkSession | undefined =>
+      client.isStarted && !client.isClosed ? client.session : undefined;
+    this.sweeper = new DirectorySweeper(
+      options.removeEmptyDirectories && options.emptyDirectoryGraceMs,
+      currentSession,
     );
-    this.reaper = new NodeReaper(this.sweeper);
+    this.reaper = new NodeReaper(this.sweeper, currentSession);
     const records = recordsRoot(options.rootPath);
     this.markers = new KeptHoldMarkers(this.reaper, this.identityData, (session) => serverTimeAt(session, records));
     const { reaper, sweeper, identityData: identity, waits, held } = this;

@@ -29,7 +29,11 @@ export class NodeReaper {
   /** Set while `diverting` runs: takes the deletes of known nodes instead. */
   private divert: ((session: ZkSession, dir: string, node: string) => Promise<void>) | undefined;
 
-  constructor(private readonly sweeper: DirectorySweeper) {}
+  constructor(
+    private readonly sweeper: DirectorySweeper,
+    /** The client's session of the moment (none once it is closed): where an ended session's node is seen go. */
+    private readonly currentSession: () => ZkSession | undefined,
+  ) {}
 
   remove(session: ZkSession, dir: string, target: ReapTarget): Promise<void> {
     if (this.divert && target.node !== undefined) return this.work.track(this.divert(session, dir, target.node));
@@ -66,7 +70,7 @@ export class NodeReaper {
         return;
       } catch (error) {
         if (session.isLost) continue;
-        if (!isZkCode(error, 'CONNECTION_LOSS')) return this.endSession(session, dir, error);
+        if (!isZkCode(error, 'CONNECTION_LOSS')) return this.endSession(session, dir, target, error);
         await session.whenConnected().catch(() => undefined);
       }
     }
@@ -97,8 +101,38 @@ export class NodeReaper {
     return nodes;
   }
 
-  private async endSession(session: ZkSession, dir: string, error: unknown): Promise<void> {
+  /**
+   * Ends `session` to free a node whose delete the server refused, and resolves once the node
+   * is gone as the server sees it: a close the server did not answer (the connection dropped
+   * under it) leaves the session, and the node, alive until the server expires it.
+   */
+  private async endSession(session: ZkSession, dir: string, target: ReapTarget, error: unknown): Promise<void> {
     const code = (error as { zkCode?: string }).zkCode ?? String(error);
     await session.close(`a lock node in ${dir} could not be deleted (${code}), so the session was ended to free it`);
+    if (target.node !== undefined) await this.whenGone(`${dir}/${target.node}`);
+  }
+
+  /**
+   * Resolves once `path` does not exist, read (and watched) on the client's session of the
+   * moment, going on through connection losses and new sessions; at once when the client
+   * is closed.
+   */
+  private async whenGone(path: string): Promise<void> {
+    for (let session = this.currentSession(); session; session = this.currentSession()) {
+      let listener!: () => void;
+      // Told when the node changes or goes, or when this session is lost (then read again on the next).
+      const changed = new Promise<void>((resolve) => (listener = resolve));
+      session.signal.addEventListener('abort', listener, { once: true });
+      try {
+        if (!(await session.watchData(path, listener))) return;
+        await changed;
+      } catch (error) {
+        if (!session.isLost && isZkCode(error, 'CONNECTION_LOSS')) await session.whenConnected().catch(() => undefined);
+        else if (!session.isLost) throw error;
+      } finally {
+        session.signal.removeEventListener('abort', listener);
+        session.unwatch(path, listener);
+      }
+    }
   }
 }

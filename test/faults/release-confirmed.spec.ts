@@ -30,6 +30,32 @@ describe('release confirmations keep their word', () => {
   afterEach(() => proxy.stop());
   afterAll(() => fx.cleanup());
 
+  /**
+   * Runs `body` while deletes in `dir` are refused (a read-only ACL, set by another client
+   * with the credentials), then opens `dir` again and removes the suite's tree (made with the
+   * credentials' ACL when these tests run alone). `body` gets an inspector with the credentials.
+   */
+  const refusingDeletes = async (dir: string, body: (owner: ZkInspector) => Promise<void>): Promise<void> => {
+    const owner = await ZkInspector.connect(zkConnect(), `${credentials.username}:${credentials.password}`);
+    const raw = await openRawClient(zkConnect());
+    raw.client.addAuthInfo('digest', Buffer.from(`${credentials.username}:${credentials.password}`));
+    const setAcl = (permission: number): Promise<void> =>
+      new Promise((resolve, reject) =>
+        raw.client.setACL(dir, [new zookeeper.ACL(permission, new zookeeper.Id('world', 'anyone'))], -1, (e) =>
+          e ? reject(e) : resolve(),
+        ),
+      );
+    await setAcl(zookeeper.Permission.READ);
+    try {
+      await body(owner);
+    } finally {
+      await setAcl(zookeeper.Permission.ALL).catch(() => undefined);
+      raw.client.close();
+      await owner.removeTree(fx.rootPath);
+      await owner.close();
+    }
+  };
+
   const viaProxy = (): Promise<ZkLockBackend> =>
     fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
 
@@ -74,18 +100,11 @@ describe('release confirmations keep their word', () => {
   });
 
   it('releasesConfirmed() waits for every unconfirmed release, not the first: one answered at once, one confirmed only when its session ends', async () => {
-    const owner = await ZkInspector.connect(zkConnect(), `${credentials.username}:${credentials.password}`);
-    const raw = await openRawClient(zkConnect());
     const [client] = await fx.many(1, { credentials });
     const refused = await client.acquire('refused-delete');
     const answered = await client.acquire('answered-delete');
     const dir = client.pathOf('refused-delete');
-    raw.client.addAuthInfo('digest', Buffer.from(`${credentials.username}:${credentials.password}`));
-    const readOnly = [new zookeeper.ACL(zookeeper.Permission.READ, new zookeeper.Id('world', 'anyone'))];
-    await new Promise<void>((resolve, reject) =>
-      raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())),
-    );
-    try {
+    await refusingDeletes(dir, async (owner) => {
       // The first delete is refused (NO_AUTH): it is confirmed only once the session it ends
       // has ended, a round trip after the second delete's answer (per-session order).
       await Promise.all([refused.release(), answered.release()]);
@@ -94,17 +113,9 @@ describe('release confirmations keep their word', () => {
       expect(refusedDone.settled).toBe(true);
       expect(await owner.children(dir)).toEqual([]);
       expect(await owner.children(client.pathOf('answered-delete'))).toBeNull();
-    } finally {
-      const open = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
-      await new Promise<void>((resolve) => raw.client.setACL(dir, open, -1, () => resolve()));
-      raw.client.close();
-      await owner.removeTree(fx.rootPath); // made with the credentials' ACL when this test runs alone
-      await owner.close();
-    }
+    });
   });
   it('a release whose delete is refused ends its session; if that close never reaches the server, it is confirmed only once the server expires the session and the node is gone', async () => {
-    const owner = await ZkInspector.connect(zkConnect(), `${credentials.username}:${credentials.password}`);
-    const raw = await openRawClient(zkConnect());
     const client = await fx.backend({
       connectionString: proxy.connectionString,
       sessionTimeoutMs: SESSION_MS,
@@ -112,12 +123,7 @@ describe('release confirmations keep their word', () => {
     });
     const held = await client.acquire('unanswered-close');
     const dir = client.pathOf('unanswered-close');
-    raw.client.addAuthInfo('digest', Buffer.from(`${credentials.username}:${credentials.password}`));
-    const readOnly = [new zookeeper.ACL(zookeeper.Permission.READ, new zookeeper.Id('world', 'anyone'))];
-    await new Promise<void>((resolve, reject) =>
-      raw.client.setACL(dir, readOnly, -1, (e) => (e ? reject(e) : resolve())),
-    );
-    try {
+    await refusingDeletes(dir, async (owner) => {
       // The delete is refused (NO_AUTH), so the session is ended; its close request is lost
       // with the link: the server keeps the session, and the node, until it expires it.
       const closeLost = proxy.cutBefore(ZK_OP.closeSession);
@@ -130,12 +136,6 @@ describe('release confirmations keep their word', () => {
       await held.releaseConfirmed;
       expect(await owner.exists(held.path)).toBe(false);
       expect(performance.now() - releasedAt).toBeGreaterThanOrEqual(SESSION_MS - 1_000); // the server's expiry, not the close
-    } finally {
-      const open = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
-      await new Promise<void>((resolve) => raw.client.setACL(dir, open, -1, () => resolve()));
-      raw.client.close();
-      await owner.removeTree(fx.rootPath);
-      await owner.close();
-    }
+    });
   });
 });

@@ -59,6 +59,7 @@ export function withLockOptionsCases(ctx: ConformanceContext): void {
     ]);
     expect(await queueShape(other, name)).toEqual([['write', true]]);
     await held.release();
+    await ctx.world.releasesConfirmed(); // the release resolves once sent; the other connection looks after
     await expect(locker.withLock(name, () => 'ran', { ifLocked: 'skip' })).resolves.toBe('ran'); // free: it runs
     expect(skipped).toHaveLength(2);
   });

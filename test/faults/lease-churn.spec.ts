@@ -245,7 +245,17 @@ describe('leases under churn', () => {
 
       const loops = backends.flatMap((backend) => [loop(backend), loop(backend), loop(backend)]);
       const chaosDone = Promise.all([chaos(), partitions()]);
+      // At least RUN_MS, and on until the run had its teeth (enough grants, checks, give-ups and
+      // partitions, asserted below): a loaded machine grants less per second, not less safely.
+      const enough = (): boolean =>
+        tally.grants > 100 &&
+        tally.checkedInZk > 100 &&
+        tally.peak === maxLeases &&
+        tally.timeouts + tally.aborts > 20 &&
+        tally.partitions >= 2;
+      const runUntil = performance.now() + 3 * RUN_MS;
       await sleep(RUN_MS);
+      while (!enough() && performance.now() < runUntil) await sleep(250);
       running = false;
       await chaosDone;
       for (const proxy of mine) proxy.heal();

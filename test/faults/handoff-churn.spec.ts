@@ -5,6 +5,7 @@ import { LockFixture, nodeOf } from '../support/lock-fixture';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkPort } from '../support/zk-test-env';
+import { runForTeeth } from '../support/run-for-teeth';
 
 /**
  * Mixed readers and writers in all three node formats, across several
@@ -120,7 +121,7 @@ describe('handoff under churn', () => {
 
     const loops = backends.flatMap((backend, b) => [loop(backend, b), loop(backend, b + 1), loop(backend, b + 2)]);
     const chaosDone = chaos();
-    await sleep(15_000);
+    await runForTeeth(15_000, () => grants > 50 && timeouts > 0);
     running = false;
     await chaosDone;
     // Every loop must come home: a waiter that never wakes fails this.

@@ -6,6 +6,7 @@ import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { watchedPaths } from '../support/watches';
 import { zkPort } from '../support/zk-test-env';
+import { runForTeeth } from '../support/run-for-teeth';
 
 /**
  * Leader election under churn. Four candidates, each on its own session through its
@@ -149,7 +150,10 @@ describe('leader election under churn', () => {
     };
     const chaosDone = chaos();
     const monitorDone = monitor();
-    await sleep(25_000);
+    await runForTeeth(
+      25_000,
+      () => tally.terms >= 4 && tally.leaderPartitions >= 2 && tally.checkedInZk > 5 && tally.monitored > 100,
+    );
     running = false;
     await Promise.all([chaosDone, monitorDone]);
     for (const c of candidates) c.proxy.heal();

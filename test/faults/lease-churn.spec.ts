@@ -8,6 +8,7 @@ import { waitUntil } from '../support/wait-until';
 import { watchedPaths } from '../support/watches';
 import { zkPort } from '../support/zk-test-env';
 import { liveSessions, sessionIdOf } from '../support/zookeeper/live-sessions';
+import { runForTeeth } from '../support/run-for-teeth';
 
 /**
  * The lease semaphore under churn, as handoff-churn.spec.ts does for locks.
@@ -245,17 +246,15 @@ describe('leases under churn', () => {
 
       const loops = backends.flatMap((backend) => [loop(backend), loop(backend), loop(backend)]);
       const chaosDone = Promise.all([chaos(), partitions()]);
-      // At least RUN_MS, and on until the run had its teeth (enough grants, checks, give-ups and
-      // partitions, asserted below): a loaded machine grants less per second, not less safely.
-      const enough = (): boolean =>
-        tally.grants > 100 &&
-        tally.checkedInZk > 100 &&
-        tally.peak === maxLeases &&
-        tally.timeouts + tally.aborts > 20 &&
-        tally.partitions >= 2;
-      const runUntil = performance.now() + 3 * RUN_MS;
-      await sleep(RUN_MS);
-      while (!enough() && performance.now() < runUntil) await sleep(250);
+      await runForTeeth(
+        RUN_MS,
+        () =>
+          tally.grants > 100 &&
+          tally.checkedInZk > 100 &&
+          tally.peak === maxLeases &&
+          tally.timeouts + tally.aborts > 20 &&
+          tally.partitions >= 2,
+      );
       running = false;
       await chaosDone;
       for (const proxy of mine) proxy.heal();

@@ -7,6 +7,7 @@ import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { watchedPaths } from '../support/watches';
 import { zkPort } from '../support/zk-test-env';
+import { runForTeeth } from '../support/run-for-teeth';
 
 /**
  * Contenders that disagree on maxLeases, racing for one semaphore whose directory
@@ -140,7 +141,10 @@ describe('lease counts that disagree, racing for a directory that comes and goes
 
     const loops = [rounds()];
     const chaosDone = chaos();
-    await sleep(15_000);
+    await runForTeeth(
+      15_000,
+      () => grantsByCount.size === 3 && tally.countChanges > 20 && tally.mismatches > 50 && tally.checked > 100,
+    );
     running = false;
     await chaosDone;
     const results = await Promise.allSettled(loops);
@@ -290,7 +294,10 @@ describe.each<[string, Partial<ZkLockOptions>]>([
 
     const racing = rounds();
     const chaosDone = chaos();
-    await sleep(12_000);
+    await runForTeeth(
+      12_000,
+      () => grants.size === 4 && tally.changes > 20 && tally.refusals > 20 && tally.checked > 100,
+    );
     running = false;
     await chaosDone;
     await racing;

@@ -367,6 +367,12 @@ export interface AcquireLeaseOptions {
 export interface LeaseHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly maxLeases: number;
+  /**
+   * Greater than the token of every lease of this name released before this one was
+   * granted (with `maxLeases: 1`, strictly increasing across grants, as a lock's); leases
+   * held at once may share one or come in any order (see docs/fencing.md).
+   */
+  readonly fencingToken: bigint;
   /** Aborts with a `LockLostError` as its reason when the lease can no longer be trusted. */
   readonly signal: AbortSignal;
   /** Whether `release()` has been called. */

@@ -92,8 +92,8 @@ export interface LockHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly mode: LockMode;
   /**
-   * Strictly increasing across successive grants of this lock (see docs/fencing.md).
-   * Pass it to the protected resource, which must refuse tokens lower than one it has seen.
+   * Strictly increasing across successive grants of this lock; readers held at once may
+   * share one (see docs/fencing.md, "A token never goes down"). Pass it to the protected resource, which must refuse tokens lower than one it has seen.
    */
   readonly fencingToken: bigint;
   /** Aborts with a `LockLostError` as its reason when the lock can no longer be trusted. */

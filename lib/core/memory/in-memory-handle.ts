@@ -144,6 +144,7 @@ export class InMemoryLeaseHandle extends InMemoryHandle implements LeaseHandle {
   constructor(
     entry: LeaseEntry,
     readonly maxLeases: number,
+    readonly fencingToken: bigint,
     onReleased: (handle: InMemoryHandle) => void,
     onHeldTooLong: (handle: InMemoryHandle, maxHoldMs: number) => void,
   ) {

@@ -117,8 +117,12 @@ export class InMemoryLockBackend implements LockBackend {
       timeoutMs,
       signal,
       enqueue: (onGrant) => this.store.enqueueLease({ name, identity: this.identity, onGrant }, maxLeases),
-      grant: (entry) =>
-        this.hold(new InMemoryLeaseHandle(entry, maxLeases, this.onReleased, this.onHeldTooLong), entry, maxHoldMs),
+      grant: (entry, fencingToken) =>
+        this.hold(
+          new InMemoryLeaseHandle(entry, maxLeases, fencingToken, this.onReleased, this.onHeldTooLong),
+          entry,
+          maxHoldMs,
+        ),
       timedOut: (ms) => new LockTimeoutError(name, 'lease', ms, leaseMessages.timeout(name, maxLeases, ms)),
     });
     if (!handle) throw new LockTimeoutError(name, 'lease', 0, leaseMessages.timeout(name, maxLeases, 0));

@@ -92,8 +92,8 @@ export interface LockHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly mode: LockMode;
   /**
-   * Strictly increasing across successive grants of this lock (see docs/fencing.md).
-   * Pass it to the protected resource, which must refuse tokens lower than one it has seen.
+   * Strictly increasing across successive grants of this lock; readers held at once may
+   * share one (see docs/fencing.md, "A token never goes down"). Pass it to the protected resource, which must refuse tokens lower than one it has seen.
    */
   readonly fencingToken: bigint;
   /** Aborts with a `LockLostError` as its reason when the lock can no longer be trusted. */
@@ -367,6 +367,12 @@ export interface AcquireLeaseOptions {
 export interface LeaseHandle extends AsyncDisposable, ReleaseConfirmation {
   readonly name: string;
   readonly maxLeases: number;
+  /**
+   * Greater than the token of every lease of this name released before this one was
+   * granted (with `maxLeases: 1`, strictly increasing across grants, as a lock's); leases
+   * held at once may share one or come in any order (see docs/fencing.md).
+   */
+  readonly fencingToken: bigint;
   /** Aborts with a `LockLostError` as its reason when the lease can no longer be trusted. */
   readonly signal: AbortSignal;
   /** Whether `release()` has been called. */

@@ -31,13 +31,18 @@ interface SeenVersion {
   version?: number;
 }
 
+/** A lease's grant: its fencing token is the listing's pzxid, as a lock's (see docs/fencing.md). */
+interface LeaseGrant extends Grant {
+  readonly fencingToken: bigint;
+}
+
 /**
  * The lease recipe's steps in the queue loop (the rule of `lease-queue.ts`): the directory
  * made a semaphore of our count before the create and confirmed with the first listing;
  * the head waits on the children, every other waiter on its predecessor; a grant with
  * nodes queued behind it signals its successor.
  */
-class LeaseDriver implements QueueDriver<LeasePosition, Grant> {
+class LeaseDriver implements QueueDriver<LeasePosition, LeaseGrant> {
   readonly subject: string;
   readonly ours = leaseNodesWithPrefix;
   private readonly seen: SeenVersion = {};
@@ -102,9 +107,9 @@ class LeaseDriver implements QueueDriver<LeasePosition, Grant> {
     return { watchChildren: signalled || position.deputy };
   }
 
-  grant(io: QueueIo, node: string, _listing: Listing, position: HoldingPosition<LeasePosition>): Grant {
+  grant(io: QueueIo, node: string, listing: Listing, position: HoldingPosition<LeasePosition>): LeaseGrant {
     if (position.successor) signalGrant(io.session, `${this.ref.dir}/${node}`, this.identity);
-    return { session: io.session, node };
+    return { session: io.session, node, fencingToken: listing.stat.pzxid };
   }
 }
 
@@ -156,6 +161,7 @@ function signalGrant(session: ZkSession, path: string, identity: Buffer): void {
 
 export interface ZkLeaseHandleInit extends NodeHandleInit {
   readonly maxLeases: number;
+  readonly fencingToken: bigint;
 }
 
 /** What the diagnostics channels say a lease is, shared by every handle. */
@@ -168,10 +174,11 @@ const DESCRIBED = { kind: 'lease', mode: 'lease' } as const;
  */
 export class ZkLeaseHandle extends NodeHandle implements LeaseHandle {
   readonly maxLeases: number;
+  readonly fencingToken: bigint;
 
   constructor(init: ZkLeaseHandleInit) {
     super(init, DESCRIBED);
-    this.maxLeases = init.maxLeases;
+    ({ maxLeases: this.maxLeases, fencingToken: this.fencingToken } = init);
   }
 }
 

@@ -1,5 +1,7 @@
-import { InvalidOptionError, LockLostError, type LockHandle } from '../../../lib/index';
+import { InvalidOptionError, LeaderElection, LockLostError, type LockHandle } from '../../../lib/index';
 import { thrownBy } from '../../support/thrown-by';
+import { TokenLedger } from '../../support/token-ledger';
+import { waitUntil } from '../../support/wait-until';
 import { KAZOO_NODE, queued, queueShape, track } from '../conformance.helpers';
 import type { ConformanceContext } from '../lock-backend.conformance';
 
@@ -30,6 +32,62 @@ export function handleCases(ctx: ConformanceContext): void {
     const w = await a.acquire(name);
     expect(w.fencingToken).toBeGreaterThan(r2.fencingToken);
     await w.release();
+  });
+
+  it('a token never goes down for a name: through its state dropped and made again, kind changes, readers, leases, a multi-lock, leaders and a loss', async () => {
+    const name = ctx.name('leader:tokens'); // a leader's lock too: the group below
+    const ledger = new TokenLedger();
+    const [a, b] = await ctx.world.backends(2);
+    const [keeper] = await ctx.world.keepingIdleNames(1);
+    const holder = await ctx.world.losable();
+    const write = async (client: typeof a, label: string): Promise<void> => {
+      const lock = await client.acquire(name);
+      ledger.grant(label, 'exclusive', lock.fencingToken);
+      await lock.release();
+      await lock.releaseConfirmed;
+    };
+
+    await write(a, 'a: write');
+    await write(b, 'b: write, its state made again');
+    const r1 = await keeper.acquire(name, { mode: 'read' });
+    ledger.grant('keeper: read', 'shared', r1.fencingToken);
+    const r2 = await b.acquire(name, { mode: 'read' });
+    ledger.grant('b: read beside it', 'shared', r2.fencingToken);
+    const called = ledger.call();
+    const writer = track(a.acquire(name, { timeoutMs: 10_000 }));
+    await queued(b, name, 3);
+    await Promise.all([r1.release(), r2.release()]);
+    const w = await writer.result;
+    ledger.grant('a: write behind the readers', 'exclusive', w.fencingToken, called);
+    await w.release();
+    await write(keeper, 'keeper: write, kept idle');
+    for (const [maxLeases, sharing] of [
+      [1, 'exclusive'],
+      [2, 'shared'],
+    ] as const) {
+      const lease = await keeper.acquireLease(name, { maxLeases });
+      ledger.grant(`keeper: lease of ${maxLeases}`, sharing, lease.fencingToken);
+      await lease.release();
+      await lease.releaseConfirmed;
+    }
+    await write(keeper, 'keeper: write, a lock again');
+    const group = await b.acquireAll([name, `${name}-other`]);
+    ledger.grant('b: multi-lock', 'exclusive', group.handles[group.names.indexOf(name)].fencingToken);
+    await group.release();
+    const election = new LeaderElection(a, name.slice('leader:'.length));
+    election.start();
+    await waitUntil(() => election.isLeader, 'a leads');
+    ledger.grant('a: leader', 'exclusive', election.fencingToken!);
+    await election.stop();
+    const lost = await holder.acquire(name);
+    ledger.grant('holder: write, then lost', 'exclusive', lost.fencingToken);
+    const next = track(b.acquire(name, { timeoutMs: 15_000 }));
+    await queued(b, name, 2);
+    await ctx.world.lose(holder, lost);
+    const after = await next.result;
+    ledger.grant('b: write after the loss', 'exclusive', after.fencingToken);
+    await Promise.all([after.release(), lost.release()]);
+    expect(ledger.tokens).toHaveLength(13);
   });
 
   it('release is idempotent (one promise) and `await using` releases', async () => {

@@ -1,0 +1,28 @@
+/**
+ * What the fence sends its statements through: anything with `query(text, values)` that
+ * answers with the rows. A node-postgres `Client`, `PoolClient` or `Pool` fits as it is;
+ * other drivers and ORMs fit through a small adapter that produces one. The fence uses
+ * nothing else of it: no driver-specific API, so an embedded PostgreSQL works too.
+ */
+export interface FenceExecutor {
+  query(text: string, values?: unknown[]): Promise<{ rows: object[] }>;
+}
+
+/** A connection taken from a `FencePool` for one transaction (node-postgres: a `PoolClient`). */
+export interface FenceClient extends FenceExecutor {
+  /**
+   * Gives the connection back; with an error (or `true`), closes it instead (node-postgres's
+   * `PoolClient.release(err)`).
+   */
+  release(destroy?: boolean | Error): void;
+  /**
+   * The server process of this connection (node-postgres sets it): lets the fence cancel a
+   * statement that runs when the lock is lost. Without it, the statement finishes first.
+   */
+  readonly processID?: number | null;
+}
+
+/** Where `PgFence` takes its connections from: a node-postgres `Pool`, or alike. */
+export interface FencePool<C extends FenceClient = FenceClient> extends FenceExecutor {
+  connect(): Promise<C>;
+}

@@ -26,3 +26,17 @@ export interface FenceClient extends FenceExecutor {
 export interface FencePool<C extends FenceClient = FenceClient> extends FenceExecutor {
   connect(): Promise<C>;
 }
+
+/**
+ * The client type a pool's `connect()` resolves with. node-postgres's `Pool.connect` is
+ * overloaded (a promise, or a callback): TypeScript infers from the last overload alone
+ * unless the pattern has as many, so the first branch matches that pair.
+ */
+export type ClientOf<P extends FencePool> = P extends {
+  connect(): Promise<infer C>;
+  connect(callback: never): void;
+}
+  ? C
+  : P extends { connect(): Promise<infer C> }
+    ? C
+    : FenceClient;

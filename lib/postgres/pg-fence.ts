@@ -1,6 +1,6 @@
 import { FenceStoreError, InvalidOptionError, StaleFencingTokenError } from '../core/errors/errors.js';
 import { fenceMessages } from '../core/errors/messages.js';
-import type { FenceClient, FenceExecutor, FencePool } from './fence-executor.js';
+import type { ClientOf, FenceClient, FenceExecutor, FencePool } from './fence-executor.js';
 import { checkResource, fenceHolder, type FenceHolder, type FenceLock } from './fence-holder.js';
 import { checkSql, createTableSql, DEFAULT_FENCE_TABLE, highestSql, sqlTable } from './fence-sql.js';
 import { checkToken, readToken } from './fence-token.js';
@@ -36,14 +36,14 @@ const INSTALL_LOCK = 0x7a6b6c66;
  * );
  * ```
  */
-export class PgFence<C extends FenceClient = FenceClient> {
+export class PgFence<P extends FencePool = FencePool> {
   /** The fence's table, as given (PostgreSQL folds it to lower case). */
   readonly table: string;
   private readonly checkSql: string;
   private readonly highestSql: string;
 
   constructor(
-    private readonly pool: FencePool<C>,
+    private readonly pool: P,
     options: PgFenceOptions = {},
   ) {
     if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function')
@@ -120,12 +120,12 @@ export class PgFence<C extends FenceClient = FenceClient> {
    */
   async transaction<T>(
     lock: FenceLock,
-    fn: (client: C) => Promise<T> | T,
+    fn: (client: ClientOf<P>) => Promise<T> | T,
     options: FencedTransactionOptions = {},
   ): Promise<T> {
     const holder = fenceHolder(lock, options?.resource);
     holder.assertHeld();
-    const client = await this.connect('begin a transaction');
+    const client = (await this.connect('begin a transaction')) as ClientOf<P>;
     const { signal } = holder;
     let cancelling: Promise<unknown> | undefined;
     const cancel = (): void => void (cancelling ??= this.cancel(client));
@@ -145,7 +145,11 @@ export class PgFence<C extends FenceClient = FenceClient> {
     }
   }
 
-  private async run<T>(client: C, holder: FenceHolder, fn: (client: C) => Promise<T> | T): Promise<T> {
+  private async run<T>(
+    client: ClientOf<P>,
+    holder: FenceHolder,
+    fn: (client: ClientOf<P>) => Promise<T> | T,
+  ): Promise<T> {
     await this.send(client, 'begin a transaction', 'BEGIN');
     for (const { resource, token } of holder.resources) await this.check(client, resource, token);
     holder.assertHeld();
@@ -155,7 +159,7 @@ export class PgFence<C extends FenceClient = FenceClient> {
     return result;
   }
 
-  private async connect(what: string): Promise<C> {
+  private async connect(what: string): Promise<FenceClient> {
     try {
       return await this.pool.connect();
     } catch (error) {
@@ -177,7 +181,7 @@ export class PgFence<C extends FenceClient = FenceClient> {
   }
 
   /** Cancels what `client` runs now, through another connection of the pool; never rejects. */
-  private cancel(client: C): Promise<unknown> {
+  private cancel(client: FenceClient): Promise<unknown> {
     const pid = client.processID;
     if (typeof pid !== 'number') return Promise.resolve();
     return this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);

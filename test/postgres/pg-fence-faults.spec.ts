@@ -20,7 +20,7 @@ describe('PgFence refuses the writes of holders that lost their lock', () => {
   let fx: LockFixture;
   let pg: PgFixture;
   let pool: Pool;
-  let fence: PgFence<PoolClient>;
+  let fence: PgFence<Pool>;
   let fenceTable: string;
   let dataTable: string;
   const proxies: TcpProxy[] = [];

@@ -25,7 +25,7 @@ describe('PgFence', () => {
   let pg: PgFixture;
   let locks: ZkLockBackend;
   let pool: Pool;
-  let fence: PgFence;
+  let fence: PgFence<Pool>;
   let table: string;
 
   beforeAll(async () => {

@@ -34,7 +34,7 @@ const report = (event: string, fields: Record<string, unknown> = {}): void => {
   process.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
 };
 
-async function pause(locks: ZkLockBackend, pool: Pool, fence: PgFence): Promise<void> {
+async function pause(locks: ZkLockBackend, pool: Pool, fence: PgFence<Pool>): Promise<void> {
   const resumed = new Promise((resolve) => process.once('SIGUSR2', resolve));
   const lock = await locks.acquire(args.name, { timeoutMs: 30_000 });
   lock.assertHeld();
@@ -57,7 +57,7 @@ async function pause(locks: ZkLockBackend, pool: Pool, fence: PgFence): Promise<
   }
 }
 
-async function increment(locks: ZkLockBackend, fence: PgFence): Promise<void> {
+async function increment(locks: ZkLockBackend, fence: PgFence<Pool>): Promise<void> {
   const tokens: string[] = [];
   let refused = 0;
   for (let i = 0; i < args.count!; i++) {

@@ -10,6 +10,7 @@ import {
 } from '../../lib/index';
 import { PgFence } from '../../lib/postgres/index';
 import { LockFixture } from '../support/lock-fixture';
+import { filesLoadedByMainEntry } from '../support/main-entry-loads';
 import { PgFixture } from '../support/postgres/pg-test-env';
 import { waitFor } from '../support/wait-for';
 import { waitUntil } from '../support/wait-until';
@@ -377,5 +378,9 @@ describe('PgFence', () => {
         .catch((error: unknown) => error);
       expect(refused).toMatchObject({ code: 'FENCE_STORE', sqlState: '42P01' });
     });
+  });
+
+  it('the main entry loads nothing of it, nor of pg', () => {
+    expect(filesLoadedByMainEntry(/[\\/]node_modules[\\/]pg[\\/]|[\\/]lib[\\/]postgres[\\/]/)).toEqual([]);
   });
 });

@@ -51,6 +51,6 @@ export class PgFixture {
 
   async cleanup(): Promise<void> {
     await this.admin.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
-    await Promise.all(this.pools.map((pool) => (pool.ended ? undefined : pool.end())));
+    await Promise.all(this.pools.filter((pool) => !pool.ended).map((pool) => pool.end()));
   }
 }

@@ -118,6 +118,9 @@ export {
   type ServerUnfitness,
   ZkOperationError,
   RecordUnreadableError,
+  // Refused by a fenced store (nestjs-zk-lock/postgres), or the fence's own statement failed.
+  StaleFencingTokenError,
+  FenceStoreError,
 } from './core/errors/errors.js';
 
 // Nest: the module and its options.

@@ -113,6 +113,12 @@ describe('source layout', () => {
     expect(framework).toEqual([]);
   });
 
+  it('keeps postgres/ framework-free and driver-free: on the core alone, importing neither Nest nor pg', () => {
+    expect(importsOutside('postgres/', ['postgres/', 'core/errors/', 'core/port/', 'core/leader/'])).toEqual([]);
+    const packages = tree.filter(({ path }) => path.startsWith('postgres/')).flatMap(({ packages }) => packages);
+    expect(packages).toEqual([]);
+  });
+
   it('names core files in plain kebab-case after their main export (no <subject>.<role>.ts)', () => {
     const odd = tree
       .map(({ path }) => path)

@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 
 import {
+  FenceStoreError,
   LockAbortedError,
   LockClientClosedError,
   LockLostError,
@@ -13,6 +14,7 @@ import {
   LockTimeoutError,
   LockUnavailableError,
   LockUpgradeError,
+  StaleFencingTokenError,
   WithLock,
   ZkLockModule,
   type ZkLockError,
@@ -39,6 +41,8 @@ const errors: [ZkLockError, number][] = [
   [new LockClientClosedError(), 503],
   [new LockUnavailableError('lock "x" (write)', 'disconnected', 1200, Date.now()), 503],
   [new LockUnavailableError('lock "x" (write)', 'lost', 1200, Date.now()), 503],
+  [new StaleFencingTokenError('x', 5n, 7n), 409],
+  [new FenceStoreError('zk_lock_fence', 'check the token of "x"', new Error('Client was closed')), 503],
 ];
 
 describe('what HTTP and RPC callers are told of a lock error', () => {

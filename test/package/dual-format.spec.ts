@@ -55,4 +55,16 @@ describe('the published package, as CommonJS and as ESM', () => {
       `file://${join(ROOT, 'dist/esm/terminus/index.js')} function`,
     );
   });
+
+  it('nestjs-zk-lock/postgres resolves to each format and exports PgFence', () => {
+    expect(node(['-p', "require.resolve('nestjs-zk-lock/postgres')"]).trim()).toBe(
+      join(ROOT, 'dist/cjs/postgres/index.js'),
+    );
+    expect(node(['-p', "typeof require('nestjs-zk-lock/postgres').PgFence"]).trim()).toBe('function');
+    const esm =
+      "import { PgFence } from 'nestjs-zk-lock/postgres'; process.stdout.write(import.meta.resolve('nestjs-zk-lock/postgres') + ' ' + typeof PgFence);";
+    expect(node(['--input-type=module', '-e', esm])).toBe(
+      `file://${join(ROOT, 'dist/esm/postgres/index.js')} function`,
+    );
+  });
 });

@@ -43,6 +43,9 @@ describe('the package tarball', () => {
       'dist/cjs/schedule/index.js',
       'dist/esm/schedule/index.js',
       'dist/esm/schedule/index.d.ts',
+      'dist/cjs/postgres/index.js',
+      'dist/esm/postgres/index.js',
+      'dist/esm/postgres/index.d.ts',
     ]) {
       expect(files).toContain(file);
     }

@@ -1,4 +1,4 @@
-/** Stops the ZooKeeper the global setup started, and deletes its data. */
+/** Stops the ZooKeeper and the PostgreSQL the global setup started, and deletes their data. */
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__ZK_SERVER__?.destroy();
+  await Promise.all([globalThis.__ZK_SERVER__?.destroy(), globalThis.__PG_SERVER__?.destroy()]);
 }

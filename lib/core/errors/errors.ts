@@ -1,4 +1,5 @@
 import {
+  fenceMessages,
   leaderMessages,
   leaseMessages,
   lockMessages,
@@ -361,5 +362,45 @@ export class ZkSessionLostError extends ZkLockError {
     readonly why: string,
   ) {
     super(lockMessages.sessionLost(sessionId, why));
+  }
+}
+
+/**
+ * A fenced store refused a write: it has already seen a fencing token higher than this
+ * one for `resource`, so a newer holder of the lock wrote after this one was granted.
+ * Nothing of the transaction was committed. Acquire the lock again and start over.
+ */
+export class StaleFencingTokenError extends ZkLockError {
+  readonly code = 'STALE_FENCING_TOKEN';
+
+  constructor(
+    readonly resource: string,
+    readonly token: bigint,
+    /** The highest token the store has seen for `resource` (`null` if it could not be read). */
+    readonly highestSeen: bigint | null,
+  ) {
+    super(fenceMessages.stale(resource, token, highestSeen));
+  }
+}
+
+/**
+ * A statement the fence itself sends (`install()`, the check, the BEGIN of a fenced
+ * transaction) failed: the pool or client is ended, the server unreachable, the table
+ * missing. `cause` is the driver's error; `sqlState` its SQLSTATE when it has one (e.g.
+ * `40001`, a serialization failure worth retrying). The fence wrote nothing.
+ */
+export class FenceStoreError extends ZkLockError {
+  readonly code = 'FENCE_STORE';
+  /** PostgreSQL's SQLSTATE of the cause, if the server answered with one. */
+  readonly sqlState: string | undefined;
+
+  constructor(
+    readonly table: string,
+    what: string,
+    cause: unknown,
+  ) {
+    super(fenceMessages.storeFailed(what, table, cause), { cause });
+    const code = (cause as { code?: unknown } | null)?.code;
+    this.sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
   }
 }

@@ -182,3 +182,29 @@ export const inMemoryLockMessages = {
     'its session was expired by the test with InMemoryLockBackend.expireSession(), as ZooKeeper expires a session it stopped hearing from',
   expiredByTest: 'expired by the test',
 } as const;
+
+/**
+ * The fence's messages (`nestjs-zk-lock/postgres`): what a store refused or could not do,
+ * for which resource, and what to do.
+ */
+export const fenceMessages = {
+  stale: (resource: string, token: bigint, highestSeen: bigint | null): string =>
+    `The write to "${resource}" with fencing token ${token} was refused: the store has seen token ${highestSeen ?? 'unknown'}, so a newer holder of the lock has written since this one was granted (this holder paused, or lost its lock). Nothing of this transaction was committed. Do not retry with this token: acquire the lock again and start over from a fresh read.`,
+  storeFailed: (what: string, table: string, cause: unknown): string =>
+    `The fence could not ${what} in table ${table}: ${cause instanceof Error ? cause.message : String(cause)}. Nothing was written by the fence. Check that the pool or client is connected and not ended, and that the table exists (fence.install(), or PgFence.schema() in your migrations).`,
+  pool: 'a pg.Pool, or anything with connect() and query(text, values)',
+  executor: 'a pg Client, PoolClient or Pool: anything with query(text, values) returning { rows }',
+  table:
+    'a plain SQL identifier, optionally schema-qualified (letters, digits, _ and $, not starting with a digit, at most 63 characters each), such as "zk_lock_fence" or "locks.fence"',
+  column: 'a plain SQL identifier (letters, digits, _ and $, not starting with a digit, at most 63 characters)',
+  resource: 'a non-empty string naming what the token guards, such as "orders/42"',
+  token: 'a bigint from 0 to 2^63 - 1 (a fencing token: handle.fencingToken)',
+  key: 'an object of one or more columns and their values identifying the row, such as { id: 42 }',
+  result: "the result of the UPDATE (pg's { rowCount }, or { affectedRows })",
+  holder:
+    'a held lock: a lock handle, a multi-lock handle, or a leader term (LeaderElection.term, LeadershipService.term(group))',
+  lease:
+    'a lock handle, a multi-lock handle or a leader term; not a lease: its holders run at once, so no single rising token can order their writes. Fence the write with a lock (or each holder with a lock of its own) instead',
+  resourceOfGroup:
+    'no resource option with a multi-lock: each lock fences the resource named after it. Fence other resources with check() inside the transaction',
+} as const;

@@ -1,6 +1,7 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
 import {
+  FenceStoreError,
   LockAbortedError,
   LockClientClosedError,
   LockLostError,
@@ -9,6 +10,7 @@ import {
   LockTimeoutError,
   LockUnavailableError,
   LockUpgradeError,
+  StaleFencingTokenError,
   type ZkLockError,
 } from '../../core/errors/errors.js';
 import type { ZkLockLogger } from '../lock-logger.js';
@@ -20,9 +22,17 @@ export function httpStatusOf(error: unknown): number | undefined {
   // The call chain's own locks conflict with what it asked: refused at once instead of waiting forever.
   if (error instanceof LockUpgradeError || error instanceof LockReentryError || error instanceof LockOrderError)
     return HttpStatus.CONFLICT;
+  // A fenced store refused the write: a newer holder wrote since this request's lock was
+  // granted. The request's work was rolled back; a retry takes the lock afresh.
+  if (error instanceof StaleFencingTokenError) return HttpStatus.CONFLICT;
   // Lost, this instance is shutting down, or it has no ZooKeeper session to ask: a retry
   // later (or on another instance) can succeed; nobody was found holding the lock.
-  if (error instanceof LockLostError || error instanceof LockClientClosedError || error instanceof LockUnavailableError)
+  if (
+    error instanceof LockLostError ||
+    error instanceof LockClientClosedError ||
+    error instanceof LockUnavailableError ||
+    error instanceof FenceStoreError
+  )
     return HttpStatus.SERVICE_UNAVAILABLE;
   return undefined;
 }
@@ -38,7 +48,8 @@ export function httpStatusOf(error: unknown): number | undefined {
 export function retryAfterOf(error: unknown): number | undefined {
   if (error instanceof LockTimeoutError || error instanceof LockAbortedError || error instanceof LockClientClosedError)
     return 1;
-  if (error instanceof LockUnavailableError || error instanceof LockLostError) return 5;
+  if (error instanceof LockUnavailableError || error instanceof LockLostError || error instanceof FenceStoreError)
+    return 5;
   return undefined;
 }
 
@@ -74,13 +85,19 @@ export function rpcErrorOf(error: unknown): RpcLockError | undefined {
 /**
  * Logs the full message of a lock error answered to `to` (e.g. `GET /orders/42`, or `RPC`),
  * which the caller was not shown: 423 at `debug` (a lock taken is routine), 409 at `error`
- * (the service's own code asked what it never can), 503 at `warn`.
+ * (the service's own code asked what it never can) but `warn` for a stale fencing token (a
+ * holder that paused or lost its lock, refused as it should be), 503 at `warn`.
  */
 export function logAnswered(logger: ZkLockLogger, to: string, error: unknown): void {
   const status = httpStatusOf(error);
   if (status === undefined) return;
   const { code, message } = error as ZkLockError;
-  const level = status === HttpStatus.LOCKED ? 'debug' : status === HttpStatus.CONFLICT ? 'error' : 'warn';
+  const level =
+    status === HttpStatus.LOCKED
+      ? 'debug'
+      : status === HttpStatus.CONFLICT && !(error instanceof StaleFencingTokenError)
+        ? 'error'
+        : 'warn';
   logger[level](answeredLine(to, status, code, message));
 }
 

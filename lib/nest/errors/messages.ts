@@ -74,6 +74,9 @@ const CALLER_MESSAGES: Readonly<Record<string, string>> = {
     'The request lost its exclusive hold on a resource before it finished, so its work may be incomplete. Retry later.',
   CLIENT_CLOSED: 'This server instance is shutting down. Retry the request; another instance can take it.',
   LOCK_UNAVAILABLE: 'The service cannot coordinate access to the resource this request needs right now. Retry later.',
+  STALE_FENCING_TOKEN:
+    'Another request changed the resource after this one began, so its changes were refused and not saved. Retry the request.',
+  FENCE_STORE: 'The service cannot reach the data this request needs right now. Retry later.',
 };
 const BY_STATUS: Readonly<Record<number, string>> = {
   423: CALLER_MESSAGES.LOCK_TIMEOUT,

@@ -1,0 +1,86 @@
+import { InvalidOptionError } from '../core/errors/errors.js';
+import { fenceMessages } from '../core/errors/messages.js';
+import type { LeaderTerm } from '../core/leader/leadership-term.js';
+import type { LockHandle, MultiLockHandle } from '../core/port/lock-backend.js';
+
+/** What a fenced transaction can be run under: a held lock, several, or a term of leadership. */
+export type FenceLock = LockHandle | MultiLockHandle | LeaderTerm;
+
+/** One resource a fenced transaction checks, with the token it writes under. */
+export interface FencedResource {
+  readonly resource: string;
+  readonly token: bigint;
+}
+
+/** A `FenceLock` reduced to what the fence needs of it, the same for every kind. */
+export interface FenceHolder {
+  /** In the order they are checked: by resource name, so two transactions never lock rows in opposite orders. */
+  readonly resources: readonly FencedResource[];
+  /** Aborts when the lock (or term) can no longer be trusted. */
+  readonly signal: AbortSignal;
+  /** Throws the holder's own `LockLostError` unless it holds right now (released, lost, stepped down). */
+  assertHeld(): void;
+}
+
+/** What `fenceHolder` reads of an argument, before it knows which kind it is. */
+interface Unknown {
+  readonly names?: unknown;
+  readonly handles?: unknown;
+  readonly group?: unknown;
+  readonly assertLeading?: unknown;
+  readonly maxLeases?: unknown;
+  readonly fencingToken?: unknown;
+  readonly name?: unknown;
+  readonly assertHeld?: unknown;
+}
+
+/** A non-empty string, or `InvalidOptionError` naming `option`. */
+export function checkResource(option: string, resource: unknown): string {
+  if (typeof resource !== 'string' || resource.length === 0)
+    throw new InvalidOptionError(option, resource, fenceMessages.resource);
+  return resource;
+}
+
+const byName = (a: FencedResource, b: FencedResource): number =>
+  a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0;
+
+/**
+ * Tells the kinds apart by their shape, since they are interfaces (a mock or a reentrant
+ * hold is one too), checking the most specific first: a multi-lock has `names` and
+ * `handles` arrays; a leader term has a string `group` and `assertLeading()`; a lease has
+ * a numeric `maxLeases` and no token (refused: see `fenceMessages.lease`); a lock has a
+ * string `name`, a bigint `fencingToken` and `assertHeld()`. Anything else is refused.
+ */
+export function fenceHolder(lock: FenceLock, resource: string | undefined): FenceHolder {
+  const value = (lock ?? {}) as Unknown;
+  if (resource !== undefined) checkResource('resource', resource);
+  if (Array.isArray(value.names) && Array.isArray(value.handles)) {
+    if (resource !== undefined) throw new InvalidOptionError('resource', resource, fenceMessages.resourceOfGroup);
+    const group = lock as MultiLockHandle;
+    const resources = group.handles.map((handle) => ({ resource: handle.name, token: handle.fencingToken }));
+    return { resources: resources.sort(byName), signal: group.signal, assertHeld: () => group.assertHeld() };
+  }
+  if (typeof value.group === 'string' && typeof value.assertLeading === 'function') {
+    const term = lock as LeaderTerm;
+    return {
+      resources: [{ resource: resource ?? term.group, token: term.fencingToken }],
+      signal: term.signal,
+      assertHeld: () => term.assertLeading(),
+    };
+  }
+  if (typeof value.maxLeases === 'number' && typeof value.fencingToken !== 'bigint')
+    throw new InvalidOptionError('lock', lock, fenceMessages.lease);
+  if (
+    typeof value.name === 'string' &&
+    typeof value.fencingToken === 'bigint' &&
+    typeof value.assertHeld === 'function'
+  ) {
+    const handle = lock as LockHandle;
+    return {
+      resources: [{ resource: resource ?? handle.name, token: handle.fencingToken }],
+      signal: handle.signal,
+      assertHeld: () => handle.assertHeld(),
+    };
+  }
+  throw new InvalidOptionError('lock', lock, fenceMessages.holder);
+}

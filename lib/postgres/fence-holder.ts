@@ -1,10 +1,16 @@
 import { InvalidOptionError } from '../core/errors/errors.js';
 import { fenceMessages } from '../core/errors/messages.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
-import type { LockHandle, MultiLockHandle } from '../core/port/lock-backend.js';
+import type { LeaseHandle, LockHandle, MultiLockHandle } from '../core/port/lock-backend.js';
 
-/** What a fenced transaction can be run under: a held lock, several, or a term of leadership. */
-export type FenceLock = LockHandle | MultiLockHandle | LeaderTerm;
+/**
+ * What a fenced transaction can be run under: an exclusive hold, whose token no other
+ * holder shares. A write lock, several (a multi-lock), a lease of 1, or a term of
+ * leadership. Shared holds (read locks, leases of more than 1) are refused when called:
+ * their holders run at once and may share a token, so the highest token seen would
+ * refuse one of two legitimate holders.
+ */
+export type FenceLock = LockHandle | MultiLockHandle | LeaseHandle | LeaderTerm;
 
 /** One resource a fenced transaction checks, with the token it writes under. */
 export interface FencedResource {
@@ -29,6 +35,7 @@ interface Unknown {
   readonly group?: unknown;
   readonly assertLeading?: unknown;
   readonly maxLeases?: unknown;
+  readonly mode?: unknown;
   readonly fencingToken?: unknown;
   readonly name?: unknown;
   readonly assertHeld?: unknown;
@@ -48,8 +55,8 @@ const byName = (a: FencedResource, b: FencedResource): number =>
  * Tells the kinds apart by their shape, since they are interfaces (a mock or a reentrant
  * hold is one too), checking the most specific first: a multi-lock has `names` and
  * `handles` arrays; a leader term has a string `group` and `assertLeading()`; a lease has
- * a numeric `maxLeases` and no token (refused: see `fenceMessages.lease`); a lock has a
- * string `name`, a bigint `fencingToken` and `assertHeld()`. Anything else is refused.
+ * a numeric `maxLeases` (fenced only when it is 1); a lock has a string `name`, a bigint
+ * `fencingToken` and `assertHeld()` (fenced only in `write` mode). Anything else is refused.
  */
 export function fenceHolder(lock: FenceLock, resource: string | undefined): FenceHolder {
   const value = (lock ?? {}) as Unknown;
@@ -57,6 +64,8 @@ export function fenceHolder(lock: FenceLock, resource: string | undefined): Fenc
   if (Array.isArray(value.names) && Array.isArray(value.handles)) {
     if (resource !== undefined) throw new InvalidOptionError('resource', resource, fenceMessages.resourceOfGroup);
     const group = lock as MultiLockHandle;
+    const shared = group.handles.find((handle) => handle.mode === 'read');
+    if (shared) throw new InvalidOptionError('lock', lock, fenceMessages.shared(`the read lock "${shared.name}"`));
     const resources = group.handles.map((handle) => ({ resource: handle.name, token: handle.fencingToken }));
     return { resources: resources.sort(byName), signal: group.signal, assertHeld: () => group.assertHeld() };
   }
@@ -68,8 +77,9 @@ export function fenceHolder(lock: FenceLock, resource: string | undefined): Fenc
       assertHeld: () => term.assertLeading(),
     };
   }
-  if (typeof value.maxLeases === 'number' && typeof value.fencingToken !== 'bigint')
-    throw new InvalidOptionError('lock', lock, fenceMessages.lease);
+  if (typeof value.maxLeases === 'number' && value.maxLeases !== 1)
+    throw new InvalidOptionError('lock', lock, fenceMessages.shared(`a lease of ${value.maxLeases}`));
+  if (value.mode === 'read') throw new InvalidOptionError('lock', lock, fenceMessages.shared('a read lock'));
   if (
     typeof value.name === 'string' &&
     typeof value.fencingToken === 'bigint' &&

@@ -290,17 +290,35 @@ describe('PgFence', () => {
       expect(await pg.rows(table)).toContainEqual({ resource: 'shows/1', token: String(lock.fencingToken) });
     });
 
-    it('refuses a lease (no token can order its concurrent holders): nothing sent', async () => {
-      const lease = await locks.acquireLease('pool/leases', { maxLeases: 2 });
+    it('fences a lease of 1 as a lock: its name is the resource', async () => {
+      const lease = await locks.acquireLease('pool/one', { maxLeases: 1 });
+      try {
+        await fence.transaction(lease, takeSeat);
+      } finally {
+        await lease.release();
+      }
+      expect(await pg.rows(table)).toContainEqual({ resource: 'pool/one', token: String(lease.fencingToken) });
+    });
+
+    it.each([
+      ['a lease of 2', () => locks.acquireLease('pool/leases', { maxLeases: 2 }), /a lease of 2/],
+      ['a read lock', () => locks.acquire('shows/read', { mode: 'read' }), /not a read lock/],
+      [
+        'a multi-lock with a read lock',
+        () => locks.acquireAll(['shows/multi-w', { name: 'shows/multi-r', mode: 'read' }]),
+        /the read lock "shows\/multi-r"/,
+      ],
+    ])('refuses %s (its holders run at once and may share a token): nothing sent', async (_, take, message) => {
+      const hold = await take();
       const recorded = recordingPool(pg.pool());
       try {
         const refused = await new PgFence(recorded.pool, { table })
-          .transaction(lease as never, takeSeat)
+          .transaction(hold, takeSeat)
           .catch((error: unknown) => error);
         expect(refused).toBeInstanceOf(InvalidOptionError);
-        expect((refused as Error).message).toMatch(/not a lease/);
+        expect((refused as Error).message).toMatch(message);
       } finally {
-        await lease.release();
+        await hold.release();
       }
       expect(recorded.statements).toEqual([]);
     });

@@ -202,9 +202,9 @@ export const fenceMessages = {
   key: 'an object of one or more columns and their values identifying the row, such as { id: 42 }',
   result: "the result of the UPDATE (pg's { rowCount }, or { affectedRows })",
   holder:
-    'a held lock: a lock handle, a multi-lock handle, or a leader term (LeaderElection.term, LeadershipService.term(group))',
-  lease:
-    'a lock handle, a multi-lock handle or a leader term; not a lease: its holders run at once, so no single rising token can order their writes. Fence the write with a lock (or each holder with a lock of its own) instead',
+    'a held exclusive hold: a write lock handle, a multi-lock handle, a lease of 1, or a leader term (LeaderElection.term, LeadershipService.term(group))',
+  shared: (what: string): string =>
+    `an exclusive hold (a write lock, a lease of 1, a leader term), not ${what}: its holders run at once and may share a token, so the highest token stored would refuse one of two legitimate holders. Fence the write with a write lock instead`,
   resourceOfGroup:
     'no resource option with a multi-lock: each lock fences the resource named after it. Fence other resources with check() inside the transaction',
 } as const;

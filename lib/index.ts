@@ -120,6 +120,7 @@ export {
   RecordUnreadableError,
   // Refused by a fenced store (nestjs-zk-lock/postgres), or the fence's own statement failed.
   StaleFencingTokenError,
+  NoFenceHoldError,
   FenceStoreError,
 } from './core/errors/errors.js';
 

@@ -113,10 +113,21 @@ describe('source layout', () => {
     expect(framework).toEqual([]);
   });
 
-  it('keeps postgres/ framework-free and driver-free: on the core alone, importing neither Nest nor pg', () => {
-    expect(importsOutside('postgres/', ['postgres/', 'core/errors/', 'core/port/', 'core/leader/'])).toEqual([]);
-    const packages = tree.filter(({ path }) => path.startsWith('postgres/')).flatMap(({ packages }) => packages);
-    expect(packages).toEqual([]);
+  it('keeps postgres/ framework-free and driver-free: on the core alone, importing neither Nest nor pg; its Nest glue in postgres/nest/ only', () => {
+    const core = (path: string): boolean =>
+      path.startsWith('postgres/') && !path.startsWith('postgres/nest/') && path !== 'postgres/index.ts';
+    const allowed = ['postgres/', 'core/errors/', 'core/port/', 'core/leader/', 'core/reentrancy/'];
+    const outside = tree
+      .filter(({ path }) => core(path))
+      .flatMap(({ path, files }) =>
+        files.filter((to) => !allowed.some((f) => to.startsWith(f))).map((to) => `${path} → ${to}`),
+      );
+    expect(outside).toEqual([]);
+    expect(tree.filter(({ path }) => core(path)).flatMap(({ packages }) => packages)).toEqual([]);
+    // The glue: Nest's common package and the fence, nothing of pg.
+    const glue = tree.filter(({ path }) => path.startsWith('postgres/nest/')).flatMap(({ packages }) => packages);
+    expect(glue.length).toBeGreaterThan(0);
+    expect(glue.filter((name) => name !== '@nestjs/common')).toEqual([]);
   });
 
   it('names core files in plain kebab-case after their main export (no <subject>.<role>.ts)', () => {
@@ -143,7 +154,7 @@ describe('source layout', () => {
     ]);
     const odd = tree
       .map(({ path }) => path)
-      .filter((path) => /^(nest|terminus|schedule)\//.test(path))
+      .filter((path) => /^(nest|terminus|schedule|postgres\/nest)\//.test(path))
       .filter((path) => {
         const parts = basename(path, '.ts').split('.');
         return parts.length > 2 || (parts.length === 2 && !roles.has(parts[1]));

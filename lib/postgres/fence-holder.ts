@@ -1,6 +1,8 @@
-import { InvalidOptionError } from '../core/errors/errors.js';
+import { InvalidOptionError, NoFenceHoldError } from '../core/errors/errors.js';
 import { fenceMessages } from '../core/errors/messages.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
+import { termsInScope } from '../core/leader/leader-work.js';
+import { handlesInScope } from '../core/reentrancy/lock-scope.js';
 import type { LeaseHandle, LockHandle, MultiLockHandle } from '../core/port/lock-backend.js';
 
 /**
@@ -93,4 +95,37 @@ export function fenceHolder(lock: FenceLock, resource: string | undefined): Fenc
     };
   }
   throw new InvalidOptionError('lock', lock, fenceMessages.holder);
+}
+
+/**
+ * What the current async call chain holds, as one holder: every write lock it holds (taken
+ * by `@WithLock`, `withLock`, `withLocks` or a reentrant call, through any backend) and
+ * every leader term its work runs under (`@WhenLeader`, `runAsLeader`), each fencing the
+ * resource of its own name (a term: its group), checked in name order. Read locks are left
+ * out: they need no fence, and could not have one. `name` picks one lock (or one term's
+ * group) of them. Throws `NoFenceHoldError` when the chain holds nothing to fence with, or
+ * nothing of that name.
+ */
+export function callFenceHolder(name: string | undefined): FenceHolder {
+  if (name !== undefined) checkResource('name', name);
+  const holds: { readonly name: string; readonly lock: FenceLock }[] = [
+    ...handlesInScope().map((handle) => ({ name: handle.name, lock: handle })),
+    ...termsInScope().map((term) => ({ name: term.group, lock: term })),
+  ];
+  const picked =
+    name === undefined
+      ? holds.filter(({ lock }) => (lock as LockHandle).mode !== 'read')
+      : holds.filter((hold) => hold.name === name).slice(0, 1);
+  if (picked.length === 0)
+    throw new NoFenceHoldError(
+      name,
+      holds.map((hold) => hold.name),
+    );
+  const holders = picked.map(({ lock }) => fenceHolder(lock, undefined));
+  if (holders.length === 1) return holders[0];
+  return {
+    resources: holders.flatMap((holder) => holder.resources).sort(byName),
+    signal: AbortSignal.any(holders.map((holder) => holder.signal)),
+    assertHeld: () => holders.forEach((holder) => holder.assertHeld()),
+  };
 }

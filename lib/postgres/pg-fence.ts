@@ -1,7 +1,7 @@
 import { FenceStoreError, InvalidOptionError, StaleFencingTokenError } from '../core/errors/errors.js';
 import { fenceMessages } from '../core/errors/messages.js';
 import type { ClientOf, FenceClient, FenceExecutor, FencePool } from './fence-executor.js';
-import { checkResource, fenceHolder, type FenceHolder, type FenceLock } from './fence-holder.js';
+import { callFenceHolder, checkResource, fenceHolder, type FenceHolder, type FenceLock } from './fence-holder.js';
 import { checkSql, createTableSql, DEFAULT_FENCE_TABLE, highestSql, sqlTable } from './fence-sql.js';
 import { checkToken, readToken } from './fence-token.js';
 
@@ -18,6 +18,12 @@ export interface FencedTransactionOptions {
    * multi-lock, whose locks each fence the resource of their own name.
    */
   readonly resource?: string;
+}
+
+/** Options of `fence.transactionForCall(fn, options)`. */
+export interface FencedCallOptions {
+  /** One lock name (or leader group) of those the call holds, to fence with it alone. */
+  readonly name?: string;
 }
 
 /** Serialises concurrent `install()`s of one table (the first key of a two-key advisory lock: "zklf"). */
@@ -123,7 +129,10 @@ export class PgFence<P extends FencePool = FencePool> {
     fn: (client: ClientOf<P>) => Promise<T> | T,
     options: FencedTransactionOptions = {},
   ): Promise<T> {
-    const holder = fenceHolder(lock, options?.resource);
+    return this.transact(fenceHolder(lock, options?.resource), fn);
+  }
+
+  private async transact<T>(holder: FenceHolder, fn: (client: ClientOf<P>) => Promise<T> | T): Promise<T> {
     holder.assertHeld();
     const client = (await this.connect('begin a transaction')) as ClientOf<P>;
     const { signal } = holder;
@@ -143,6 +152,25 @@ export class PgFence<P extends FencePool = FencePool> {
       client.release(broken || cancelling !== undefined ? true : undefined);
       await cancelling;
     }
+  }
+
+  /**
+   * `transaction` for what the current call holds, for one line inside `@WithLock` and
+   * `@WhenLeader` methods (and `withLock`, `withLocks`, `runAsLeader` callbacks): every
+   * write lock the call chain holds fences the resource of its name, and every leader term
+   * its work runs under fences its group, checked in name order. `{ name }` picks one of
+   * them. Throws `NoFenceHoldError`, sending nothing, where the chain holds nothing to
+   * fence with (outside such work, under read locks only, or nothing of that name).
+   *
+   * ```ts
+   * @WithLock((showId: string) => `show:${showId}`)
+   * sell(showId: string) {
+   *   return this.fence.transactionForCall((client) => client.query('UPDATE ...'));
+   * }
+   * ```
+   */
+  transactionForCall<T>(fn: (client: ClientOf<P>) => Promise<T> | T, options: FencedCallOptions = {}): Promise<T> {
+    return this.transact(callFenceHolder(options?.name), fn);
   }
 
   private async run<T>(

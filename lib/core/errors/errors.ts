@@ -404,3 +404,22 @@ export class FenceStoreError extends ZkLockError {
     this.sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
   }
 }
+
+/**
+ * `fence.transactionForCall()` was called where the call chain holds nothing to fence with:
+ * outside `@WithLock` / `withLock` and `@WhenLeader` / `runAsLeader` work (or after it
+ * settled, in work it started without awaiting), under read locks only, or not under the
+ * lock or term named. A programming error, not a lost lock: nothing was sent.
+ */
+export class NoFenceHoldError extends ZkLockError {
+  readonly code = 'NO_FENCE_HOLD';
+
+  constructor(
+    /** The lock name or leader group asked for, if one was. */
+    readonly requested: string | undefined,
+    /** What the chain does hold (lock names and leader groups), read locks included. */
+    readonly held: readonly string[],
+  ) {
+    super(fenceMessages.noHold(requested, held));
+  }
+}

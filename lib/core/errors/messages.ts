@@ -203,6 +203,10 @@ export const fenceMessages = {
   result: "the result of the UPDATE (pg's { rowCount }, or { affectedRows })",
   holder:
     'a held exclusive hold: a write lock handle, a multi-lock handle, a lease of 1, or a leader term (LeaderElection.term, LeadershipService.term(group))',
+  noHold: (requested: string | undefined, held: readonly string[]): string =>
+    `${requested === undefined ? 'This call holds no write lock and runs no leader work' : `This call holds no lock and runs under no leader term named "${requested}"`}` +
+    `${held.length > 0 ? ` (it holds ${held.map((name) => `"${name}"`).join(', ')})` : ''}, so there is no token to fence a transaction with. ` +
+    'Call fence.transactionForCall() inside @WithLock / withLock or @WhenLeader / runAsLeader work (awaited: work started without await outlives the hold), or pass the handle to fence.transaction(lock, fn)',
   shared: (what: string): string =>
     `an exclusive hold (a write lock, a lease of 1, a leader term), not ${what}: its holders run at once and may share a token, so the highest token stored would refuse one of two legitimate holders. Fence the write with a write lock instead`,
   resourceOfGroup:

@@ -53,6 +53,11 @@ export function termInScope(election: object): LeaderTerm | undefined {
   return termStorage.getStore()?.get(election);
 }
 
+/** Every term the current call chain runs leader work under, of any election, outermost first. */
+export function termsInScope(): LeaderTerm[] {
+  return [...(termStorage.getStore()?.values() ?? [])];
+}
+
 /**
  * The leader-only work of one election: each run is tracked (so that stepping down can
  * wait for it), runs with its term in scope (so that it reads the term it started under,

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+import type { LockHandle } from '../port/lock-backend.js';
 import type { ChainHold } from './chain-hold.js';
 
 /**
@@ -63,4 +64,14 @@ export function namesHeldInScope(backend: object): string[] {
     if (hold.active && key.startsWith(prefix)) names.push(hold.handle.name);
   }
   return names;
+}
+
+/**
+ * Every lock the current call chain still holds (as `heldInScope` counts them), through any
+ * backend, outermost first: what a fenced transaction opened for "the call's locks" guards.
+ */
+export function handlesInScope(): LockHandle[] {
+  const handles: LockHandle[] = [];
+  for (const hold of lockScopeStorage.getStore()?.values() ?? []) if (hold.active) handles.push(hold.handle);
+  return handles;
 }

@@ -6,3 +6,6 @@ export type { FenceExecutor, FenceClient, FencePool, ClientOf } from './fence-ex
 export type { FenceLock } from './fence-holder.js';
 export { assertFencedUpdate, type FencedRowOptions, type UpdateResult } from './fenced-row.js';
 export { StaleFencingTokenError, FenceStoreError, InvalidOptionError } from '../core/errors/errors.js';
+export { typeormExecutor, type TypeormManager, type TypeormQueryRunner } from './executors/typeorm-executor.js';
+export { knexExecutor, type KnexTransaction } from './executors/knex-executor.js';
+export { kyselyExecutor, type KyselyTransaction, type KyselyRawQuery } from './executors/kysely-executor.js';

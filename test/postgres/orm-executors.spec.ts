@@ -9,7 +9,13 @@ import type { Pool } from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
 import ts from 'typescript';
 
-import { InvalidOptionError, StaleFencingTokenError, type LockHandle, type ZkLockBackend } from '../../lib/index';
+import {
+  FenceStoreError,
+  InvalidOptionError,
+  StaleFencingTokenError,
+  type LockHandle,
+  type ZkLockBackend,
+} from '../../lib/index';
 import { knexExecutor, kyselyExecutor, PgFence, typeormExecutor, type FenceExecutor } from '../../lib/postgres/index';
 import { LockFixture } from '../support/lock-fixture';
 import { filesLoadedByEntry } from '../support/main-entry-loads';
@@ -319,11 +325,34 @@ describe('ORM executors: PgFence.check inside TypeORM, Knex and Kysely transacti
       expect(await pg.rows(table)).toEqual(before);
     });
 
-    it('refuses a statement once the transaction it was made in has ended', async () => {
+    it('refuses a statement once the transaction it was made in has ended; nothing stored', async () => {
       const executor = await orm().transaction(async (tx) => tx.executor);
-      await expect(fence.check(executor, resource('after'), 1n)).rejects.toThrow(/could not check the token/);
+      const refused = await fence.check(executor, resource('after'), 1n).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(FenceStoreError);
+      // The adapter's own refusal, before the ORM's; a plain Kysely Transaction cannot tell
+      // that its callback returned, and Kysely refuses the statement itself.
+      expect((refused as Error).cause).toBeInstanceOf(name === 'Kysely' ? Error : InvalidOptionError);
       expect(await stored(resource('after'))).toBeUndefined();
     });
+  });
+
+  it('refuses a TypeORM QueryRunner whose transaction committed, though not released: the check would commit at once', async () => {
+    const dataSource = await typeormSource();
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const executor = typeormExecutor(runner);
+      await runner.commitTransaction();
+      const refused = await fence.check(executor, 'typeorm/committed', 1n).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(FenceStoreError);
+      expect((refused as Error).cause).toBeInstanceOf(InvalidOptionError);
+      expect(() => typeormExecutor(runner.manager)).toThrow(InvalidOptionError);
+    } finally {
+      await runner.release();
+      await dataSource.destroy();
+    }
+    expect(await stored('typeorm/committed')).toBeUndefined();
   });
 
   describe("Knex's placeholders", () => {

@@ -20,3 +20,8 @@ export type {
   PgFenceAsyncOptions,
   PgFenceOptionsFactory,
 } from './nest/pg-fence.module-definition.js';
+
+// Executors for the ORMs: fence.check(executor, resource, token) inside their own transactions.
+export { typeormExecutor, type TypeormManager, type TypeormQueryRunner } from './executors/typeorm-executor.js';
+export { knexExecutor, type KnexTransaction } from './executors/knex-executor.js';
+export { kyselyExecutor, type KyselyTransaction, type KyselyRawQuery } from './executors/kysely-executor.js';

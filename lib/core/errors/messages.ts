@@ -211,4 +211,12 @@ export const fenceMessages = {
     `an exclusive hold (a write lock, a lease of 1, a leader term), not ${what}: its holders run at once and may share a token, so the highest token stored would refuse one of two legitimate holders. Fence the write with a write lock instead`,
   resourceOfGroup:
     'no resource option with a multi-lock: each lock fences the resource named after it. Fence other resources with check() inside the transaction',
+  typeorm:
+    'the EntityManager that dataSource.transaction(async (manager) => …) hands you, or a QueryRunner after startTransaction(), while its transaction is active: a check outside a transaction (dataSource.manager) locks nothing and commits at once',
+  knex: 'the trx of knex.transaction(async (trx) => …), before it commits or rolls back: a check on the knex instance runs outside any transaction, locks nothing and commits at once',
+  kysely:
+    'the trx of db.transaction().execute(async (trx) => …) (or of db.startTransaction().execute()), before it commits or rolls back: a check on the Kysely instance runs outside any transaction, locks nothing and commits at once',
+  knexBackslash:
+    'SQL without a backslash right before a "?": Knex reads "\\?" as an escaped "?" and cannot send it unchanged',
+  knexParameter: (placeholder: string): string => `a value for each placeholder: ${placeholder} has none`,
 } as const;

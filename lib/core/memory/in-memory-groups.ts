@@ -5,6 +5,7 @@ import type { InMemoryWatches } from './in-memory-watches.js';
 interface Entry {
   readonly json: string;
   readonly since: Date;
+  readonly sessionId: string;
   /** The entry's handle: told when another joins with its id. */
   readonly handle: InMemoryGroupEntry;
 }
@@ -16,15 +17,21 @@ export class InMemoryGroups {
   constructor(private readonly watches: InMemoryWatches) {}
 
   /** Joins (taking the id over from an entry already there, whose signal aborts first). */
-  join(group: string, id: string, json: string, onEnd: (entry: InMemoryGroupEntry) => void): InMemoryGroupEntry {
+  join(
+    group: string,
+    id: string,
+    json: string,
+    sessionId: string,
+    onEnd: (entry: InMemoryGroupEntry) => void,
+  ): InMemoryGroupEntry {
+    this.groups.get(group)?.get(id)?.handle.replaced(); // told first; its removal may drop the group's map
     let members = this.groups.get(group);
     if (!members) this.groups.set(group, (members = new Map()));
     const handle = new InMemoryGroupEntry(group, id, (entry) => {
       this.remove(entry);
       onEnd(entry);
     });
-    members.get(id)?.handle.replaced();
-    members.set(id, { json, since: new Date(), handle });
+    members.set(id, { json, since: new Date(), sessionId: `0x${sessionId}`, handle });
     this.watches.changed(`group:${group}`);
     return handle;
   }
@@ -32,7 +39,7 @@ export class InMemoryGroups {
   members(group: string): GroupMember[] {
     const members = [...(this.groups.get(group) ?? [])];
     return members
-      .map(([id, { json, since }]) => ({ id, data: JSON.parse(json) as MemberData, since }))
+      .map(([id, { json, since, sessionId }]) => ({ id, data: JSON.parse(json) as MemberData, since, sessionId }))
       .sort(byMemberId);
   }
 

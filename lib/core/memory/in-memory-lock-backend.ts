@@ -187,7 +187,7 @@ export class InMemoryLockBackend implements LockBackend {
     const json = resolveMemberData(data);
     resolveReadTimeout(options, 'joinGroup');
     this.assertOpen();
-    const entry = this.store.groups.join(group, id, json, (ended) => this.entries.delete(ended));
+    const entry = this.store.groups.join(group, id, json, this.sessionId, (ended) => this.entries.delete(ended));
     this.entries.add(entry);
     return entry;
   }

@@ -57,8 +57,7 @@ export type Unwatch = () => void;
 
 /** Member data as stored: a plain JSON object of at most `MAX_MEMBER_DATA_BYTES`; `InvalidOptionError` otherwise. */
 export function resolveMemberData(data: unknown): string {
-  const json =
-    data !== null && typeof data === 'object' && !Array.isArray(data) ? jsonOrUndefined(data) : undefined;
+  const json = data !== null && typeof data === 'object' && !Array.isArray(data) ? jsonOrUndefined(data) : undefined;
   if (json === undefined || Buffer.byteLength(json, 'utf8') > MAX_MEMBER_DATA_BYTES) {
     throw new InvalidOptionError('data', data, `a plain JSON object of at most ${MAX_MEMBER_DATA_BYTES} bytes`);
   }

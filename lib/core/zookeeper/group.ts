@@ -30,7 +30,9 @@ export async function readGroupMembers(session: ZkSession, dir: string): Promise
     }
     if (!('stat' in read)) return [];
     const { data, stat } = read;
-    return [{ id: decodeLockName(child), data: memberData(data), since: new Date(stat.ctimeMs!), sessionId: stat.owner }];
+    return [
+      { id: decodeLockName(child), data: memberData(data), since: new Date(stat.ctimeMs!), sessionId: stat.owner },
+    ];
   });
   return members.sort(byMemberId);
 }

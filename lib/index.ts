@@ -75,6 +75,12 @@ export { LeaderElection, type LeadershipChange, type LeadershipListener } from '
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
 export type { LeaderTerm } from './core/leader/leadership-term.js';
 export type { LeaderWorkOptions } from './core/leader/leader-work.js';
+export {
+  MAX_PROCLAIMED_BYTES,
+  type JsonValue,
+  type LeaderInfo,
+  type LeaderObserver,
+} from './core/leader/leader-directory.js';
 
 // Built on the port: group membership (live instances with ids and data, told of each change).
 export {

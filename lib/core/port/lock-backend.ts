@@ -159,6 +159,15 @@ export function canKeepHold(handle: LockHandle): handle is LockHandle & KeptRele
   return typeof (handle as Partial<KeptRelease>).releaseKeeping === 'function';
 }
 
+/**
+ * The queue node of a held lock, as `contenders()` names it, for handles that tell it
+ * (`ZkLockBackend`'s and `InMemoryLockBackend`'s do); `undefined` for others.
+ */
+export function heldNode(handle: LockHandle): string | undefined {
+  const { node } = handle as { node?: unknown };
+  return typeof node === 'string' ? node : undefined;
+}
+
 /** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
 export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;

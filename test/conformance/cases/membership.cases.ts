@@ -155,7 +155,9 @@ export function membershipCases(ctx: ConformanceContext): void {
     ['a member id with a lone surrogate', 'a\ud800', 'g', {}],
   ])('refuses %s with InvalidGroupError, before anything is sent', async (_, memberId, group, data) => {
     const [backend] = await ctx.world.backends(1);
-    const error = thrownBy(() => new GroupMembership(backend, group, { memberId, data: data as object }));
+    const error = thrownBy(
+      () => new GroupMembership(backend, group, { memberId, data: data as Record<string, unknown> }),
+    );
     expect(error).toBeInstanceOf(InvalidGroupError);
     expect((error as Error).message).toMatch(/^Invalid (group name|member id) /);
     await expect(backend.joinGroup(group, memberId ?? 'm', {})).rejects.toBeInstanceOf(InvalidGroupError);
@@ -172,7 +174,9 @@ export function membershipCases(ctx: ConformanceContext): void {
     expect(thrownBy(() => new GroupMembership(backend, group, options))).toBeInstanceOf(InvalidOptionError);
     const { data } = options as { data?: unknown };
     if (data !== undefined)
-      await expect(backend.joinGroup(group, 'm', data as object)).rejects.toBeInstanceOf(InvalidOptionError);
+      await expect(backend.joinGroup(group, 'm', data as Record<string, unknown>)).rejects.toBeInstanceOf(
+        InvalidOptionError,
+      );
     await expect(new GroupMembership(backend, group).join()).rejects.toBeInstanceOf(InvalidOptionError); // no memberId
     expect(await backend.groupMembers(group)).toEqual([]);
   });

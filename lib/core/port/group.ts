@@ -1,11 +1,10 @@
 import { InvalidOptionError } from '../errors/errors.js';
-import type { RecordData } from './lock-backend.js';
 
 /**
  * What a member says about itself: a plain JSON object (stored as its `JSON.stringify`,
  * up to `MAX_MEMBER_DATA_BYTES`), e.g. `{ "host": "api-3", "zone": "eu-1" }`.
  */
-export type MemberData = RecordData;
+export type MemberData = { readonly [key: string]: unknown };
 
 /**
  * The largest member data, as UTF-8 JSON: a whole group is read in one request (ZooKeeper:

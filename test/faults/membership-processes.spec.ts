@@ -1,8 +1,11 @@
+import { once } from 'node:events';
+
 import { GroupMembership, type MembershipChange, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 import { WorkerProcess } from '../support/worker-process';
-import { zkConnect } from '../support/zk-test-env';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
+import { zkConnect, zkPort } from '../support/zk-test-env';
 
 // The test server runs with tickTime 200 ms, so sessions last 4 s at most.
 const SESSION_MS = 4000;
@@ -134,5 +137,38 @@ describe('group membership across processes: join, leave, crash, the same id aga
     expect(member.isMember).toBe(true);
     await member.leave();
     expect(await fx.inspector.exists(path)).toBe(false);
+  });
+
+  it('a session the client presumed lost and got back keeps the member node: never deleted, the same owner', async () => {
+    const group = 'given-back';
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const backend = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+      const member = new GroupMembership(backend, group, { memberId: 'kept' });
+      memberships.push(member);
+      await member.join();
+      const path = `${groupDir(group)}/kept`;
+      const owner = `0x${backend.client.session.id}`;
+      // An idle session is never presumed lost (nothing needs its proof; it reconnects): a held lock makes it count.
+      const held = await backend.acquire('busy');
+      // The server hears the client but no answer comes back: the client declares the session
+      // lost, then asks for it back, and the server (which kept it) gives it back.
+      proxy.holdReplies();
+      await once(backend.client, 'session-lost');
+      const healedAt = proxy.requests.length;
+      proxy.releaseReplies();
+      await backend.client.session.whenConnected();
+      expect(`0x${backend.client.session.id}`).toBe(owner);
+      await backend.groupMembers(group); // a read on the session given back: everything before it is done
+      expect(await fx.inspector.owner(path)).toBe(owner);
+      expect(proxy.requests.slice(healedAt).some((r) => r.op === ZK_OP.delete && r.path === path)).toBe(false);
+      expect(member.isMember).toBe(true);
+      await held.release();
+      await member.leave();
+      expect(await fx.inspector.exists(path)).toBe(false);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

@@ -171,4 +171,28 @@ describe('group membership across processes: join, leave, crash, the same id aga
       await proxy.stop();
     }
   });
+
+  it('a leave while cut off deletes the entry once connected again, on the same session', async () => {
+    const group = 'cut-off';
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const backend = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+      const member = new GroupMembership(backend, group, { memberId: 'leaving' });
+      memberships.push(member);
+      await member.join();
+      const path = `${groupDir(group)}/leaving`;
+      const owner = `0x${backend.client.session.id}`;
+      await proxy.stop();
+      await waitUntil(() => !backend.client.session.isConnected, 'the client is cut off');
+      const leaving = member.leave();
+      expect(await fx.inspector.owner(path)).toBe(owner); // nothing could be sent yet
+      await proxy.start();
+      await leaving;
+      expect(`0x${backend.client.session.id}`).toBe(owner); // the same session: its end did not delete it
+      expect(await fx.inspector.exists(path)).toBe(false);
+    } finally {
+      await proxy.stop();
+    }
+  });
 });

@@ -191,10 +191,18 @@ export class ZkGroupEntry implements GroupEntry {
         if (!session.isLost) return this.finish(new MemberReplacedError(this.group, this.id));
         // The session is gone: the entry comes back on the next one, unless the id was taken meanwhile.
         const stop = this.stopping.signal;
-        session = await onConnectedSession(client, Infinity, `the entry of member "${this.id}"`, async (next) => {
-          if (!(await abortable(this.place(next, false), [stop]))) throw new MemberReplacedError(this.group, this.id);
+        const placing = onConnectedSession(client, Infinity, `the entry of member "${this.id}"`, async (next) => {
+          if (!(await this.place(next, false))) throw new MemberReplacedError(this.group, this.id);
           return next;
         });
+        // A leave while cut off does not wait for the connection; an entry made after it is deleted then.
+        placing.then(
+          async (made) => {
+            if (stop.aborted && !this.ended.signal.aborted) await this.deleteOwn(made).catch(() => undefined);
+          },
+          () => undefined,
+        );
+        session = await abortable(placing, [stop]);
       } catch (error) {
         if (this.stopping.signal.aborted || client.isClosed) return;
         if (error instanceof MemberReplacedError) return this.finish(error);
@@ -245,19 +253,28 @@ export class ZkGroupEntry implements GroupEntry {
 
   /** Stops keeping the entry, then deletes its node if it is still ours. */
   private async remove(): Promise<void> {
-    const { client, path } = this.init;
+    const { client } = this.init;
     this.finish();
     await this.kept;
     if (this.ended.signal.aborted || client.isClosed) return;
-    const session = client.session;
-    if (!session.isConnected) return; // the session's end deletes it; a session given back deletes it first (let go)
+    // Cut off: deleted once connected again. Past the session timeout without a connection
+    // the server has ended the session, and the node with it (a session given back deletes it first: let go).
+    const subject = `the leave of member "${this.id}"`;
+    await onConnectedSession(client, client.session.timeoutMs, subject, (session) => this.deleteOwn(session)).catch(
+      () => undefined,
+    );
+  }
+
+  /** Deletes the entry's node on `session` if it is ours (never another's that took the id over). */
+  private async deleteOwn(session: ZkSession): Promise<void> {
+    const { path } = this.init;
+    session.letGo(path);
     try {
       const { stat } = await session.getDataAndStat(path);
       if (stat.owner === `0x${session.id}`) await session.multi([{ op: 'remove', path, version: stat.version }]);
     } catch (error) {
-      if (!(error instanceof ZkOperationError)) throw error;
-      // NO_NODE: gone already; BAD_VERSION: taken over meanwhile; a lost connection: the
-      // node goes with the session, or is deleted first if the session is given back.
+      if (!(error instanceof ZkOperationError) || error.zkCode === 'CONNECTION_LOSS') throw error;
+      // NO_NODE: gone already; BAD_VERSION: taken over meanwhile.
     }
   }
 }

@@ -198,4 +198,33 @@ describe('group membership across processes: join, leave, crash, the same id aga
       await proxy.stop();
     }
   });
+
+  it('members() while disconnected is the last list read; what changed meanwhile is told once connected again', async () => {
+    const group = 'offline';
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const backend = await fx.backend({ connectionString: proxy.connectionString, sessionTimeoutMs: SESSION_MS });
+      const watcher = new GroupMembership(backend, group, { retryDelayMs: 50 });
+      memberships.push(watcher);
+      const changes: MembershipChange[] = [];
+      watcher.onChange((change) => changes.push(change));
+      const entry = await (await fx.backend()).joinGroup(group, 'other', {});
+      await watcher.watch();
+      expect(ids(watcher.members())).toEqual(['other']);
+      await proxy.stop();
+      await waitUntil(() => !backend.client.session.isConnected, 'the watcher is cut off');
+      await entry.leave();
+      expect(await fx.inspector.children(groupDir(group))).toEqual([]);
+      expect(ids(watcher.members())).toEqual(['other']); // the last list read: nothing can be read meanwhile
+      await proxy.start();
+      await waitUntil(() => watcher.members().length === 0, 'the leave is seen once connected again');
+      expect(changes.map((change) => [ids(change.joined), ids(change.left)])).toEqual([
+        [['other'], []],
+        [[], ['other']],
+      ]);
+    } finally {
+      await proxy.stop();
+    }
+  });
 });

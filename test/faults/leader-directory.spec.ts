@@ -32,7 +32,7 @@ describe('the leader directory across processes: observe and proclaim through a 
   afterAll(() => fx.cleanup());
 
   /** A candidate process for `group`'s leadership, proclaiming `value` at each term it wins. */
-  function candidate(group: string, identity: string, value: string): WorkerProcess {
+  function candidate(group: string, identity: string, value: string, runOnSignal = false): WorkerProcess {
     const worker = WorkerProcess.spawn('member.worker.ts', {
       connectionString: zkConnect(),
       rootPath: fx.rootPath,
@@ -40,6 +40,7 @@ describe('the leader directory across processes: observe and proclaim through a 
       identity,
       leaderGroup: group,
       proclaim: value,
+      runOnSignal,
     });
     workers.push(worker);
     return worker;
@@ -56,12 +57,13 @@ describe('the leader directory across processes: observe and proclaim through a 
     const group = 'failover';
     const seen = observe(group);
     const a = candidate(group, 'leader-a', 'value-a');
+    const b = candidate(group, 'leader-b', 'value-b', true); // started together; runs once a leads
     // Not leading yet: proclaim is refused, and nothing is written.
     expect(parse(await a.line(isEvent('refused'), 'refused')).code).toBe('NOT_LEADER');
     const tokenA = BigInt(parse(await a.line(isEvent('leading'), 'a leads')).token as string);
     await a.line(isEvent('proclaimed'), 'a proclaimed');
-    const b = candidate(group, 'leader-b', 'value-b');
     expect(parse(await b.line(isEvent('refused'), 'b refused')).code).toBe('NOT_LEADER');
+    b.signal('SIGUSR2');
     await fx.queued(`leader:${group}`, 2);
     await waitUntil(() => seen.at(-1)?.value === 'value-a', 'the observer sees a and its value');
     // ZooKeeper's own state: the term record names a's lock node and token.

@@ -14,6 +14,8 @@ interface Args extends ConnectArgs {
   /** Runs for leader of this group, and proclaims `proclaim` as each term begins. */
   readonly leaderGroup?: string;
   readonly proclaim?: JsonValue;
+  /** Runs for leader only once sent SIGUSR2 (so the test starts the process early, and the race later). */
+  readonly runOnSignal?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -41,7 +43,8 @@ async function main(): Promise<void> {
           (error: { code?: string }) => report('proclaim-failed', { code: error.code }),
         );
     });
-    election.start();
+    if (args.runOnSignal) process.once('SIGUSR2', () => election!.start());
+    else election.start();
   }
   process.once('SIGTERM', () => {
     void Promise.all([membership?.leave(), election?.stop()])

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { MemberReplacedError, ZkOperationError } from '../errors/errors.js';
 import { byMemberId, type GroupEntry, type GroupMember, type MemberData, type Unwatch } from '../port/group.js';
 import { decodeLockName } from '../naming/lock-name-codec.js';
@@ -76,6 +78,9 @@ export async function watchNode(
     session.unwatch(path, once);
   }
 }
+
+/** How long a member waits before watching its node again after an error of ZooKeeper's (not a lost connection). */
+const RETRY_DELAY_MS = 1000;
 
 export interface ZkGroupEntryInit {
   readonly client: ZkClient;
@@ -182,34 +187,40 @@ export class ZkGroupEntry implements GroupEntry {
   /** Watches the node on each session in turn until the entry ends. */
   private async keep(placedOn: ZkSession): Promise<void> {
     const { client } = this.init;
+    const stop = this.stopping.signal;
     let session = placedOn;
-    while (!this.stopping.signal.aborted) {
+    while (!stop.aborted) {
       try {
-        const present = await this.watchOwn(session);
-        if (this.stopping.signal.aborted) return;
-        if (present && !session.isLost) continue; // its data was set, or a spurious wake: watch again
-        if (!session.isLost) return this.finish(new MemberReplacedError(this.group, this.id));
         // The session is gone: the entry comes back on the next one, unless the id was taken meanwhile.
-        const stop = this.stopping.signal;
-        const placing = onConnectedSession(client, Infinity, `the entry of member "${this.id}"`, async (next) => {
-          if (!(await this.place(next, false))) throw new MemberReplacedError(this.group, this.id);
-          return next;
-        });
-        // A leave while cut off does not wait for the connection; an entry made after it is deleted then.
-        placing.then(
-          async (made) => {
-            if (stop.aborted && !this.ended.signal.aborted) await this.deleteOwn(made).catch(() => undefined);
-          },
-          () => undefined,
-        );
-        session = await abortable(placing, [stop]);
+        if (session.isLost) session = await this.placeAgain();
+        const present = await this.watchOwn(session);
+        if (stop.aborted || session.isLost || present) continue; // a spurious wake, or its data set: watch again
+        return this.finish(new MemberReplacedError(this.group, this.id));
       } catch (error) {
-        if (this.stopping.signal.aborted || client.isClosed) return;
+        if (stop.aborted || client.isClosed) return;
         if (error instanceof MemberReplacedError) return this.finish(error);
-        if (isZkCode(error, 'CONNECTION_LOSS')) continue; // the watch is set again once connected
-        session = client.session; // lost meanwhile: go on with its successor
+        // Not a lost connection or session (watched again at once): an error of ZooKeeper's, tried again later.
+        if (!session.isLost && !isZkCode(error, 'CONNECTION_LOSS'))
+          await sleep(RETRY_DELAY_MS, undefined, { signal: stop }).catch(() => undefined);
       }
     }
+  }
+
+  /** Makes the entry again on the next connected session; `MemberReplacedError` if another client has the id. */
+  private async placeAgain(): Promise<ZkSession> {
+    const stop = this.stopping.signal;
+    const placing = onConnectedSession(this.init.client, Infinity, `the entry of member "${this.id}"`, async (next) => {
+      if (!(await this.place(next, false))) throw new MemberReplacedError(this.group, this.id);
+      return next;
+    });
+    // A leave while cut off does not wait for the connection; an entry made after it is deleted then.
+    placing.then(
+      async (made) => {
+        if (stop.aborted && !this.ended.signal.aborted) await this.deleteOwn(made).catch(() => undefined);
+      },
+      () => undefined,
+    );
+    return abortable(placing, [stop]);
   }
 
   /** Resolves once the node's watch fires (or we stop): whether the node existed when watched. */

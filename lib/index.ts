@@ -34,6 +34,9 @@ export type {
   StoredRecord,
   WriteRecordOptions,
 } from './core/port/lock-backend.js';
+// Groups (joinGroup, groupMembers) and one-shot watches (watch), for membership and observers.
+export type { GroupEntry, GroupMember, MemberData, WatchTarget, Unwatch } from './core/port/group.js';
+export { MAX_MEMBER_DATA_BYTES } from './core/port/group.js';
 export { MAX_LEASES } from './core/port/options.js';
 
 // The ZooKeeper backend.
@@ -72,6 +75,20 @@ export { LeaderElection, type LeadershipChange, type LeadershipListener } from '
 export type { LeaderElectionOptions } from './core/leader/leader-group.js';
 export type { LeaderTerm } from './core/leader/leadership-term.js';
 export type { LeaderWorkOptions } from './core/leader/leader-work.js';
+export {
+  MAX_PROCLAIMED_BYTES,
+  type JsonValue,
+  type LeaderInfo,
+  type LeaderObserver,
+} from './core/leader/leader-directory.js';
+
+// Built on the port: group membership (live instances with ids and data, told of each change).
+export {
+  GroupMembership,
+  type GroupMembershipOptions,
+  type MembershipChange,
+  type MembershipListener,
+} from './core/membership/group-membership.js';
 
 // Built on the port: a start-up step run by exactly one instance.
 export { runOnce, type RunOnceOptions, type RunOnceRecord } from './core/run-once/run-once.js';
@@ -107,6 +124,9 @@ export {
   InvalidLockListError,
   InvalidOptionError,
   InvalidLeaderGroupError,
+  InvalidGroupError,
+  MemberReplacedError,
+  NotLeaderError,
   LeaseLimitMismatchError,
   LockKindMismatchError,
   type FoundKind,

@@ -100,7 +100,7 @@ describe('source layout', () => {
     const neutral = ['core/port/', 'core/errors/', 'core/util/', 'core/naming/', 'core/diagnostics/'];
     expect(importsOutside('core/memory/', [...neutral, 'core/memory/', 'core/multi/'])).toEqual([]);
     expect(importsOutside('core/zookeeper/', [...neutral, 'core/zookeeper/', 'core/multi/'])).toEqual([]);
-    const layers = ['core/multi/', 'core/reentrancy/', 'core/leader/', 'core/run-once/'];
+    const layers = ['core/multi/', 'core/reentrancy/', 'core/leader/', 'core/run-once/', 'core/membership/'];
     for (const layer of layers) expect(importsOutside(layer, [...neutral, ...layers])).toEqual([]);
   });
 

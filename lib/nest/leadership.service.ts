@@ -1,4 +1,9 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Observable, type Subscriber } from 'rxjs';
+
+import { NotLeaderError } from '../core/errors/errors.js';
+import type { JsonValue, LeaderInfo } from '../core/leader/leader-directory.js';
+import { leaderLockName } from '../core/leader/leader-group.js';
 
 import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
@@ -20,6 +25,8 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   private readonly elections = new Map<string, LeaderElection>();
   private readonly joined = new Set<string>();
   private state: 'created' | 'running' | 'closed' = 'created';
+  /** Subscriptions of `observe()`: completed at shutdown, before the client closes. */
+  private readonly observers = new Map<Subscriber<LeaderInfo | null>, () => void>();
   /** How `@WhenLeader` runs a method here (not public API: the decorator is). */
   private readonly runner: LeadershipLike = {
     runAsLeader: (group, fn, options) => this.elections.get(group)?.runAsLeader(fn, options),
@@ -57,6 +64,40 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   /** The identity of the instance leading `group`, or `null` when none does (whether or not this one joined). */
   async leader(group: string): Promise<string | null> {
     return (this.elections.get(group) ?? new LeaderElection(this.backend, group)).leader();
+  }
+
+  /**
+   * Who leads `group` (its identity, the term's fencing token, what it proclaimed), or
+   * `null` while nobody leads: now, then at every change (see `LeaderElection.observe`),
+   * whether or not this instance joined the group. Each subscription watches on its own
+   * until unsubscribed; all complete at shutdown. Throws `InvalidLeaderGroupError` for a bad group.
+   */
+  observe(group: string): Observable<LeaderInfo | null> {
+    leaderLockName(group);
+    return new Observable<LeaderInfo | null>((subscriber) => {
+      if (this.state === 'closed') return subscriber.complete();
+      const election = this.elections.get(group) ?? new LeaderElection(this.backend, group);
+      this.observers.set(
+        subscriber,
+        election.observe((leader) => subscriber.next(leader)),
+      );
+      return () => {
+        this.observers.get(subscriber)?.();
+        this.observers.delete(subscriber);
+      };
+    });
+  }
+
+  /**
+   * Says `value` as the leader of `group`, for its observers (see `LeaderElection.proclaim`).
+   * Rejects with `NotLeaderError` when this instance does not lead `group` now (nothing is
+   * written), `InvalidOptionError` for a value that is not JSON or too large.
+   */
+  async proclaim(group: string, value: JsonValue): Promise<void> {
+    leaderLockName(group);
+    const election = this.elections.get(group);
+    if (!election) throw new NotLeaderError(group);
+    await election.proclaim(value);
   }
 
   /**
@@ -112,6 +153,11 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   async beforeApplicationShutdown(): Promise<void> {
     this.state = 'closed';
     leadershipRegistry.unregister(this.lockService, this.runner);
+    for (const [subscriber, unsubscribe] of this.observers) {
+      unsubscribe();
+      subscriber.complete();
+    }
+    this.observers.clear();
     const graceMs = this.options.shutdownGraceMs;
     await Promise.all([...this.elections.values()].map((election) => election.stop({ graceMs })));
   }

@@ -6,6 +6,7 @@ import { leadershipCases } from './cases/leadership.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { listingCases } from './cases/listing.cases';
 import { maxHoldCases } from './cases/max-hold.cases';
+import { membershipCases } from './cases/membership.cases';
 import { multiLockCases } from './cases/multi-lock.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
@@ -82,6 +83,7 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['several locks at once: acquireAll, withLocks', multiLockCases],
   ['a name changes kind and lease count once idle', kindChangeCases],
   ['runOnce and the records it keeps', runOnceCases],
+  ['group membership and watches (GroupMembership, joinGroup, watch)', membershipCases],
 ];
 
 /**

@@ -7,10 +7,12 @@ import { Test } from '@nestjs/testing';
 import {
   LeadershipService,
   LockLostError,
+  NotLeaderError,
   WhenLeader,
   WhenLeaderUsageError,
   ZkLockModule,
   type LeadershipChange,
+  type LeaderInfo,
 } from '../../lib/index';
 import { waitUntil } from '../support/wait-until';
 import { uniqueRoot, zkConnect } from '../support/zk-test-env';
@@ -187,6 +189,46 @@ describe('LeadershipService and @WhenLeader', () => {
     expect(await queue('manual')).toEqual(['app-c', 'app-b']);
     expect(lb.isLeader('manual')).toBe(false);
     expect(() => lb.join('')).toThrow(/Invalid leader group ""/);
+  });
+
+  it('observe() is an Observable of who leads and what it proclaimed; proclaim() only by the leader; observers complete at shutdown', async () => {
+    const [b, c] = [apps.get('app-b')!, apps.get('app-c')!];
+    const [lb, lc] = [b.get(LeadershipService), c.get(LeadershipService)];
+    const seen: Array<LeaderInfo | null> = [];
+    const subscription = lc.observe('reports').subscribe((leader) => seen.push(leader));
+    await waitUntil(() => seen.at(-1)?.leader === 'app-b', 'app-c sees app-b lead');
+    expect(seen.at(-1)).toMatchObject({
+      group: 'reports',
+      fencingToken: lb.term('reports')!.fencingToken,
+      value: null,
+    });
+
+    await expect(lc.proclaim('reports', 'not me')).rejects.toBeInstanceOf(NotLeaderError);
+    await expect(lc.proclaim('never-joined', 1)).rejects.toBeInstanceOf(NotLeaderError);
+    await lb.proclaim('reports', { url: 'http://app-b:3000' });
+    await waitUntil(() => seen.at(-1)?.value !== null, 'app-c sees the value');
+    expect(seen.at(-1)).toMatchObject({ leader: 'app-b', value: { url: 'http://app-b:3000' } });
+    // ZooKeeper's own state: the term record names app-b's lock node and its token.
+    const backend = backendOf(b);
+    const record = JSON.parse((await inspector.data(`${root}-records/leader:reports`))!) as Record<string, unknown>;
+    const holder = (await backend.contenders('leader:reports')).find((x) => x.holding)!;
+    expect(record).toEqual({
+      node: holder.node,
+      token: String(lb.term('reports')!.fencingToken),
+      value: { url: 'http://app-b:3000' },
+    });
+    subscription.unsubscribe();
+    const count = seen.length;
+    await lb.proclaim('reports', { url: 'http://app-b:3001' });
+    await backend.releasesConfirmed();
+    expect(seen).toHaveLength(count); // unsubscribed: told nothing more
+
+    let completed = false;
+    lb.observe('reports').subscribe({ complete: () => (completed = true) });
+    expect(() => lb.observe('')).toThrow(/Invalid leader group ""/);
+    await b.close();
+    apps.delete('app-b');
+    expect(completed).toBe(true);
   });
 
   it('refuses a bad group, or something that is not a method, when the class is defined', () => {

@@ -1,5 +1,6 @@
 import {
   fenceMessages,
+  groupMessages,
   leaderMessages,
   leaseMessages,
   lockMessages,
@@ -55,6 +56,45 @@ export class InvalidLeaderGroupError extends ZkLockError {
     cause?: unknown,
   ) {
     super(leaderMessages.invalidGroup(group, why), { cause });
+  }
+}
+
+/** A group name or member id that cannot be used; thrown before anything is sent to ZooKeeper. */
+export class InvalidGroupError extends ZkLockError {
+  readonly code = 'INVALID_GROUP';
+
+  constructor(
+    /** Which was wrong: the group's name, or the member's id. */
+    readonly what: 'group' | 'memberId',
+    readonly value: unknown,
+    readonly why: string,
+  ) {
+    super(groupMessages.invalidName(what, value, why));
+  }
+}
+
+/**
+ * A member's entry is gone for good while its client lives: another client joined the
+ * group with the same id (it takes the id over, as a restarted Kafka static member does),
+ * or deleted the entry. The member is out of the group; it does not join again by itself.
+ */
+export class MemberReplacedError extends ZkLockError {
+  readonly code = 'MEMBER_REPLACED';
+
+  constructor(
+    readonly group: string,
+    readonly memberId: string,
+  ) {
+    super(groupMessages.replaced(group, memberId));
+  }
+}
+
+/** `proclaim()` was called by an instance that does not lead the group now; nothing was written. */
+export class NotLeaderError extends ZkLockError {
+  readonly code = 'NOT_LEADER';
+
+  constructor(readonly group: string) {
+    super(leaderMessages.notLeading(group));
   }
 }
 

@@ -164,8 +164,25 @@ export const leaderMessages = {
     `Invalid leader group ${show(group)}: ${why}. Pass a non-empty, well-formed string such as "nightly-report".`,
   steppedDown: (group: string): string =>
     `this instance stepped down from leading group "${group}" (its election was stopped, e.g. at application shutdown)`,
+  notLeading: (group: string): string =>
+    `This instance does not lead group "${group}" now, so it cannot proclaim: call proclaim() from leader-only work (runAsLeader, @WhenLeader), or check isLeader first.`,
+  observerThrew: (group: string, error: unknown): string =>
+    `A leader observer of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); observing goes on. Catch errors inside the listener.`,
   listenerThrew: (group: string, error: unknown): string =>
     `A leadership listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the election goes on. Catch errors inside the listener.`,
+} as const;
+
+/** Group membership's messages (`GroupMembership`, `LockBackend.joinGroup`): what happened, to which member, what to do. */
+export const groupMessages = {
+  invalidName: (what: 'group' | 'memberId', value: unknown, why: string): string =>
+    `Invalid ${what === 'group' ? 'group name' : 'member id'} ${show(value)}: ${why}. Pass a non-empty, well-formed string such as "${what === 'group' ? 'workers' : 'worker-1'}".`,
+  replaced: (group: string, id: string): string =>
+    `The entry of member "${id}" in group "${group}" was replaced: another client joined with the same id (or deleted the entry). This instance is no longer a member; give each live instance its own id, or let the newer instance take over.`,
+  left: (group: string, id: string): string => `member "${id}" left group "${group}"`,
+  notJoined: (group: string): string =>
+    `GroupMembership of group "${group}" was asked for its entry before join(): call join() first (or watch() to only read the members).`,
+  listenerThrew: (group: string, error: unknown): string =>
+    `A membership listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the membership goes on. Catch errors inside the listener.`,
 } as const;
 
 /**

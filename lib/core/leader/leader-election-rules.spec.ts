@@ -6,6 +6,7 @@ import {
   InvalidLeaderGroupError,
 } from '../errors/errors.js';
 import type { AcquireOptions, LeaseHandle, LockBackend, LockHandle, MultiLockHandle } from '../port/lock-backend.js';
+import type { GroupEntry, Unwatch } from '../port/group.js';
 import { LeaderElection, type LeadershipChange } from './leader-election.js';
 
 // The election's rules against a scripted backend; its behaviour on ZooKeeper is tested
@@ -86,6 +87,15 @@ class ScriptedBackend implements LockBackend {
     throw new Error('not used');
   }
   async releasesConfirmed(): Promise<void> {}
+  joinGroup(): Promise<GroupEntry> {
+    throw new Error('not used');
+  }
+  async groupMembers() {
+    return [];
+  }
+  async watch(): Promise<Unwatch> {
+    return () => undefined;
+  }
   async cancelWaits(): Promise<void> {}
   async close(): Promise<void> {}
 }

@@ -3,6 +3,7 @@ import { LockLostError } from '../errors/errors.js';
 import type { LockBackend, LockHandle } from '../port/lock-backend.js';
 import { leaderMessages } from '../errors/messages.js';
 import { LeadershipTerm, type LeaderTerm } from './leadership-term.js';
+import { LeaderDirectory, type JsonValue, type LeaderObserver } from './leader-directory.js';
 import { leaderLockName, resolveGraceMs, resolveRetryDelay, type LeaderElectionOptions } from './leader-group.js';
 import { LeaderWork, resolveLeaderWorkOptions, termInScope, type LeaderWorkOptions } from './leader-work.js';
 
@@ -13,6 +14,8 @@ export interface CampaignContext {
   readonly retryDelayMs: number;
   /** Told of every change, synchronously, as it happens. */
   readonly notify: (leading: boolean, reason?: Error) => void;
+  /** Told once a term began leading, after `notify`: the term's record is written then. */
+  readonly began: (term: LeadershipTerm) => void;
 }
 
 /**
@@ -88,6 +91,7 @@ export class ElectionCampaign {
     if (term.isLeading) {
       this.current = term;
       this.ctx.notify(true);
+      this.ctx.began(term);
     } else {
       void term.end(handle.signal.reason as Error); // born lost: released, never led
     }
@@ -136,6 +140,8 @@ export class LeaderElection {
   private readonly listeners = new Set<LeadershipListener>();
   private campaign: ElectionCampaign | undefined;
   private readonly work = new LeaderWork(this);
+  /** The term records this instance writes, and what observers read. */
+  private readonly directory: LeaderDirectory;
   /** Changes not told yet: one made while the listeners hear another waits for its turn. */
   private readonly untold: LeadershipChange[] = [];
   private telling = false;
@@ -148,6 +154,7 @@ export class LeaderElection {
   ) {
     this.lockName = leaderLockName(group);
     this.retryDelayMs = resolveRetryDelay(options);
+    this.directory = new LeaderDirectory(backend, group, this.lockName);
   }
 
   /**
@@ -164,6 +171,7 @@ export class LeaderElection {
       lockName,
       retryDelayMs,
       notify: (leading, reason) => this.notify(leading, reason),
+      began: (term) => this.directory.termBegan(term),
     });
   }
 
@@ -219,6 +227,29 @@ export class LeaderElection {
   onChange(listener: LeadershipListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Tells `listener` who leads the group (`LeaderInfo`: the leader's identity, the term's
+   * fencing token, what it proclaimed), or `null` while nobody leads, now and at every
+   * change, until the returned function is called. For candidates and for instances that
+   * never `start()` alike. A new leader is told once it has written its term's record (one
+   * write as its term begins); a record of an earlier term is never shown as the current
+   * leader's. Watches and reads only: nothing is written, and nothing sent at idle. A
+   * listener that throws is reported as a process warning.
+   */
+  observe(listener: LeaderObserver): () => void {
+    return this.directory.observe(listener, this.retryDelayMs);
+  }
+
+  /**
+   * Says `value` (any JSON value, up to `MAX_PROCLAIMED_BYTES`) as this leader, for every
+   * observer; said again at each later term this instance wins. Resolves once written.
+   * Rejects with `NotLeaderError` when this instance does not lead now (nothing written),
+   * `InvalidOptionError` for a value that is not JSON or too large.
+   */
+  proclaim(value: JsonValue): Promise<void> {
+    return this.directory.proclaim(this.campaign?.term, value);
   }
 
   /** The identity the current leader wrote into its lock node, or `null` when nobody leads. */

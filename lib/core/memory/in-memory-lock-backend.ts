@@ -28,6 +28,16 @@ import type {
 } from '../port/lock-backend.js';
 import { nodeFormatFor } from '../port/node-format.js';
 import {
+  resolveMemberData,
+  resolveWatchTarget,
+  type GroupEntry,
+  type GroupMember,
+  type MemberData,
+  type Unwatch,
+  type WatchTarget,
+} from '../port/group.js';
+import { encodeGroupName } from '../naming/group-name.js';
+import {
   resolveAcquireOptions,
   resolveLeaseOptions,
   resolveListingPrefix,
@@ -63,6 +73,8 @@ export class InMemoryLockBackend implements LockBackend {
   private readonly held = new Map<InMemoryHandle, QueueEntry>();
   /** Kept holds this backend left (`releaseKeeping`), until they end: an expired session ends them, as ZooKeeper deletes its markers. */
   private readonly keptHolds = new Set<{ end(): void }>();
+  /** This backend's entries in groups, until each ends: `close()` leaves them. */
+  private readonly entries = new Set<GroupEntry>();
   private sessionId = newSessionId();
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -172,6 +184,36 @@ export class InMemoryLockBackend implements LockBackend {
     return this.store.writeRecord(name, write);
   }
 
+  /** Joins `group` as `id` in the store, taking the id over from any other entry (see `LockBackend.joinGroup`). */
+  async joinGroup(group: string, id: string, data: MemberData, options?: ReadOptions): Promise<GroupEntry> {
+    encodeGroupName('group', group);
+    encodeGroupName('memberId', id);
+    const json = resolveMemberData(data);
+    resolveReadTimeout(options, 'joinGroup');
+    this.assertOpen();
+    const entry = this.store.groups.join(group, id, json, this.sessionId, (ended) => this.entries.delete(ended));
+    this.entries.add(entry);
+    return entry;
+  }
+
+  /** The members of `group` in the store, in id order. */
+  async groupMembers(group: string, options?: ReadOptions): Promise<GroupMember[]> {
+    encodeGroupName('group', group);
+    resolveReadTimeout(options, 'groupMembers');
+    this.assertOpen();
+    return this.store.groups.members(group);
+  }
+
+  /** Calls `onChange` once at the next change of `target` in the store (see `LockBackend.watch`). */
+  async watch(target: WatchTarget, onChange: () => void, options?: ReadOptions): Promise<Unwatch> {
+    const { kind, name } = resolveWatchTarget(target);
+    if (kind === 'group') encodeGroupName('group', name);
+    else encodeLockName(name);
+    resolveReadTimeout(options, 'watch');
+    this.assertOpen();
+    return this.store.watches.add(`${kind}:${name as string}`, onChange);
+  }
+
   /** The store's clock, `Date.now()`, the one `writtenAt` is read from (see `LockBackend.serverTime`). */
   async serverTime(options?: ReadOptions): Promise<number> {
     resolveReadTimeout(options, 'serverTime');
@@ -253,6 +295,7 @@ export class InMemoryLockBackend implements LockBackend {
     const held = [...this.held.keys()];
     for (const handle of held) handle.revoke(new LockLostError(handle.name, lockMessages.closingUnderHolder));
     await Promise.allSettled(held.map((handle) => handle.release()));
+    await Promise.allSettled([...this.entries].map((entry) => entry.leave()));
     // Kept holds stay to their end, as the ZooKeeper backend leaves a persistent marker at close.
   }
 

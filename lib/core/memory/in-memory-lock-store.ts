@@ -24,6 +24,8 @@ import {
   type QueueRule,
 } from './in-memory-queue.js';
 
+import { InMemoryGroups } from './in-memory-groups.js';
+import { InMemoryWatches } from './in-memory-watches.js';
 /**
  * The lock service that `InMemoryLockBackend`s are clients of: every lock's and every
  * semaphore's queue, and the change counter that fencing tokens come from. Give one store
@@ -54,6 +56,11 @@ export class InMemoryLockStore {
   /** Holders asked to release: their identity reads `__REVOKE__`, as their node's data would. */
   private readonly revocationRequested = new WeakSet<QueueEntry>();
 
+  /** @internal Who waits for a change of a lock's queue, a record, a group (`LockBackend.watch`). */
+  readonly watches = new InMemoryWatches();
+  /** @internal The groups joined (`LockBackend.joinGroup`). */
+  readonly groups = new InMemoryGroups(this.watches);
+
   /** Records by name, as `JSON.stringify` left them (so a reader never shares the writer's object), with their version. */
   private readonly records = new Map<
     string,
@@ -74,6 +81,7 @@ export class InMemoryLockStore {
       return false;
     // The store's clock is this process's: Date.now(), the time `serverTime()` tells.
     this.records.set(name, { json, version: record ? record.version + 1 : 0, writtenAt: Date.now() });
+    this.watches.changed(`record:${name}`);
     return true;
   }
 
@@ -114,6 +122,7 @@ export class InMemoryLockStore {
       const queue = queues.get(entry.name);
       if (!queue?.remove(entry)) continue;
       removed = true;
+      if (queues === this.lockQueues) this.watches.changed(`lock:${entry.name}`);
       if (queue.isEmpty) queues.delete(entry.name);
       else changed.add(queue);
     }
@@ -137,6 +146,7 @@ export class InMemoryLockStore {
       timer = undefined;
       queue.keep(false);
       onEnd();
+      this.watches.changed(`lock:${name}`);
       if (queue.isEmpty) this.lockQueues.delete(name);
       else if (this.lockQueues.get(name) === queue) {
         this.lastChange++;
@@ -200,6 +210,7 @@ export class InMemoryLockStore {
     let queue = queues.get(entry.name);
     if (!queue) queues.set(entry.name, (queue = make()));
     const queued = queue.append(entry);
+    if ((queues as Map<string, unknown>) === this.lockQueues) this.watches.changed(`lock:${entry.name}`);
     this.lastChange++;
     this.admit([queue]);
     return queued;

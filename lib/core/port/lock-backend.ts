@@ -1,5 +1,6 @@
 import { LockLostError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
+import type { GroupEntry, GroupMember, MemberData, Unwatch, WatchTarget } from './group.js';
 
 /** `write` is exclusive (a plain mutex); `read` is shared with other readers. */
 export type LockMode = 'read' | 'write';
@@ -158,6 +159,15 @@ export function canKeepHold(handle: LockHandle): handle is LockHandle & KeptRele
   return typeof (handle as Partial<KeptRelease>).releaseKeeping === 'function';
 }
 
+/**
+ * The queue node of a held lock, as `contenders()` names it, for handles that tell it
+ * (`ZkLockBackend`'s and `InMemoryLockBackend`'s do); `undefined` for others.
+ */
+export function heldNode(handle: LockHandle): string | undefined {
+  const { node } = handle as { node?: unknown };
+  return typeof node === 'string' ? node : undefined;
+}
+
 /** `assertHeld()` for any handle: a lock, a lease, a reentrant hold. */
 export function assertHeld(handle: Pick<LockHandle, 'name' | 'signal' | 'released'>): void {
   const { signal } = handle;
@@ -304,9 +314,30 @@ export interface LockBackend {
    * once on the in-memory backend.
    */
   releasesConfirmed(options?: ReadOptions): Promise<void>;
+  /**
+   * Joins `group` as member `id` with `data` (see `GroupEntry`): ZooKeeper, an ephemeral
+   * node `<rootPath>-groups/<group>/<id>` holding the data as JSON. A member already there
+   * with the same id is replaced (its `signal` aborts with `MemberReplacedError`), as a
+   * restarted Kafka static member takes its id back without waiting for the old session to
+   * expire. Writes nothing more while joined. `InvalidGroupError` for a bad group or id,
+   * `InvalidOptionError` for bad data (see `MAX_MEMBER_DATA_BYTES`); `LockUnavailableError`
+   * as `contenders`.
+   */
+  joinGroup(group: string, id: string, data: MemberData, options?: ReadOptions): Promise<GroupEntry>;
+  /** The members of `group`, in id order (none when nobody ever joined); `LockUnavailableError` as `contenders`. */
+  groupMembers(group: string, options?: ReadOptions): Promise<GroupMember[]>;
+  /**
+   * Calls `onChange` once, the first time what `target` names may have changed after the
+   * watch is set (ZooKeeper: one watch, as one-shot as ZooKeeper's): a lock's holders or
+   * waiters, a record's content, a group's members. It may also be called when nothing
+   * changed (a lost session, a spurious wake): read again, then watch again. Set the watch
+   * before reading, and no change is missed. Resolves once the watch is set, with the
+   * function that drops it; `LockUnavailableError` as `contenders`. Writes nothing.
+   */
+  watch(target: WatchTarget, onChange: () => void, options?: ReadOptions): Promise<Unwatch>;
   /** Fails every wait under way with `LockClientClosedError`; held locks stay held. */
   cancelWaits(): Promise<void>;
-  /** Releases what is held, cancels waits, and disconnects. */
+  /** Releases what is held, leaves every group joined, cancels waits, and disconnects. */
   close(): Promise<void>;
 }
 

@@ -13,6 +13,10 @@ import type {
   StoredRecord,
   WriteRecordOptions,
 } from '../port/lock-backend.js';
+import type { GroupEntry, GroupMember, MemberData, Unwatch, WatchTarget } from '../port/group.js';
+import { resolveMemberData, resolveWatchTarget } from '../port/group.js';
+import { encodeGroupName } from '../naming/group-name.js';
+import { groupsRoot, readGroupMembers, watchNode, ZkGroupEntry } from './group.js';
 import { InvalidOptionError, LockClientClosedError, LockLostError, LockTimeoutError } from '../errors/errors.js';
 import { lockMessages } from '../errors/messages.js';
 import { acquireAll as acquireAllThrough } from '../multi/acquire-all.js';
@@ -71,6 +75,8 @@ export class ZkLockBackend implements LockBackend {
   private readonly lockRecipe: ZkLockRecipe;
   /** Made on first `acquireAll`. */
   private groupRequests: ZkLockGroupRequests | undefined;
+  /** This client's entries in groups, until each ends: `close()` leaves them. */
+  private readonly entries = new Set<ZkGroupEntry>();
 
   private constructor(
     readonly client: ZkClient,
@@ -295,6 +301,57 @@ export class ZkLockBackend implements LockBackend {
     return this.whenConnected('serverTime', 'serverTime()', options, (session) => serverTimeAt(session, root));
   }
 
+  /**
+   * Joins `group` as `id` (see `LockBackend.joinGroup`): an ephemeral node
+   * `<rootPath>-groups/<group>/<id>` with `data` as JSON, taking the id over from another
+   * client in one transaction; made again on the next session after a lost one.
+   */
+  async joinGroup(group: string, id: string, data: MemberData, options?: ReadOptions): Promise<GroupEntry> {
+    const path = this.memberPathOf(group, id);
+    const json = resolveMemberData(data);
+    const timeoutMs = resolveReadTimeout(options, 'joinGroup');
+    await this.startedOnce();
+    const entry = await ZkGroupEntry.join(
+      {
+        client: this.client,
+        group,
+        id,
+        path,
+        data: Buffer.from(json, 'utf8'),
+        onEnd: (ended) => this.entries.delete(ended),
+      },
+      timeoutMs,
+    );
+    this.entries.add(entry);
+    return entry;
+  }
+
+  /** The members of `group` in id order: one children read and one `multiRead` (see `LockBackend.groupMembers`). */
+  async groupMembers(group: string, options?: ReadOptions): Promise<GroupMember[]> {
+    const dir = this.groupPathOf(group);
+    return this.whenConnected('groupMembers', `groupMembers("${group}")`, options, (session) =>
+      readGroupMembers(session, dir),
+    );
+  }
+
+  /**
+   * One ZooKeeper watch (see `LockBackend.watch`): on a lock's directory or a group's
+   * directory (its children), or a record's node (its data); a creation watch where the
+   * node does not exist yet. A read, never a write.
+   */
+  async watch(target: WatchTarget, onChange: () => void, options?: ReadOptions): Promise<Unwatch> {
+    const { kind, name } = resolveWatchTarget(target);
+    const path =
+      kind === 'lock'
+        ? this.pathOf(name as string)
+        : kind === 'record'
+          ? this.recordPathOf(name as string)
+          : this.groupPathOf(name as string);
+    return this.whenConnected('watch', `watch(${kind} "${String(name)}")`, options, (session) =>
+      watchNode(session, path, kind === 'record' ? 'data' : 'children', onChange),
+    );
+  }
+
   /** Where the ZooKeeper session stands now: for health checks (`ZkLockHealthIndicator`) and dashboards. */
   status(): ZkSessionStatus {
     return sessionStatus(this.client);
@@ -333,6 +390,7 @@ export class ZkLockBackend implements LockBackend {
     if (this.client.isClosed) return;
     if (!this.client.isStarted) return this.client.close();
     await this.cancelWaits();
+    await this.client.session.whileConnected(Promise.allSettled([...this.entries].map((entry) => entry.leave())));
     // Kept holds still running outlive the session (its ephemeral markers go with it).
     await this.client.session.whileConnected(this.markers.persist(this.client.session));
     // Released before close() and answered already (`release: "sent"`): each delete is
@@ -393,6 +451,14 @@ export class ZkLockBackend implements LockBackend {
   /** Connects on first use of a backend made by `unconnected()`; free once started. */
   private async startedOnce(): Promise<void> {
     if (!this.client.isStarted && !this.client.isClosed) await this.start();
+  }
+
+  private groupPathOf(group: string): string {
+    return `${groupsRoot(this.options.rootPath)}/${encodeGroupName('group', group)}`;
+  }
+
+  private memberPathOf(group: string, id: string): string {
+    return `${this.groupPathOf(group)}/${encodeGroupName('memberId', id)}`;
   }
 
   private recordPathOf(name: string): string {

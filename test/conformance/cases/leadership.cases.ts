@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
+  MAX_PROCLAIMED_BYTES,
+  NotLeaderError,
+  type JsonValue,
+  type LeaderInfo,
   InvalidLeaderGroupError,
   InvalidOptionError,
   LeaderElection,
@@ -169,5 +173,87 @@ export function leadershipCases(ctx: ConformanceContext): void {
       expect(error).toBeInstanceOf(InvalidOptionError);
       expect(error).toMatchObject({ option: 'retryDelayMs' });
     }
+  });
+
+  describe('the leader directory: observe() and proclaim()', () => {
+    const observers: Array<() => void> = [];
+    afterEach(() => observers.splice(0).forEach((unsubscribe) => unsubscribe()));
+
+    /** A pure observer of `group` (it never starts), and what it was told. */
+    async function observing(group: string) {
+      const [backend] = await ctx.world.backends(1);
+      const seen: Array<LeaderInfo | null> = [];
+      observers.push(new LeaderElection(backend, group).observe((leader) => seen.push(leader)));
+      await waitUntil(() => seen.length > 0, 'the observer is told who leads now');
+      return seen;
+    }
+
+    it('a pure observer is told null, then the leader with its token, its proclaimed value, and the next leader', async () => {
+      const group = newGroup('observe');
+      const seen = await observing(group);
+      expect(seen).toEqual([null]);
+      const { list, identities } = await candidates(group, await ctx.world.backends(2));
+      const [a, b] = list;
+      const tokenA = a.election.fencingToken!;
+      await waitUntil(() => seen.at(-1)?.node !== undefined, 'a is seen leading');
+      expect(seen.at(-1)).toMatchObject({ group, leader: identities[0], fencingToken: tokenA, value: null });
+
+      await expect(b.election.proclaim({ url: 'http://b' })).rejects.toBeInstanceOf(NotLeaderError);
+      await a.election.proclaim({ url: 'http://a' });
+      await waitUntil(() => seen.at(-1)?.value !== null, 'the value is seen');
+      expect(seen.at(-1)).toMatchObject({ leader: identities[0], fencingToken: tokenA, value: { url: 'http://a' } });
+
+      await a.election.stop();
+      await waitUntil(() => b.election.isLeader, 'b leads');
+      await waitUntil(() => seen.at(-1)?.leader === identities[1], 'b is seen leading');
+      const last = seen.at(-1)!;
+      expect(last.fencingToken).toBe(b.election.fencingToken);
+      expect(last.fencingToken > tokenA).toBe(true);
+      expect(last.value).toBeNull(); // a's value is a's term's, never b's
+      // Never the old leader with a newer token, nor a value under another leader's term.
+      for (const leader of seen.filter((x): x is LeaderInfo => x !== null)) {
+        expect(leader.leader === identities[0] ? leader.fencingToken : tokenA).toBe(tokenA);
+        if (leader.leader === identities[1]) expect(leader.value).toBeNull();
+      }
+      await b.election.stop();
+      await waitUntil(() => seen.at(-1) === null, 'nobody leads: null');
+    });
+
+    it('a candidate observing sees itself lead; a leader says its value again at the next term it wins', async () => {
+      const group = newGroup('again');
+      const [backend, other] = await ctx.world.backends(2);
+      const a = new Candidate(backend, group, 'a', []);
+      joined.push(a);
+      const seen: Array<LeaderInfo | null> = [];
+      observers.push(a.election.observe((leader) => seen.push(leader)));
+      a.election.start();
+      await waitUntil(() => a.election.isLeader, 'a leads');
+      await a.election.proclaim('primary');
+      const first = a.election.fencingToken!;
+      await waitUntil(() => seen.at(-1)?.value === 'primary', 'a sees its value');
+      await a.election.stop();
+      const b = new Candidate(other, group, 'b', []);
+      joined.push(b);
+      b.election.start();
+      await waitUntil(() => b.election.isLeader, 'b leads');
+      a.election.start(); // behind b
+      await b.election.stop();
+      await waitUntil(() => a.election.isLeader, 'a leads again');
+      await waitUntil(
+        () => seen.at(-1)?.fencingToken === a.election.fencingToken && seen.at(-1)?.value === 'primary',
+        'a is seen with its value under its new term',
+      );
+      expect(a.election.fencingToken! > first).toBe(true);
+    });
+
+    it.each<[string, unknown]>([
+      ['a BigInt', 1n],
+      ['a value over MAX_PROCLAIMED_BYTES', 'x'.repeat(MAX_PROCLAIMED_BYTES)],
+      ['undefined', undefined],
+    ])('proclaim refuses %s with InvalidOptionError, leading or not', async (_, value) => {
+      const group = newGroup('bad-value');
+      const { list } = await candidates(group, await ctx.world.backends(1));
+      await expect(list[0].election.proclaim(value as JsonValue)).rejects.toBeInstanceOf(InvalidOptionError);
+    });
   });
 }

@@ -99,6 +99,11 @@ export abstract class NodeHandle implements AsyncDisposable, HoldExpiry {
     assertHeld(this);
   }
 
+  /** The node's name in its directory, as `contenders()` reports it. */
+  get node(): string {
+    return this.init.node;
+  }
+
   /** The node's full path in ZooKeeper. */
   get path(): string {
     return `${this.init.dir}/${this.init.node}`;

@@ -575,7 +575,7 @@ export class ZkSession extends EventEmitter {
       atVersion(transaction, op.version ?? -1);
     }
     let failed = 0; // the index of the op that failed the transaction
-    const ephemeral = ops.filter((op) => op.op === 'create' && op.mode === 'ephemeral-sequential');
+    const ephemeral = ops.filter((op) => op.op === 'create' && op.mode !== 'persistent');
     for (const { path } of ephemeral) this.ownNodes.creating(path);
     try {
       const [results] = await this.call<[Array<{ path?: string }>]>('multi', ops[0].path, (cb) =>
@@ -586,8 +586,7 @@ export class ZkSession extends EventEmitter {
       );
       ops.forEach((op, i) => {
         if (op.op === 'remove') this.ownNodes.removed(op.path);
-        else if (op.op === 'create' && op.mode === 'ephemeral-sequential')
-          this.ownNodes.answered(op.path, results[i].path);
+        else if (op.op === 'create' && op.mode !== 'persistent') this.ownNodes.answered(op.path, results[i].path);
       });
       return results.map((result) => result.path);
     } catch (error) {
@@ -642,18 +641,29 @@ export class ZkSession extends EventEmitter {
     return this.watchedRead(path, listener, 'getData', ([, stat]) => (stat as { version: number }).version);
   }
 
+  /**
+   * `exists` with a one-shot watch, for a node that may not exist yet: `false` leaves a
+   * creation watch (it fires when the node is made), `true` a data watch. Only where a
+   * creation is awaited: on a node nobody makes, the server keeps the watch for the session.
+   */
+  async watchExists(path: string, listener: ZkWatchListener): Promise<boolean> {
+    return (await this.watchedRead(path, listener, 'exists', ([stat]) => Boolean(stat))) ?? false;
+  }
+
   /** A read with a one-shot watch: see `ZkWatchRegistry.read`. */
   private watchedRead<T>(
     path: string,
     listener: ZkWatchListener,
-    op: 'getData' | 'getChildren',
+    op: 'getData' | 'getChildren' | 'exists',
     result: (reply: unknown[]) => T,
   ): Promise<T | null> {
     const send = (watcher: ZkWatcher): Promise<unknown[]> =>
       this.call<unknown[]>(op, path, (cb) =>
         op === 'getData'
           ? this.client.getData(path, watcher, cb as never)
-          : this.client.getChildren(path, watcher, cb as never),
+          : op === 'exists'
+            ? this.client.exists(path, watcher, cb as never)
+            : this.client.getChildren(path, watcher, cb as never),
       );
     return this.watchers.read(path, listener, send, result);
   }

@@ -90,6 +90,16 @@ export {
   type MembershipListener,
 } from './core/membership/group-membership.js';
 
+// Built on the port: work sharded over the live members of a group, a lock per part.
+export { Partitioner, type PartitionChange, type PartitionListener } from './core/partition/partitioner.js';
+export {
+  MAX_PARTITIONS,
+  type PartitionerOptions,
+  type Partitions,
+  type PartOf,
+} from './core/partition/partitioner-options.js';
+export type { PartitionHandle } from './core/partition/owned-part.js';
+
 // Built on the port: a start-up step run by exactly one instance.
 export { runOnce, type RunOnceOptions, type RunOnceRecord } from './core/run-once/run-once.js';
 

@@ -105,4 +105,69 @@ describe('Partitioner on ZooKeeper', () => {
     expect(checker.violations({ drains: true })).toEqual([]);
     expect(checker.events.filter((e) => e.kind === 'lost')).toEqual([]);
   });
+
+  it('a member cut off by a silent proxy is told lost before another member is assigned any of its parts', async () => {
+    const checker = new PartitionChecker();
+    const group = 'cut-off';
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const cutBackend = await fx.backend({
+        connectionString: proxy.connectionString,
+        sessionTimeoutMs: SESSION_MS,
+        identity: 'client-x',
+      });
+      const x = await member(checker, group, 'x', { backend: cutBackend });
+      await waitUntil(() => x.owned().length === PARTS, 'x owns every part');
+      await member(checker, group, 'y');
+      await member(checker, group, 'z');
+      await settledOn(checker, ['x', 'y', 'z'], 'three share');
+      const before = checker.owners();
+      const xParts = [...before].filter(([, owner]) => owner === 'x').map(([part]) => part);
+
+      proxy.blackhole(); // no FIN, no RST: x hears nothing, its session expires on the server
+      await waitUntil(
+        () => xParts.every((part) => ['y', 'z'].includes(checker.owners().get(part) ?? '')),
+        "y and z own x's parts",
+        6 * SESSION_MS,
+      );
+      const lost = checker.events.filter((e) => e.member === 'x' && e.kind === 'lost').map((e) => e.part);
+      expect(lost.sort()).toEqual([...xParts].sort());
+      expect(x.owned()).toEqual([]);
+      // Never two owners: each part's "lost" by x comes before its "assigned" to y or z.
+      expect(checker.violations({ drains: true })).toEqual([]);
+      // Only x's parts moved; y and z share all 12 within 1.
+      const after = checker.owners();
+      expect(movedParts(before, after).every((part) => before.get(part) === 'x')).toBe(true);
+      expect(countsOf(after, ['y', 'z'])).toEqual([6, 6]);
+
+      proxy.heal();
+      await x.stop(); // before its proxy goes
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('settleMs: a member that restarts within it gets its own parts back, and nobody else moves a part', async () => {
+    const checker = new PartitionChecker();
+    const group = 'rolling';
+    const settleMs = 3000;
+    await member(checker, group, 'a', { settleMs });
+    const b = await member(checker, group, 'b', { settleMs });
+    await member(checker, group, 'c', { settleMs });
+    await settledOn(checker, ['a', 'b', 'c'], 'three share');
+    const before = checker.owners();
+    const bParts = [...before].filter(([, owner]) => owner === 'b').map(([part]) => part);
+
+    await b.stop();
+    const restarted = await member(checker, group, 'b', { settleMs });
+    await waitUntil(() => restarted.owned().length === bParts.length, 'b owns its parts again');
+    expect(restarted.owned().map(String)).toEqual(bParts.sort((x, y) => Number(x) - Number(y)));
+    // Nobody but b was assigned anything after the restart began.
+    const restartAt = checker.events.find((e) => e.member === 'b' && e.kind === 'revoked')!.at;
+    const later = checker.events.filter((e) => e.at >= restartAt && e.kind === 'assigned');
+    expect(later.every((e) => e.member === 'b')).toBe(true);
+    expect(movedParts(before, checker.owners())).toEqual([]);
+    expect(checker.violations({ drains: true })).toEqual([]);
+  });
 });

@@ -160,6 +160,7 @@ export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';
 // Nest: the services.
 export { LockService } from './nest/lock.service.js';
 export { LeadershipService } from './nest/leadership.service.js';
+export { PartitionService } from './nest/partition.service.js';
 export { createLockServiceMock, type LockServiceMock, type LockServiceMockOptions } from './nest/lock-service-mock.js';
 
 // Nest: the decorators.

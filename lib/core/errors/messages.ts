@@ -206,6 +206,8 @@ export const partitionMessages = {
     `A partition listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the partitioner goes on. Catch errors inside the listener.`,
   onRevokedThrew: (group: string, error: unknown): string =>
     `onRevoked of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the revoked parts are released anyway. Catch errors inside onRevoked.`,
+  joinedTwice: (group: string): string =>
+    `a group this application has not joined yet: it is a member of group "${group}" already (PartitionService.join once per group; get that one with partitioner("${group}"))`,
   unknownPart: (group: string, part: unknown): string =>
     `one of the parts of group "${group}" (it has no part ${show(part)}): pass a number from 0 to partitions - 1, or one of the keys listed`,
 } as const;

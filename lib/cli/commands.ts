@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { CliRequest } from './args.js';
-import { historyText, json, listingJson, queueText } from './output.js';
+import { historyText, json, listingJson, membersText, queueText } from './output.js';
 import { revoke } from './revoke.js';
 import { jobRecordName, readJobState } from '../core/port/job-record.js';
 
@@ -52,6 +52,10 @@ export async function runCommand(
         out: json({ name: target, keptUntil: state.holdUntil === null ? null : at(state.holdUntil), runs }),
         code: 0,
       };
+    }
+    case 'members': {
+      const members = await backend.groupMembers(target!);
+      return { out: asJson ? json({ group: target, members }) : membersText(target!, members), code: 0 };
     }
     case 'revoke':
       return revoke(backend, target!, asJson);

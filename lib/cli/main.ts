@@ -58,7 +58,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const waitMs = Math.max(0, Math.floor(request.exec.waitMs - (performance.now() - started)));
       return await runExec(backend, request.target!, request.exec, waitMs);
     }
-    await assertRootExists(backend, request);
+    // Groups live beside the root (<root>-groups): an application may use them and no lock.
+    if (request.command !== 'members') await assertRootExists(backend, request);
     const { out, code } = await runCommand(backend, request, askOnTerminal);
     if (out) process.stdout.write(`${out}\n`);
     return code;

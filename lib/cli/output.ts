@@ -1,3 +1,4 @@
+import type { GroupMember } from '../core/port/group.js';
 import type { JobState } from '../core/port/job-record.js';
 import type { ListedContender, ListedLease, ListedLock, ListedRun } from '../core/port/lock-backend.js';
 import { REVOKE_REQUEST } from '../core/port/lock-node.js';
@@ -32,6 +33,13 @@ export function queueText(listing: ListedLock, now = Date.now()): string {
   if (listing.kind === 'lock' && listing.lastRun) lines.push(`  last run: ${runText(listing.lastRun, now)}`);
   if (listing.kind === 'lock' && listing.keptUntil) lines.push(`  ${keptText(listing.keptUntil.getTime(), now)}`);
   return [title, ...lines].join('\n');
+}
+
+/** A group's members (`members <group>`) as aligned text, in id order. */
+export function membersText(group: string, members: readonly GroupMember[], now = Date.now()): string {
+  if (members.length === 0) return `No members in group "${group}".`;
+  const rows = members.map((m) => [m.id, JSON.stringify(m.data), age(m.since, now), m.sessionId ?? '']);
+  return [`${group}: ${members.length} member(s)`, ...table([['id', 'data', 'age', 'session'], ...rows])].join('\n');
 }
 
 /** A job's history (`history <name>`): its kept hold, then its runs, newest first. */

@@ -51,6 +51,7 @@ describe('the operator CLI', () => {
     const inspector = await ZkInspector.connect(zkConnect());
     await inspector.removeTree(root);
     await inspector.removeTree(`${root}-records`);
+    await inspector.removeTree(`${root}-groups`);
     await inspector.close();
   });
 
@@ -92,6 +93,51 @@ describe('the operator CLI', () => {
     await lock.release();
     await (await waiting).release();
     await reader.release();
+  });
+
+  it('members <group>: the members in id order, with data, age and session; --json too; needs no lock root', async () => {
+    const second = await waiter.joinGroup('workers', 'worker-b', { zone: 'eu-2' });
+    const first = await app.joinGroup('workers', 'worker-a', { zone: 'eu-1' });
+    const text = await cli(['members', 'workers', ...base()]);
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(
+      /^workers: 2 member\(s\)\n\s+id\s+data\s+age\s+session\n\s+worker-a\s+\{"zone":"eu-1"\}\s+\d+ s\s+0x[0-9a-f]{16}\n\s+worker-b\s+\{"zone":"eu-2"\}/,
+    );
+    const listed = JSON.parse((await cli(['members', 'workers', '--json', ...base()])).out);
+    expect(listed).toEqual({
+      group: 'workers',
+      members: [
+        { id: 'worker-a', data: { zone: 'eu-1' }, since: expect.any(String), sessionId: `0x${app.client.session.id}` },
+        {
+          id: 'worker-b',
+          data: { zone: 'eu-2' },
+          since: expect.any(String),
+          sessionId: `0x${waiter.client.session.id}`,
+        },
+      ],
+    });
+    // ZooKeeper's own state: one ephemeral node per member beside the lock root, its data the member's.
+    const inspector = await ZkInspector.connect(zkConnect());
+    try {
+      expect(((await inspector.children(`${root}-groups/workers`)) ?? []).sort()).toEqual(['worker-a', 'worker-b']);
+      expect(JSON.parse((await inspector.data(`${root}-groups/workers/worker-a`))!)).toEqual({ zone: 'eu-1' });
+    } finally {
+      await inspector.close();
+    }
+    await Promise.all([first.leave(), second.leave()]);
+    expect(await cli(['members', 'workers', ...base()])).toMatchObject({
+      code: 0,
+      out: 'No members in group "workers".\n',
+    });
+    const bare = ['--connect', zkConnect(), '--root', uniqueRoot('cli-no-locks')];
+    expect(await cli(['members', 'workers', ...bare])).toMatchObject({
+      code: 0,
+      out: 'No members in group "workers".\n',
+    });
+    expect(await cli(['members', ...base()])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('members needs a group name'),
+    });
   });
 
   it('revoke asks only the holders that opted in: one that did not is named, keeps its identity, and revoke exits 6', async () => {

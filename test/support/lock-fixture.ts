@@ -117,6 +117,7 @@ export class LockFixture {
     await Promise.all([...this.proxies.values()].map((p) => p.stop()));
     await this.inspector.removeTree(this.rootPath);
     await this.inspector.removeTree(`${this.rootPath}-records`); // the records kept beside the locks
+    await this.inspector.removeTree(`${this.rootPath}-groups`); // and the groups
     await this.inspector.close();
   }
 }

@@ -155,6 +155,20 @@ export class ZkInspector {
     );
   }
 
+  /** The session owning the ephemeral node `path`, `0x…` (16 hex digits); `null` when it does not exist or is persistent. */
+  owner(path: string): Promise<string | null> {
+    return this.run(
+      (client) =>
+        new Promise((resolve, reject) =>
+          client.exists(path, (error, stat) => {
+            if (error) return reject(error);
+            const owner = stat?.ephemeralOwner.readBigUInt64BE(0) ?? 0n;
+            resolve(owner === 0n ? null : `0x${owner.toString(16).padStart(16, '0')}`);
+          }),
+        ),
+    );
+  }
+
   /** Resolves once `path` (existing now) is deleted: a watch of this inspector's own session. */
   async deletion(path: string): Promise<void> {
     let deleted!: () => void;

@@ -3,6 +3,7 @@ import { partitionMessages } from '../errors/messages.js';
 import { assertKnownOptions } from '../errors/unknown-option.js';
 import { encodeGroupName } from '../naming/group-name.js';
 import { encodeLockName } from '../naming/lock-name-codec.js';
+import { partLockPrefix } from './part-owners.js';
 import { MAX_TIMER_MS } from '../util/long-timeout.js';
 
 /** The parts of a group: a count `n` (parts `0…n-1`), or a list of string keys. */
@@ -67,7 +68,6 @@ export interface ResolvedPartitionerOptions {
 
 /** Checks every option, unknown keys included; throws `InvalidGroupError` / `InvalidOptionError` before anything is sent. */
 export function resolvePartitionerOptions(group: string, options: unknown): ResolvedPartitionerOptions {
-  const encodedGroup = encodeGroupName('group', group);
   if (options === null || typeof options !== 'object' || Array.isArray(options))
     throw new InvalidOptionError('options', options, partitionMessages.optionsObject);
   assertKnownOptions(options, OPTION_KEYS, 'Partitioner');
@@ -84,7 +84,7 @@ export function resolvePartitionerOptions(group: string, options: unknown): Reso
   if (onRevoked !== undefined && typeof onRevoked !== 'function')
     throw new InvalidOptionError('onRevoked', onRevoked, 'a function (parts, signal) => void or Promise<void>');
   return {
-    parts: partSet(`partition:${encodedGroup}/`, partitions),
+    parts: partSet(partLockPrefix(group), partitions),
     memberId,
     settleMs,
     revokeGraceMs,

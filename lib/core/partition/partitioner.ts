@@ -4,6 +4,7 @@ import { GroupMembership } from '../membership/group-membership.js';
 import { followChanges } from '../membership/watched-read.js';
 import { encodeGroupName } from '../naming/group-name.js';
 import type { GroupMember } from '../port/group.js';
+import { listedParts } from './part-owners.js';
 import type { ListedLock, LockBackend, LockHandle } from '../port/lock-backend.js';
 import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import { PendingWork } from '../util/pending-work.js';
@@ -247,18 +248,11 @@ export class Partitioner<T extends Partitions = Partitions> {
     else run.settle = longTimeout(settled, this.options.settleMs);
   }
 
-  /** Each part's owner in `listing`: the member whose backend holds its lock (by identity, and session where known). */
+  /** Each part's owner in `listing`: the member whose backend holds its lock. */
   private ownersIn(listing: readonly ListedLock[]): Map<string, string> {
-    const { prefix } = this.options.parts;
-    const found = this.membership.members();
     const owners = new Map<string, string>();
-    for (const lock of listing) {
-      const key = lock.name.slice(prefix.length);
-      if (lock.kind !== 'lock' || !lock.name.startsWith(prefix) || !this.slots.has(key)) continue;
-      const holder = lock.holders[0];
-      const owner = holder && found.find((member) => holds(member, holder));
-      if (owner) owners.set(key, owner.id);
-    }
+    for (const { key, owner } of listedParts(listing, this.options.parts.prefix, this.membership.members()))
+      if (owner && this.slots.has(key)) owners.set(key, owner.id);
     return owners;
   }
 
@@ -425,12 +419,6 @@ export class Partitioner<T extends Partitions = Partitions> {
       this.telling = false;
     }
   }
-}
-
-/** Whether `member`'s backend holds the node `holder`: the same identity, and the same session where both tell one. */
-function holds(member: GroupMember, holder: { identity: string | null; sessionId?: string }): boolean {
-  if (member.data.identity !== holder.identity) return false;
-  return member.sessionId === undefined || holder.sessionId === undefined || member.sessionId === holder.sessionId;
 }
 
 /** The backend's identity when it makes a member id, else a random one. */

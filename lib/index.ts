@@ -90,6 +90,16 @@ export {
   type MembershipListener,
 } from './core/membership/group-membership.js';
 
+// Built on the port: work sharded over the live members of a group, a lock per part.
+export { Partitioner, type PartitionChange, type PartitionListener } from './core/partition/partitioner.js';
+export {
+  MAX_PARTITIONS,
+  type PartitionerOptions,
+  type Partitions,
+  type PartOf,
+} from './core/partition/partitioner-options.js';
+export type { PartitionHandle } from './core/partition/owned-part.js';
+
 // Built on the port: a start-up step run by exactly one instance.
 export { runOnce, type RunOnceOptions, type RunOnceRecord } from './core/run-once/run-once.js';
 
@@ -154,6 +164,7 @@ export { ZK_LOCK_BACKEND } from './nest/zk-lock.constants.js';
 // Nest: the services.
 export { LockService } from './nest/lock.service.js';
 export { LeadershipService } from './nest/leadership.service.js';
+export { PartitionService } from './nest/partition.service.js';
 export { createLockServiceMock, type LockServiceMock, type LockServiceMockOptions } from './nest/lock-service-mock.js';
 
 // Nest: the decorators.

@@ -23,8 +23,8 @@ export interface ExecRequest {
 
 /** What the operator asked for, from the command line and the environment. */
 export interface CliRequest {
-  readonly command: 'list' | 'show' | 'history' | 'revoke' | 'release' | 'exec' | 'members' | 'help';
-  /** `list`'s prefix, the lock name of `show`, `history`, `revoke`, `release`, `exec`, or `members`' group. */
+  readonly command: 'list' | 'show' | 'history' | 'revoke' | 'release' | 'exec' | 'members' | 'partitions' | 'help';
+  /** `list`'s prefix, the lock name of `show`, `history`, `revoke`, `release`, `exec`, or the group of `members` and `partitions`. */
   readonly target: string | undefined;
   readonly connect: string;
   readonly root: string;
@@ -49,6 +49,7 @@ Commands:
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
   members <group>          a group's members (GroupMembership): id, data, since when, session
+  partitions <group>       a Partitioner group: its members, and each part's owner, holder, since when, waiters
   exec <name> -- <command> [args...]
                            run the command (no shell, stdio passed through) in a process group of its own
                            while holding the lock; release it once no process of that group runs (what the
@@ -82,7 +83,7 @@ exec: the command's own code; else 2 usage, 3 no server answered, 120 lock not g
 121 skipped (--skip-if-locked, lock taken), 122 lock lost (command stopped), 123 --max-hold reached
 (command stopped), 126 command not runnable, 127 command not found.`;
 
-const COMMANDS = ['list', 'show', 'history', 'revoke', 'release', 'exec', 'members', 'help'] as const;
+const COMMANDS = ['list', 'show', 'history', 'revoke', 'release', 'exec', 'members', 'partitions', 'help'] as const;
 
 const EXEC_ONLY = ['mode', 'skip-if-locked', 'max-hold', 'kill-grace'] as const;
 
@@ -121,7 +122,9 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): C
     throw new CliUsageError('exec needs -- and the command to run: exec <name> [options] -- <command> [args...]');
   if (extra.length > 0) throw new CliUsageError(`unexpected arguments: ${extra.join(' ')}`);
   if (command !== 'list' && command !== 'help' && !target)
-    throw new CliUsageError(`${command} needs a ${command === 'members' ? 'group' : 'lock'} name`);
+    throw new CliUsageError(
+      `${command} needs a ${command === 'members' || command === 'partitions' ? 'group' : 'lock'} name`,
+    );
   if (command === 'release' && !values.force)
     throw new CliUsageError("release deletes the holders' nodes under them: add --force to mean it (try revoke first)");
   if (command === 'exec') return { ...request('exec', target, values, env), exec: execRequest(values, commandLine!) };

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ZkLockBackend } from '../core/zookeeper/zk-lock-backend.js';
 import type { CliRequest } from './args.js';
 import { historyText, json, listingJson, membersText, queueText } from './output.js';
+import { partitions } from './partitions.js';
 import { revoke } from './revoke.js';
 import { jobRecordName, readJobState } from '../core/port/job-record.js';
 
@@ -57,6 +58,8 @@ export async function runCommand(
       const members = await backend.groupMembers(target!);
       return { out: asJson ? json({ group: target, members }) : membersText(target!, members), code: 0 };
     }
+    case 'partitions':
+      return partitions(backend, target!, asJson);
     case 'revoke':
       return revoke(backend, target!, asJson);
     case 'release': {

@@ -59,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return await runExec(backend, request.target!, request.exec, waitMs);
     }
     // Groups live beside the root (<root>-groups): an application may use them and no lock.
-    if (request.command !== 'members') await assertRootExists(backend, request);
+    if (request.command !== 'members' && request.command !== 'partitions') await assertRootExists(backend, request);
     const { out, code } = await runCommand(backend, request, askOnTerminal);
     if (out) process.stdout.write(`${out}\n`);
     return code;

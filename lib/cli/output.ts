@@ -77,7 +77,7 @@ function took({ startedAt, endedAt }: { startedAt: number; endedAt: number }): s
 }
 
 /** Rows as aligned columns, each line indented by two spaces. */
-function table(rows: string[][]): string[] {
+export function table(rows: string[][]): string[] {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((cells) => cells[column].length)));
   return rows.map(
     (cells) =>

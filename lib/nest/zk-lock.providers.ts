@@ -7,6 +7,7 @@ import { LeadershipService } from './leadership.service.js';
 import { LockContextInterceptor } from './lock-context.interceptor.js';
 import { LockErrorInterceptor } from './errors/lock-error.interceptor.js';
 import { LockService } from './lock.service.js';
+import { PartitionService } from './partition.service.js';
 import { DecoratedMethodsExplorer } from './decorated-methods.explorer.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
@@ -19,11 +20,12 @@ export const LOCK_MODULE_PROVIDERS: Provider[] = [
   DecoratedMethodsExplorer,
   LeadershipService,
   LeadershipExplorer,
+  PartitionService,
   { provide: APP_INTERCEPTOR, useClass: LockErrorInterceptor },
   { provide: APP_INTERCEPTOR, useClass: LockContextInterceptor },
 ];
 
-export const LOCK_MODULE_EXPORTS = [LockService, LeadershipService, ZK_LOCK_BACKEND];
+export const LOCK_MODULE_EXPORTS = [LockService, LeadershipService, PartitionService, ZK_LOCK_BACKEND];
 
 /** The ZooKeeper backend of `forRoot` and `forRootAsync`, from the module's options. */
 export const ZOOKEEPER_PROVIDERS: Provider[] = [

@@ -8,6 +8,7 @@ import { listingCases } from './cases/listing.cases';
 import { maxHoldCases } from './cases/max-hold.cases';
 import { membershipCases } from './cases/membership.cases';
 import { multiLockCases } from './cases/multi-lock.cases';
+import { partitionerCases } from './cases/partitioner.cases';
 import { readWriteCases } from './cases/read-write.cases';
 import { reentrancyCases } from './cases/reentrancy.cases';
 import { revocationCases } from './cases/revocation.cases';
@@ -84,6 +85,7 @@ const GROUPS: ReadonlyArray<[string, ConformanceCases]> = [
   ['a name changes kind and lease count once idle', kindChangeCases],
   ['runOnce and the records it keeps', runOnceCases],
   ['group membership and watches (GroupMembership, joinGroup, watch)', membershipCases],
+  ['sharding work (Partitioner)', partitionerCases],
 ];
 
 /**

@@ -185,6 +185,33 @@ export const groupMessages = {
     `A membership listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the membership goes on. Catch errors inside the listener.`,
 } as const;
 
+/** The partitioner's messages (`Partitioner`): what happened, to which group and part, what to do. */
+export const partitionMessages = {
+  optionsObject: 'an object with the parts, such as { partitions: 64 } or { partitions: ["eu", "us"] }',
+  partitions: (max: number): string =>
+    `a whole number of parts from 1 to ${max} (parts 0…n-1), or a list of 1 to ${max} distinct part keys such as ["eu", "us"]`,
+  duplicateKey: (key: string): string =>
+    `a list of distinct part keys: ${JSON.stringify(key)} is listed twice; list each part once`,
+  invalidKey: (key: unknown, why: string): string =>
+    `a list of part keys, each a non-empty, well-formed string: ${show(key)} is not (${why})`,
+  noIdentity:
+    "a backend with an identity (LockBackend.identity, as ZkLockBackend's and InMemoryLockBackend's have): members find each part's owner by the identity its lock node carries",
+  alreadyStarted: (group: string): string =>
+    `a backend that is not already a member of group "${group}" through another Partitioner: one backend is one member of a group (stop() the other one, or give this one a backend of its own)`,
+  revoked: (group: string, part: string): string =>
+    `part ${JSON.stringify(part)} of group "${group}" was given up: the assignment moved it to another member (or the partitioner stopped), and its lock is released`,
+  graceOver: (group: string, graceMs: number): string =>
+    `the drain of revoked parts of group "${group}" ran past revokeGraceMs (${graceMs} ms): their locks are released now. Stop the work at once, or raise revokeGraceMs.`,
+  listenerThrew: (group: string, error: unknown): string =>
+    `A partition listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the partitioner goes on. Catch errors inside the listener.`,
+  onRevokedThrew: (group: string, error: unknown): string =>
+    `onRevoked of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the revoked parts are released anyway. Catch errors inside onRevoked.`,
+  joinedTwice: (group: string): string =>
+    `a group this application has not joined yet: it is a member of group "${group}" already (PartitionService.join once per group; get that one with partitioner("${group}"))`,
+  unknownPart: (group: string, part: unknown): string =>
+    `one of the parts of group "${group}" (it has no part ${show(part)}): pass a number from 0 to partitions - 1, or one of the keys listed`,
+} as const;
+
 /**
  * The in-memory backend's own messages, written once here in the style of
  * `../errors/lock.messages.ts`: what happened, to which lock, and what to do.

@@ -16,5 +16,6 @@ export function installDebianPackage(name: string, provides: string, hint: strin
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
     execFileSync('apt-get', ['install', '-y', '-qq', name], { stdio: 'ignore', env });
   }
-  if (!existsSync(provides)) throw new Error(`Installing Debian's ${name} package did not provide ${provides}. ${hint}`);
+  if (!existsSync(provides))
+    throw new Error(`Installing Debian's ${name} package did not provide ${provides}. ${hint}`);
 }

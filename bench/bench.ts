@@ -4,7 +4,7 @@
  * --ensemble, scenarios 1 and 2 again on a 3-server ensemble; then (unless --latency none)
  * scenarios 1, 2, 7 and 8 behind a delay proxy at each --latency delay; then, in a full run
  * or with --capacity, the capacity scenarios on a 3-server ensemble, sessions spread over
- * its servers. See options.ts for the flags.
+ * its servers; then the fence's cost in PostgreSQL (fence/fence-cost.ts). See options.ts for the flags.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -17,12 +17,14 @@ import {
   USAGE,
   type BenchOptions,
 } from './options.js';
+import { PgServer } from '../test/support/postgres/pg-server.js';
+import { FENCE_COUNTS, fenceMarkdown, measureFenceCost, QUICK_FENCE_COUNTS } from './fence/fence-cost.js';
 import type { BenchResults, LatencyResults } from './results.js';
 import { runBench } from './runner.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
 import { consoleCapacityReport, consoleLatencyReport, consoleReport } from './report/tables.js';
 import { rejudged } from './report/targets.js';
-import { writeCapacityReports, writeLatencyReports, writeReports } from './report/write.js';
+import { writeCapacityReports, writeFenceReports, writeLatencyReports, writeReports } from './report/write.js';
 
 const ROOT = join(__dirname, '..');
 
@@ -52,6 +54,28 @@ async function main(): Promise<void> {
     if (options.latency.length && selected(LATENCY_SCENARIOS)) await latency(options, log, docsDir);
   }
   if (options.capacity !== 'no' && selected(CAPACITY_SCENARIOS)) await capacity(options, log, docsDir);
+  if (options.capacity !== 'only' && !options.latencyOnly) await fenceCost(options, log, docsDir);
+}
+
+/**
+ * The fence's cost: the same transaction fenced and unfenced on a throwaway PostgreSQL (or
+ * DATABASE_URL's). The committed copy (docs/bench/latest-fence.*) only when not --quick, on its own server.
+ */
+async function fenceCost(options: BenchOptions, log: (line: string) => void, docsDir: string): Promise<void> {
+  log('fence pass: one transaction unfenced, with PgFence.check, and through PgFence.transaction, side by side');
+  const given = process.env.DATABASE_URL;
+  const server = given ? undefined : new PgServer();
+  try {
+    await server?.start();
+    const counts = options.quick ? QUICK_FENCE_COUNTS : FENCE_COUNTS;
+    const results = await measureFenceCost(given ?? server!.url, counts, { external: !!given, quick: options.quick });
+    console.log(`\n${fenceMarkdown(results)}`);
+    const full = !options.quick && !given;
+    const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+    announce(writeFenceReports(results, places), full, 'a run not --quick, on its own PostgreSQL');
+  } finally {
+    await server?.destroy();
+  }
 }
 
 /** The loopback passes: standalone, then (in a full run or with --ensemble) the ensemble. */

@@ -3,12 +3,16 @@
 // between two shows in both directions at once and (3) charge customers through a payment
 // partner that admits 3 calls at a time; each through the guarded endpoint and through an
 // unguarded control.
-// Starts a throwaway ZooKeeper unless ZK_CONNECT is set. `--short` (or DEMO_SHORT=1) is
+// Then (4) a zombie: an instance stopped between its read and its write, its sale to
+// PostgreSQL refused through PgFence, and written over a newer sale without it.
+// Starts a throwaway ZooKeeper unless ZK_CONNECT is set, and a throwaway PostgreSQL
+// (Debian's, as the tests do) unless DATABASE_URL is set. `--short` (or DEMO_SHORT=1) is
 // the quick run for CI.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { PgServer } from '../../test/support/postgres/pg-server.js';
 import { ZkServer } from '../../test/support/zookeeper/zk-server.js';
 import type { DemoContext } from './demo.scenario.js';
 import { PaymentPartnerStub } from './payment-partner.stub.js';
@@ -17,6 +21,7 @@ import { runSales } from './sales.scenario.js';
 import { buildIfNeeded } from './sample-app.build.js';
 import { SampleAppProcess } from './sample-app.process.js';
 import { runTransfers } from './transfers.scenario.js';
+import { runZombie } from './zombie.scenario.js';
 
 const SHORT = process.argv.includes('--short') || process.env.DEMO_SHORT === '1';
 const CONCURRENCY = 12;
@@ -30,14 +35,19 @@ type Cleanup = () => Promise<boolean | void> | boolean | void;
 
 async function demo(cleanups: Cleanup[], signal: AbortSignal): Promise<boolean> {
   buildIfNeeded(log);
-  const zkConnect = process.env.ZK_CONNECT || (await startZooKeeper(cleanups));
+  const [zkConnect, databaseUrl] = await Promise.all([
+    process.env.ZK_CONNECT || startZooKeeper(cleanups),
+    process.env.DATABASE_URL || startPostgres(cleanups),
+  ]);
   const storeDir = mkdtempSync(join(tmpdir(), 'zk-lock-demo-store-'));
   cleanups.push(() => rmSync(storeDir, { recursive: true, force: true }));
   const partner = await PaymentPartnerStub.start();
   cleanups.push(() => partner.close());
   log(`starting ${INSTANCES.length} sample-app instances…`);
-  const apps = await startInstances(zkConnect, storeDir, partner.url, cleanups);
+  const env = { PARTNER_URL: partner.url, DATABASE_URL: databaseUrl, DEMO_PAUSE: '1' };
+  const apps = await startInstances(zkConnect, storeDir, env, cleanups);
   say(`ZooKeeper ${zkConnect}; store ${storeDir}`);
+  say(`PostgreSQL ${databaseUrl}`);
   say(`instances ${apps.map((a) => `${a.instance} ${a.url}`).join(', ')}`);
   say(`payment partner ${partner.url}, refusing more than ${partner.maxConcurrent} charges at once`);
 
@@ -45,6 +55,8 @@ async function demo(cleanups: Cleanup[], signal: AbortSignal): Promise<boolean> 
   const sales = await runSales(context);
   // Transfers and payments share nothing (not a lock, not the partner): they run side by side.
   const reports = [sales, ...(await Promise.all([runTransfers(context), runPayments(context, partner)]))];
+  // Last: it stops two instances for a while, and their sessions expire.
+  reports.push(await runZombie(context));
   for (const report of reports) say(`\n${report.title}\n\n${report.table}\n\n${report.lines.join('\n')}`);
   say();
   return reports.every((report) => report.ok);
@@ -58,13 +70,20 @@ async function startZooKeeper(cleanups: Cleanup[]): Promise<string> {
   return server.connectionString;
 }
 
+async function startPostgres(cleanups: Cleanup[]): Promise<string> {
+  log('starting a throwaway PostgreSQL…');
+  const server = new PgServer();
+  cleanups.push(() => server.destroy());
+  await server.start();
+  return server.url;
+}
+
 async function startInstances(
   zkConnect: string,
   storeDir: string,
-  partnerUrl: string,
+  env: Record<string, string>,
   cleanups: Cleanup[],
 ): Promise<SampleAppProcess[]> {
-  const env = { PARTNER_URL: partnerUrl };
   const started = await Promise.allSettled(
     INSTANCES.map((instance) => SampleAppProcess.start({ zkConnect, storeDir, instance, env })),
   );

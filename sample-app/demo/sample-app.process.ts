@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 
+import { processState } from '../../test/support/process-state.js';
 import { BUILT_MAIN, ROOT, SOURCE_MAIN, TS_REGISTER } from './sample-app.paths.js';
 
 export interface SampleAppSettings {
@@ -61,6 +62,16 @@ export class SampleAppProcess {
     return this.child.pid;
   }
 
+  /** Whether the process is stopped (SIGSTOP), from its state in /proc. */
+  get stopped(): boolean {
+    return processState(this.child.pid) === 'T';
+  }
+
+  /** Sends `signal` to the process, unless it has exited. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
+
   /** Everything the instance printed so far. */
   get output(): string {
     return this.log;
@@ -68,7 +79,8 @@ export class SampleAppProcess {
 
   /** SIGTERM (graceful shutdown), SIGKILL if it has not exited after `timeoutMs`. */
   async stop(timeoutMs = 10_000): Promise<Exit> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    this.signal('SIGCONT'); // a stopped process would not act on SIGTERM
+    this.signal('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
     try {
       return await this.exited;

@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from './config/app.config.js';
 import { AppConfigModule } from './config/app-config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { SeatsModule } from './seats/seats.module.js';
 import { ShowsModule } from './shows/shows.module.js';
 
 /** The lock module, a constant so that unit tests can swap it: `overrideModule(locks).useModule(ZkLockModule.forTesting(…))`. */
@@ -21,6 +22,6 @@ export const locks = ZkLockModule.forRootAsync({
 });
 
 @Module({
-  imports: [AppConfigModule, locks, ShowsModule, PaymentsModule, HealthModule],
+  imports: [AppConfigModule, locks, ShowsModule, SeatsModule, PaymentsModule, HealthModule],
 })
 export class AppModule {}

@@ -3,7 +3,7 @@ import type { Type } from '@nestjs/common';
 
 export declare const AppModule: Type;
 export declare class ReservationsService {
-  reserve(showId: string, customer: string): Promise<{ seat: number; token: string }>;
+  reserve(showId: string, customer: string): Promise<{ seat: number | null; token: string }>;
   availability(showId: string): Promise<number>;
-  sellTwo(showId: string, customer: string): Promise<number[]>;
+  sellTwo(showId: string, customer: string): Promise<Array<number | null>>;
 }

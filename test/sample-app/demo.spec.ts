@@ -11,21 +11,22 @@ interface DemoRun {
   stderr: string;
 }
 
-/** `npm run demo -- --short`, without npm, and with a ZooKeeper of its own (no ZK_CONNECT). */
+/** `npm run demo -- --short`, without npm, with a ZooKeeper and a PostgreSQL of its own (no ZK_CONNECT, no DATABASE_URL). */
 function runShortDemo(): Promise<DemoRun> {
   const env = { ...process.env };
   delete env.ZK_CONNECT;
+  delete env.DATABASE_URL;
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       ['-r', './scripts/ts-register.cjs', 'sample-app/demo/demo.ts', '--short'],
-      { cwd: ROOT, env, timeout: 110_000 },
+      { cwd: ROOT, env, timeout: 130_000 },
       (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
     );
   });
 }
 
-/** The summary's tables (sales, transfers, payments), each as its rows keyed by column header. */
+/** The summary's tables (sales, transfers, payments, zombie), each as its rows keyed by column header. */
 function tables(stdout: string): Record<string, string>[][] {
   const cells = (line: string): string[] =>
     line
@@ -57,12 +58,12 @@ describe('npm run demo -- --short', () => {
   let run: DemoRun;
   beforeAll(async () => {
     run = await runShortDemo();
-  }, 120_000);
+  }, 140_000);
 
   it('exits with 0 and prints a table for each scenario', () => {
     if (run.code !== 0) console.error(run.stdout, run.stderr);
     expect(run.code).toBe(0);
-    const [sales, transfers, payments] = tables(run.stdout);
+    const [sales, transfers, payments, zombie] = tables(run.stdout);
     expect(sales.map((row) => row.endpoint)).toEqual(['locked', 'unlocked (control)']);
     expect(Object.keys(sales[0])).toEqual([
       'endpoint',
@@ -92,6 +93,15 @@ describe('npm run demo -- --short', () => {
       'partner peak/limit',
       'partner 429s',
       ...TIMINGS,
+    ]);
+    expect(zombie.map((row) => row.write)).toEqual(['fenced', 'unfenced (control)']);
+    expect(Object.keys(zombie[0])).toEqual([
+      'write',
+      'sales',
+      'writes landed',
+      'writes refused (409)',
+      'seats sold',
+      'sales lost',
     ]);
   });
 
@@ -148,7 +158,35 @@ describe('npm run demo -- --short', () => {
     expect(run.stdout).toContain(refused > 0 ? `${refused} refused with 429` : 'the partner refused nothing this time');
   });
 
-  it('stops what it started: instances exit 0 on SIGTERM, ZooKeeper, the partner and the store are gone', async () => {
+  it("refuses a zombie's write in PostgreSQL through the fence, and shows the unfenced control's overwrite", () => {
+    const [fenced, unfenced] = tables(run.stdout)[3];
+    // 3 sales by the next holder, and the zombie's, whose token is stale once they wrote.
+    expect(fenced).toMatchObject({
+      sales: '4',
+      'writes landed': '3',
+      'writes refused (409)': '1',
+      'seats sold': '3',
+      'sales lost': '0',
+    });
+    expect(run.stdout).toContain(
+      "fenced: PostgreSQL refused the zombie's write (409 STALE_FENCING_TOKEN): a newer holder had written; 3 sales landed, 3 seats sold, none lost.",
+    );
+    expect(unfenced).toMatchObject({
+      sales: '4',
+      'writes landed': '4',
+      'writes refused (409)': '0',
+      'seats sold': '3',
+      'sales lost': '1',
+    });
+    const control =
+      /^unfenced \(control\): the zombie's write landed over a newer holder's sale: seat 1 is the zombie's \(token (\d+); the next holder's was (\d+)\)/m.exec(
+        run.stdout,
+      );
+    expect(control).not.toBeNull();
+    expect(BigInt(control![1])).toBeLessThan(BigInt(control![2]));
+  });
+
+  it('stops what it started: instances exit 0 on SIGTERM, ZooKeeper, PostgreSQL, the partner and the store are gone', async () => {
     expect(run.stdout).toContain('instances stopped by SIGTERM: a exit 0, b exit 0, c exit 0.');
     const zkPort = Number(/^ZooKeeper 127\.0\.0\.1:(\d+); store (.+)$/m.exec(run.stdout)?.[1]);
     const store = /^ZooKeeper .+; store (.+)$/m.exec(run.stdout)?.[1];
@@ -156,8 +194,9 @@ describe('npm run demo -- --short', () => {
       Number(m[1]),
     );
     const partnerPort = Number(/^payment partner http:\/\/127\.0\.0\.1:(\d+)/m.exec(run.stdout)?.[1]);
+    const pgPort = Number(/^PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:(\d+)\//m.exec(run.stdout)?.[1]);
     expect(appPorts).toHaveLength(3);
-    expect(await Promise.all([zkPort, partnerPort, ...appPorts].map(refused))).toEqual([true, true, true, true, true]);
+    expect(await Promise.all([zkPort, pgPort, partnerPort, ...appPorts].map(refused))).toEqual(Array(6).fill(true));
     expect(store && existsSync(store)).toBe(false);
   });
 });

@@ -25,6 +25,8 @@ export async function testingInstance(
     storeDelayMs: 5,
     instance: name,
     partnerUrl: undefined,
+    databaseUrl: undefined,
+    pauseAllowed: false,
   };
   let builder = Test.createTestingModule({ imports: [AppModule] })
     .overrideModule(zkLocks)

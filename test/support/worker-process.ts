@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { processState } from './process-state';
 import { waitFor } from './wait-for';
 
 const ROOT = join(__dirname, '..', '..');
@@ -103,12 +104,7 @@ export class WorkerProcess {
    * or undefined once it is gone.
    */
   state(): string | undefined {
-    try {
-      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    } catch {
-      return undefined;
-    }
+    return processState(this.pid);
   }
 
   /**

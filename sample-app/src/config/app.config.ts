@@ -20,6 +20,13 @@ export interface AppConfig {
   readonly instance: string;
   /** The payment partner's base URL (PARTNER_URL); without it, payments answer 502. */
   readonly partnerUrl: string | undefined;
+  /** PostgreSQL for the fenced seat sales (DATABASE_URL); without it, they answer 503. */
+  readonly databaseUrl: string | undefined;
+  /**
+   * Whether a fenced seat sale may ask to be paused between its read and its write
+   * (DEMO_PAUSE=1): the demo's way to make a zombie. Never in production.
+   */
+  readonly pauseAllowed: boolean;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -33,6 +40,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     storeDelayMs: whole('STORE_DELAY_MS', env.STORE_DELAY_MS, 4),
     instance: env.INSTANCE || `${hostname()}:${process.pid}`,
     partnerUrl: env.PARTNER_URL || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    pauseAllowed: env.DEMO_PAUSE === '1',
   };
 }
 

@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { installDebianPackage } from '../debian-package';
 import { freePort } from '../free-port';
 
-/** Debian's PostgreSQL (`apt-get install postgresql`; `.ci/run` installs it). */
+/** Debian's PostgreSQL (`apt-get install postgresql`; `.ci/run` installs it, and `start()` as root). */
 const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const INSTALL_HINT =
+  "install Debian's postgresql package (`sudo apt-get install -y postgresql`), set PG_BIN to a PostgreSQL's bin folder, or give a server: PG_TEST_URL for the tests, DATABASE_URL for the demo.";
 
 /** The OS user to run as: initdb and postgres refuse root, so as root the `postgres` user. */
 function runAs(): { uid: number; gid: number } | undefined {
@@ -37,9 +40,7 @@ export class PgServer {
 
   async start(): Promise<void> {
     if (!existsSync(join(BIN, 'initdb')))
-      throw new Error(
-        `No PostgreSQL in ${BIN}: install Debian's postgresql package (.ci/run does), or set PG_TEST_URL.`,
-      );
+      installDebianPackage('postgresql', join(BIN, 'initdb'), `No PostgreSQL in ${BIN}: ${INSTALL_HINT}`);
     const user = runAs();
     if (user) chownSync(this.dir, user.uid, user.gid);
     const data = join(this.dir, 'data');

@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { installDebianPackage } from '../debian-package';
 
 const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
 const DEBIAN_LOGGER = '/usr/share/java/slf4j-simple.jar';
@@ -12,7 +13,7 @@ const INSTALL_HINT =
 export function zookeeperClasspath(): string {
   const home = process.env.ZOOKEEPER_HOME;
   if (home) return homeClasspath(home);
-  if (!existsSync(DEBIAN_JAR)) installDebianPackage();
+  if (!existsSync(DEBIAN_JAR)) installDebianPackage('zookeeper', DEBIAN_JAR, INSTALL_HINT);
   // Without an SLF4J binding on the classpath the server fails silently.
   return [DEBIAN_JAR, DEBIAN_LOGGER].join(':');
 }
@@ -28,20 +29,4 @@ function homeClasspath(home: string): string {
     throw new Error(`ZOOKEEPER_HOME=${home} holds no zookeeper jar. ${INSTALL_HINT}`);
   }
   return jars.join(':');
-}
-
-function installDebianPackage(): void {
-  const isRoot = process.getuid?.() === 0;
-  const hasApt = existsSync('/usr/bin/apt-get');
-  if (!isRoot || !hasApt) throw new Error(`ZooKeeper is not installed. ${INSTALL_HINT}`);
-  process.stderr.write('ZooKeeper not found: installing Debian\'s "zookeeper" package…\n');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  try {
-    execFileSync('apt-get', ['install', '-y', '-qq', 'zookeeper'], { stdio: 'ignore', env });
-  } catch {
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'zookeeper'], { stdio: 'ignore', env });
-  }
-  if (!existsSync(DEBIAN_JAR))
-    throw new Error(`Installing Debian's zookeeper package did not provide ${DEBIAN_JAR}. ${INSTALL_HINT}`);
 }

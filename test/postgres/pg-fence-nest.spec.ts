@@ -12,6 +12,7 @@ import {
   WithLock,
   ZkLockModule,
   InMemoryLockStore,
+  createLockServiceMock,
 } from '../../lib/index';
 import { PgFence, PgFenceModule } from '../../lib/postgres/index';
 import { startApp } from '../nest/nest-fixture';
@@ -192,6 +193,21 @@ describe('PgFenceModule.forRootAsync, and over forTesting()', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('createLockServiceMock(): its locks fence too, with tokens that rise', async () => {
+    const mock = createLockServiceMock();
+    const fence = new PgFence(pg.pool(), { table: pg.table('fence_mock') });
+    await fence.install();
+    const sell = () =>
+      mock.withLock('show:mock', async (lock) => {
+        await fence.transactionForCall((client) => client.query('SELECT 1'));
+        return String(lock.fencingToken);
+      });
+    const first = await sell();
+    const second = await sell();
+    expect(BigInt(second)).toBeGreaterThan(BigInt(first));
+    expect(await pg.rows(pg.table('fence_mock'))).toEqual([{ resource: 'show:mock', token: second }]);
   });
 
   it.each([

@@ -20,6 +20,8 @@ import {
 import { PgServer } from '../test/support/postgres/pg-server.js';
 import { FENCE_COUNTS, fenceMarkdown, measureFenceCost, QUICK_FENCE_COUNTS } from './fence/fence-cost.js';
 import type { BenchResults, LatencyResults } from './results.js';
+import { runPartitionPass } from './partitions/partition-pass.js';
+import { partitionTable, writePartitionReports } from './partitions/partition-report.js';
 import { runBench } from './runner.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
 import { consoleCapacityReport, consoleLatencyReport, consoleReport } from './report/tables.js';
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     return;
   }
   const log = (line: string): void => console.error(line);
+  if (options.partitions) return partitions(options, log, docsDir);
   const selected = (ids: readonly number[]): boolean => options.scenarios.some((s) => ids.includes(s));
   if (options.capacity !== 'only') {
     if (!options.latencyOnly && options.scenarios.some((s) => !CAPACITY_SCENARIOS.includes(s)))
@@ -144,6 +147,20 @@ async function capacity(options: BenchOptions, log: (line: string) => void, docs
     `a run of scenarios ${registered.join(', ')}, not --quick, on its own ensemble`,
   );
   if (results.problems.length) process.exitCode = 1;
+}
+
+/**
+ * The partition pass (--partitions): ours and Kazoo's SetPartitioner on a server of its
+ * own (or ZK_CONNECT's). The committed copy (docs/bench/latest-partitions.*) only when
+ * not --quick, on its own server.
+ */
+async function partitions(options: BenchOptions, log: (line: string) => void, docsDir: string): Promise<void> {
+  const results = await runPartitionPass({ connectionString: options.connectionString, quick: options.quick, log });
+  console.log(`\n${partitionTable(results).join('\n')}\n`);
+  const full = !options.quick && !results.meta.external;
+  const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+  announce(writePartitionReports(results, places), full, 'a run not --quick on its own server');
+  if (results.rows.some((row) => row.overlaps > 0)) process.exitCode = 1;
 }
 
 /** What was written, and why the committed copy was not when it was not. */

@@ -170,6 +170,7 @@ export interface BenchOptions {
 }
 
 export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--quick] [--no-sync] [--warmup N] [--ensemble]
+       npm run bench -- --partitions [--quick]
 
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
@@ -200,6 +201,10 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    (or over ZK_CONNECT's servers); a full run, or --scenario naming one,
                    does so unless --no-capacity
   --capacity-only  only that capacity pass
+  --partitions     only the partition pass: this library's Partitioner and Kazoo's
+                   SetPartitioner, 64 parts over 5 member processes (8 over 3 with
+                   --quick): parts moved and time with no owner on a join, a graceful
+                   leave and a kill -9 (docs/bench/latest-partitions.md)
   --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
                    results file of an earlier run, its targets judged by today's rules
                    (after a change to the report's layout or to a target)
@@ -222,7 +227,7 @@ export const DEFAULT_LATENCY_MS: readonly number[] = [0.25, 1];
 export function parseBenchArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): BenchOptions & { help: boolean; render?: string } {
+): BenchOptions & { help: boolean; partitions: boolean; render?: string } {
   let render: string | undefined;
   let rounds: number | undefined;
   let warmupRounds: number | undefined;
@@ -236,6 +241,7 @@ export function parseBenchArgs(
   let latencyOnly = false;
   let capacity: BenchOptions['capacity'] | undefined;
   let scenariosGiven = false;
+  let partitions = false;
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min)
@@ -262,6 +268,7 @@ export function parseBenchArgs(
     else if (flag === '--capacity') capacity = 'also';
     else if (flag === '--capacity-only') capacity = 'only';
     else if (flag === '--no-capacity') capacity = 'no';
+    else if (flag === '--partitions') partitions = true;
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenariosGiven = true;
@@ -315,6 +322,7 @@ export function parseBenchArgs(
     capacity,
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
+    partitions,
     ...(render ? { render } : {}),
   };
 }

@@ -49,7 +49,7 @@ Commands:
   release <name> --force   delete the holders' nodes: the next waiter gets the lock at once, and a holder
                            still alive is NOT told. Asks first, unless --yes.
   members <group>          a group's members (GroupMembership): id, data, since when, session
-  partitions <group>       a Partitioner group: its members, and each part's owner, holder, since when, waiters
+  partitions <group>       a Partitioner group: its members, and each part's owner, token, holder, since when, waiters
   exec <name> -- <command> [args...]
                            run the command (no shell, stdio passed through) in a process group of its own
                            while holding the lock; release it once no process of that group runs (what the

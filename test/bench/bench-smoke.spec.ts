@@ -4,6 +4,8 @@ import { join } from 'node:path';
 
 import { ALL_SCENARIOS, CAPACITY_SCENARIOS, parseBenchArgs, QUICK_COUNTS } from '../../bench/options';
 import type { BenchResults, MetricRow, RoundTripRow } from '../../bench/results';
+import { QUICK_PARTITION_COUNTS, runPartitionPass, type PartitionResults } from '../../bench/partitions/partition-pass';
+import { writePartitionReports } from '../../bench/partitions/partition-report';
 import { runBench } from '../../bench/runner';
 import { SCENARIOS } from '../../bench/scenarios/all-scenarios';
 import { svgChart } from '../../bench/report/chart';
@@ -18,6 +20,7 @@ import type { ReentrantSample } from '../../bench/scenarios/reentrant.scenario';
 import type { UncontendedSample } from '../../bench/scenarios/uncontended.scenario';
 import type { ImplName } from '../../bench/workers/impl.protocol';
 import { zkConnect } from '../support/zk-test-env';
+import { ZkInspector } from '../support/zookeeper/zk-inspector';
 
 /** The scenarios of the loopback passes: all but the capacity pass's (test/bench/capacity-smoke.spec.ts). */
 const LOOPBACK_SCENARIOS = ALL_SCENARIOS.filter((s) => !CAPACITY_SCENARIOS.includes(s));
@@ -423,5 +426,74 @@ describe('bench command line', () => {
   it("takes an existing server's process ids with it, and only with it", () => {
     expect(parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,34' }).serverPids).toEqual([12, 34]);
     expect(parseBenchArgs([], { ZK_SERVER_PID: '12' }).serverPids).toBeUndefined();
+  });
+});
+
+/**
+ * `npm run bench -- --partitions --quick` against the test server: every step for both
+ * implementations, so the pass cannot rot. Checks what each implementation's design
+ * promises (ours: only what must move moves; Kazoo: every part is released on every change),
+ * not how fast.
+ */
+describe('benchmark harness, the partition pass (--partitions --quick)', () => {
+  let results: PartitionResults;
+  beforeAll(async () => {
+    results = await runPartitionPass({ connectionString: zkConnect(), quick: true, log: () => undefined });
+  }, 120_000);
+
+  it('measured a join, a leave and a crash for both, with no part ever owned twice', () => {
+    const { parts, members } = results.counts;
+    expect(results.counts).toEqual(QUICK_PARTITION_COUNTS);
+    expect(results.rows.map((r) => `${r.impl} ${r.step}`)).toEqual([
+      'ours join',
+      'ours leave',
+      'ours crash',
+      'kazoo join',
+      'kazoo leave',
+      'kazoo crash',
+    ]);
+    for (const row of results.rows) {
+      expect([row.impl, row.step, row.overlaps]).toEqual([row.impl, row.step, 0]);
+      expect(row.maxGapMs).toBeLessThanOrEqual(row.totalGapMs);
+    }
+    const row = (impl: string, step: string) => results.rows.find((r) => r.impl === impl && r.step === step)!;
+    // Ours: a join moves what the newcomer takes, a leave or crash only the leaver's share; only moved parts stop.
+    const share = [Math.floor(parts / members), Math.ceil(parts / members)];
+    for (const step of ['join', 'leave', 'crash']) {
+      expect(share).toContain(row('ours', step).moved);
+      expect(row('ours', step).interrupted).toBe(row('ours', step).moved);
+    }
+    // A crashed member's parts wait for its session to expire.
+    expect(row('ours', 'crash').maxGapMs).toBeGreaterThan(results.counts.sessionTimeoutMs / 2);
+    // Kazoo: every member releases its whole set on every change.
+    for (const step of ['join', 'leave', 'crash']) expect(row('kazoo', step).interrupted).toBe(parts);
+  });
+
+  it('removed its znodes from the given server, and writes its report', async () => {
+    const zk = await ZkInspector.connect(zkConnect());
+    try {
+      expect(await zk.exists(results.meta.base)).toBe(false);
+    } finally {
+      await zk.close();
+    }
+    expect(results.meta.external).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), 'bench-partitions-'));
+    try {
+      const written = writePartitionReports(results, { resultsDir: dir, docsDir: join(dir, 'docs') });
+      expect(written.map((p) => p.slice(dir.length + 1)).sort()).toEqual(
+        [
+          'docs/latest-partitions.json',
+          'docs/latest-partitions.md',
+          'latest-partitions.json',
+          `${results.meta.startedAt.replace(/[:.]/g, '-')}-partitions.json`,
+        ].sort(),
+      );
+      const md = readFileSync(join(dir, 'docs', 'latest-partitions.md'), 'utf8');
+      expect(md).toContain(`${results.counts.parts} parts over ${results.counts.members} members`);
+      expect(md.split('\n').filter((line) => /^\| (join|leave|crash) \| (ours|kazoo) \|/.test(line))).toHaveLength(6);
+      expect(parseBenchArgs(['--partitions', '--quick'], {})).toMatchObject({ partitions: true, quick: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,8 +1,9 @@
-import { InvalidOptionError, LockLostError, NotLeaderError } from '../errors/errors.js';
+import { InvalidOptionError, NotLeaderError } from '../errors/errors.js';
 import { leaderMessages } from '../errors/messages.js';
 import { followChanges } from '../membership/watched-read.js';
 import { heldNode, type LockBackend, type RecordData } from '../port/lock-backend.js';
 import { MAX_RECORD_BYTES } from '../port/options.js';
+import { writeWhileHolding } from '../util/write-while-holding.js';
 import type { LeadershipTerm } from './leadership-term.js';
 
 /** A value a leader proclaims: anything `JSON.stringify` writes and `JSON.parse` gives back. */
@@ -129,17 +130,8 @@ export class LeaderDirectory {
     const written = this.writes.then(async () => {
       if (node === undefined) return; // a handle that does not tell its node: observers cannot match it
       const data: RecordData = { node, token: term.handle.fencingToken.toString(), value } satisfies TermRecord;
-      for (;;) {
-        if (!term.isLeading) throw new NotLeaderError(this.group);
-        try {
-          await this.backend.writeRecord(this.lockName, data, { whileHolding: term.handle });
-          return;
-        } catch (error) {
-          if (error instanceof LockLostError || (error as { code?: unknown })?.code === 'LOCK_LOST')
-            throw new NotLeaderError(this.group);
-          if ((error as { code?: unknown })?.code !== 'LOCK_UNAVAILABLE') throw error;
-        }
-      }
+      const landed = await writeWhileHolding(this.backend, this.lockName, data, term.handle, () => term.isLeading);
+      if (!landed) throw new NotLeaderError(this.group);
     });
     this.writes = written.catch(() => undefined);
     return written;

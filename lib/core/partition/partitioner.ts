@@ -4,8 +4,9 @@ import { GroupMembership } from '../membership/group-membership.js';
 import { followChanges } from '../membership/watched-read.js';
 import { encodeGroupName } from '../naming/group-name.js';
 import type { GroupMember } from '../port/group.js';
-import { listedParts } from './part-owners.js';
-import type { ListedLock, LockBackend, LockHandle } from '../port/lock-backend.js';
+import { listedParts, type PartRecord } from './part-owners.js';
+import { heldNode, type ListedLock, type LockBackend, type LockHandle } from '../port/lock-backend.js';
+import { writeWhileHolding } from '../util/write-while-holding.js';
 import { longTimeout, type LongTimeout } from '../util/long-timeout.js';
 import { PendingWork } from '../util/pending-work.js';
 import { OwnedPart, type PartitionHandle } from './owned-part.js';
@@ -318,6 +319,27 @@ export class Partitioner<T extends Partitions = Partitions> {
     const owned: OwnedPart = new OwnedPart(this.group, value, handle, () => this.lost(key, owned));
     this.slots.set(key, { state: 'held', owned });
     this.tell({ assigned: this.valuesOf([key]) });
+    void this.pending.track(this.publish(key, owned));
+  }
+
+  /**
+   * Publishes the ownership (node and fencing token) in the part's record, for the CLI:
+   * one write per grant, made `whileHolding` the part lock, so it cannot land once the
+   * lock is gone. Given up once the ownership ends; a record that could not be written
+   * only leaves the token unshown.
+   */
+  private async publish(key: string, owned: OwnedPart): Promise<void> {
+    const { handle } = owned;
+    const node = heldNode(handle);
+    if (node === undefined) return; // a handle that does not tell its node: readers cannot match it
+    const record: PartRecord = { node, token: handle.fencingToken.toString(), member: this.memberId };
+    const holding = (): boolean => {
+      const slot = this.slots.get(key);
+      return slot?.state === 'held' && slot.owned === owned && owned.view.isHeld();
+    };
+    await writeWhileHolding(this.backend, this.options.parts.lockOf(key), { ...record }, handle, holding).catch(
+      () => false,
+    );
   }
 
   private failed(key: string, slot: Slot, signal: AbortSignal, error: unknown): void {

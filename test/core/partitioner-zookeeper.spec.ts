@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Partitioner, type ZkLockBackend } from '../../lib/index';
@@ -142,6 +143,55 @@ describe('Partitioner on ZooKeeper', () => {
       expect(countsOf(after, ['y', 'z'])).toEqual([6, 6]);
 
       proxy.heal();
+      await x.stop(); // before its proxy goes
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('a brief disconnect releases nothing: the session survives, every part stays with its owner, no event is told', async () => {
+    const checker = new PartitionChecker();
+    const group = 'blip';
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const blipBackend = await fx.backend({
+        connectionString: proxy.connectionString,
+        sessionTimeoutMs: SESSION_MS,
+        identity: 'client-x',
+      });
+      const x = await member(checker, group, 'x', { backend: blipBackend });
+      await member(checker, group, 'y');
+      await settledOn(checker, ['x', 'y'], 'two share');
+      const before = checker.owners();
+      const inZooKeeper = await holdersInZooKeeper(blipBackend, group);
+      const nodesBefore = await Promise.all(
+        [...Array(PARTS).keys()].map((part) => fx.inspector.children(blipBackend.pathOf(`partition:${group}/${part}`))),
+      );
+      const events = checker.events.length;
+      const sessionId = blipBackend.client.session.id;
+
+      const disconnected = once(blipBackend.client, 'disconnected');
+      const reconnected = once(blipBackend.client, 'connected');
+      proxy.drop(); // the connection reset: the client reconnects at once, in the same session
+      await Promise.all([disconnected, reconnected]);
+      await sleep(SESSION_MS / 2); // time for any event a disconnect would (wrongly) cause
+
+      expect(blipBackend.client.session.id).toBe(sessionId);
+      expect(checker.events.slice(events)).toEqual([]);
+      expect(checker.owners()).toEqual(before);
+      expect(x.owned()).toEqual(
+        [...before]
+          .filter(([, owner]) => owner === 'x')
+          .map(([part]) => Number(part))
+          .sort((a, b) => a - b),
+      );
+      // ZooKeeper's own state: the same holders, on the same nodes.
+      expect(await holdersInZooKeeper(blipBackend, group)).toEqual(inZooKeeper);
+      const nodesAfter = await Promise.all(
+        [...Array(PARTS).keys()].map((part) => fx.inspector.children(blipBackend.pathOf(`partition:${group}/${part}`))),
+      );
+      expect(nodesAfter).toEqual(nodesBefore);
       await x.stop(); // before its proxy goes
     } finally {
       await proxy.stop();

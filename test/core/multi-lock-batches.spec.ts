@@ -2,15 +2,27 @@ import { encodeLockName, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
 import { runWorker } from '../support/run-worker';
-import { zkConnect } from '../support/zk-test-env';
+import { ZkServer } from '../support/zookeeper/zk-server';
 
+/**
+ * On a server of its own, with tickTime 1000 (sessions up to 20 s), where the suite's
+ * server grants at most 4 s: a megabyte of creates on a loaded machine (two busy loops
+ * beside CI) kept the server from answering the client under test for longer than its 4 s
+ * session, which then expired. What is tested here is batching, not a session's deadline
+ * (test/faults covers those), so the sessions are long enough for a slow machine.
+ */
 describe('acquireAll on ZooKeeper: large groups', () => {
+  const server = new ZkServer({ tickTime: 1000 });
   let fx: LockFixture;
 
   beforeAll(async () => {
-    fx = await LockFixture.create('multi-batches');
+    await server.start();
+    fx = await LockFixture.create('multi-batches', server.connectionString);
   });
-  afterAll(() => fx.cleanup());
+  afterAll(async () => {
+    await fx?.cleanup();
+    await server.destroy();
+  });
 
   /**
    * The lock nodes of each name, all read at once (0 when its directory is gone), once every
@@ -25,7 +37,7 @@ describe('acquireAll on ZooKeeper: large groups', () => {
   };
 
   it('1,000 names of 1,024 characters (over 1 MB of creates): taken and released in several multis, the connection kept', async () => {
-    const client: ZkLockBackend = await fx.backend({ emptyDirectoryGraceMs: 60_000 });
+    const client: ZkLockBackend = await fx.backend({ emptyDirectoryGraceMs: 60_000, sessionTimeoutMs: 20_000 });
     const names = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'n'.repeat(1020)}`);
     // The directories exist already (a hot lock set), but for the last 10: the last multi
     // of creates is refused whole (NO_NODE) and its names are created on their own, while
@@ -73,7 +85,7 @@ describe('acquireAll on ZooKeeper: large groups', () => {
   // Jest gives each test file a copy of `process` that Node's own warnings never reach: a process of its own hears them.
   it('12 names: no MaxListenersExceededWarning, with or without a signal of the caller', async () => {
     const report = await runWorker<{ warnings: string[] }>('acquire-all-warnings.worker.ts', {
-      connectionString: zkConnect(),
+      connectionString: server.connectionString,
       rootPath: `${fx.rootPath}/warnings`,
       count: 12,
     });

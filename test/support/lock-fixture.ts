@@ -21,17 +21,19 @@ export class LockFixture {
   private constructor(
     readonly rootPath: string,
     readonly inspector: ZkInspector,
+    /** The server its clients and inspector talk to: the suite's, or one a test file started. */
+    readonly connectionString: string,
   ) {}
 
-  static async create(suite: string): Promise<LockFixture> {
-    return new LockFixture(uniqueRoot(suite), await ZkInspector.connect(zkConnect()));
+  static async create(suite: string, connectionString = zkConnect()): Promise<LockFixture> {
+    return new LockFixture(uniqueRoot(suite), await ZkInspector.connect(connectionString), connectionString);
   }
 
   async backend(options: Partial<ZkLockOptions> = {}): Promise<ZkLockBackend> {
     // Directories go with the release here, so tests can see ZooKeeper's state settle at
     // once; the grace period of the default is tested on its own.
     const backend = await ZkLockBackend.connect({
-      connectionString: zkConnect(),
+      connectionString: this.connectionString,
       rootPath: this.rootPath,
       sessionTimeoutMs: 4000,
       emptyDirectoryGraceMs: 0,

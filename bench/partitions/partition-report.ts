@@ -1,7 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
-import type { ReportPlaces } from '../report/write.js';
+import { writePassReports, type ReportPlaces } from '../report/write.js';
 import { PARTITION_STEPS, type PartitionResults, type PartitionRow } from './partition-pass.js';
 
 const ms = (value: number): string => (value < 10 ? value.toFixed(1) : Math.round(value).toString());
@@ -42,20 +39,5 @@ export function partitionMarkdown(results: PartitionResults): string {
 
 /** `partitions-<timestamp>.json` and `latest-partitions.json` in `resultsDir`; `latest-partitions.{json,md}` in `docsDir`. */
 export function writePartitionReports(results: PartitionResults, places: ReportPlaces): string[] {
-  const written: string[] = [];
-  const write = (dir: string, file: string, text: string): void => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, file), text);
-    written.push(join(dir, file));
-  };
-  const json = JSON.stringify(results, null, 2) + '\n';
-  if (places.resultsDir) {
-    write(places.resultsDir, `${results.meta.startedAt.replace(/[:.]/g, '-')}-partitions.json`, json);
-    write(places.resultsDir, 'latest-partitions.json', json);
-  }
-  if (places.docsDir) {
-    write(places.docsDir, 'latest-partitions.json', json);
-    write(places.docsDir, 'latest-partitions.md', partitionMarkdown(results));
-  }
-  return written;
+  return writePassReports('partitions', results.meta.startedAt, results, () => partitionMarkdown(results), places);
 }

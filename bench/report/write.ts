@@ -53,6 +53,35 @@ export function writeFenceReports(results: FenceCostResults, places: ReportPlace
   ]);
 }
 
+/**
+ * A pass with a page of its own (partitions, peers): `<name>-<timestamp>.json` and
+ * `latest-<name>.json` in `resultsDir`; `latest-<name>.{json,md}` in `docsDir`.
+ */
+export function writePassReports(
+  name: string,
+  startedAt: string,
+  results: unknown,
+  markdown: () => string,
+  places: ReportPlaces,
+): string[] {
+  const written: string[] = [];
+  const write = (dir: string, file: string, text: string): void => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, file), text);
+    written.push(join(dir, file));
+  };
+  const text = JSON.stringify(results, null, 2) + '\n';
+  if (places.resultsDir) {
+    write(places.resultsDir, `${startedAt.replace(/[:.]/g, '-')}-${name}.json`, text);
+    write(places.resultsDir, `latest-${name}.json`, text);
+  }
+  if (places.docsDir) {
+    write(places.docsDir, `latest-${name}.json`, text);
+    write(places.docsDir, `latest-${name}.md`, markdown());
+  }
+  return written;
+}
+
 const json = (results: BenchResults | LatencyResults | FenceCostResults): string =>
   JSON.stringify(results, null, 2) + '\n';
 

@@ -33,7 +33,7 @@ export interface LaneStats {
   readonly maxUs: number;
 }
 
-type ProxyMessage = { type: 'listening'; port: number } | { type: 'stats'; stats: DelayStats };
+type ProxyMessage = { type: 'listening'; ports: number[] } | { type: 'stats'; stats: DelayStats };
 
 /** Held samples per direction; beyond that, the oldest half is dropped (the figures are medians and tails). */
 const MAX_SAMPLES = 200_000;
@@ -88,32 +88,41 @@ function laneStats(held: readonly number[]): LaneStats {
   };
 }
 
-/** The proxy's body, in the forked process: listens on a free loopback port, reports it, answers 'stats'. */
-function serve(target: { host: string; port: number }, oneWayMs: number): void {
+/**
+ * The proxy's body, in the forked process: listens on a free loopback port per target,
+ * reports them in the targets' order, answers 'stats' (summed over every target).
+ */
+function serve(targets: ReadonlyArray<{ host: string; port: number }>, oneWayMs: number): void {
   const delayNs = BigInt(Math.round(oneWayMs * 1e6));
   const held = { toServer: [] as number[], toClient: [] as number[] };
   let connections = 0;
+  const ports: number[] = [];
   // Half-open sockets: each side's end is passed on by its lane, behind the data still held.
-  const server = createServer({ allowHalfOpen: true }, (client) => {
-    connections++;
-    const upstream = connect({ ...target, allowHalfOpen: true });
-    for (const socket of [client, upstream]) socket.setNoDelay(true);
-    const toServer = new Lane(delayNs, upstream, held.toServer);
-    const toClient = new Lane(delayNs, client, held.toClient);
-    client.on('data', (chunk: Buffer) => toServer.push(chunk));
-    upstream.on('data', (chunk: Buffer) => toClient.push(chunk));
-    // An end travels in order behind the data; a reset or error closes the other side at once.
-    client.on('end', () => toServer.push(null));
-    upstream.on('end', () => toClient.push(null));
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('close', (hadError) => hadError && upstream.destroy());
-    upstream.on('close', (hadError) => hadError && client.destroy());
-  });
-  server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    if (address && typeof address === 'object') process.send!({ type: 'listening', port: address.port });
-  });
+  const listen = (target: { host: string; port: number }): Promise<number> => {
+    const server = createServer({ allowHalfOpen: true }, (client) => {
+      connections++;
+      const upstream = connect({ ...target, allowHalfOpen: true });
+      for (const socket of [client, upstream]) socket.setNoDelay(true);
+      const toServer = new Lane(delayNs, upstream, held.toServer);
+      const toClient = new Lane(delayNs, client, held.toClient);
+      client.on('data', (chunk: Buffer) => toServer.push(chunk));
+      upstream.on('data', (chunk: Buffer) => toClient.push(chunk));
+      // An end travels in order behind the data; a reset or error closes the other side at once.
+      client.on('end', () => toServer.push(null));
+      upstream.on('end', () => toClient.push(null));
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.on('close', (hadError) => hadError && upstream.destroy());
+      upstream.on('close', (hadError) => hadError && client.destroy());
+    });
+    return new Promise((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+    );
+  };
+  void (async () => {
+    for (const target of targets) ports.push(await listen(target));
+    process.send!({ type: 'listening', ports });
+  })();
   process.on('message', (message: unknown) => {
     if (message !== 'stats') return;
     const { user, system } = process.cpuUsage();
@@ -133,34 +142,56 @@ function serve(target: { host: string; port: number }, oneWayMs: number): void {
 export class DelayProxy {
   private constructor(
     private readonly child: ChildProcess,
-    /** The loopback port the proxy listens on. */
-    readonly port: number,
+    /** The loopback port the proxy listens on for each target, in the order given. */
+    readonly ports: readonly number[],
     readonly oneWayMs: number,
   ) {}
 
-  /** What clients connect to instead of the server. */
+  /** The proxy's process. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The loopback port the proxy listens on (for the first target). */
+  get port(): number {
+    return this.ports[0];
+  }
+
+  /** What clients connect to instead of the server (the first target). */
   get connectionString(): string {
     return `127.0.0.1:${this.port}`;
   }
 
+  /** What clients connect to instead of each target ("127.0.0.1:port"), in the order given. */
+  get endpoints(): string[] {
+    return this.ports.map((port) => `127.0.0.1:${port}`);
+  }
+
   /** Forks a proxy to `target` ("host:port"; the first server of a connection string) and waits until it listens. */
-  static async start(target: string, oneWayMs: number): Promise<DelayProxy> {
-    const hostPort = target.split('/')[0].split(',')[0];
-    const child = fork(__filename, [hostPort, String(oneWayMs)], {
+  static start(target: string, oneWayMs: number): Promise<DelayProxy> {
+    return DelayProxy.startMany([target.split('/')[0].split(',')[0]], oneWayMs);
+  }
+
+  /**
+   * One proxy process for several servers ("host:port" each), a port per server: one
+   * process, so one busy wait, however many servers a pass delays at once.
+   */
+  static async startMany(targets: readonly string[], oneWayMs: number): Promise<DelayProxy> {
+    const child = fork(__filename, [targets.join(','), String(oneWayMs)], {
       execArgv: ['-r', join(__dirname, '..', '..', 'scripts', 'ts-register.cjs')],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    const port = await new Promise<number>((resolve, reject) => {
+    const ports = await new Promise<number[]>((resolve, reject) => {
       const onExit = (code: number | null): void => reject(new Error(`delay proxy exited (${code}) before listening`));
       child.once('exit', onExit);
       child.once('error', reject);
       child.on('message', (message: ProxyMessage) => {
         if (message.type !== 'listening') return;
         child.off('exit', onExit);
-        resolve(message.port);
+        resolve(message.ports);
       });
     });
-    return new DelayProxy(child, port, oneWayMs);
+    return new DelayProxy(child, ports, oneWayMs);
   }
 
   /** The delay applied so far, per direction, and the proxy's CPU. */
@@ -186,7 +217,10 @@ export class DelayProxy {
 }
 
 if (require.main === module) {
-  const [hostPort, oneWayMs] = process.argv.slice(2);
-  const [host, port] = hostPort.split(':');
-  serve({ host, port: Number(port) }, Number(oneWayMs));
+  const [hostPorts, oneWayMs] = process.argv.slice(2);
+  const targets = hostPorts.split(',').map((hostPort) => {
+    const [host, port] = hostPort.split(':');
+    return { host, port: Number(port) };
+  });
+  serve(targets, Number(oneWayMs));
 }

@@ -61,16 +61,29 @@ describe('the fault trials checker (checkTrial)', () => {
     expect(check).toMatchObject({ overlapped: false, overlapMs: 0, toldFirst: true });
   });
 
+  it('told first also when A was told, released, and only then B was granted (its session expired later)', () => {
+    const a = [granted('A', 0), told('A', 1600), stopped('A', 1610), releasing('A', 1620), done('A', 1630)];
+    const check = checkTrial(a, holderB(2200, 2400));
+    expect(check).toMatchObject({ overlapped: false, toldFirst: true });
+  });
+
+  it('not told first when told only after its work ended (a release that found the lock gone), B granted before', () => {
+    const a = [granted('A', 0), releasing('A', 5000), told('A', 5010), done('A', 5011)];
+    expect(checkTrial(a, holderB(2200, 7000)).toldFirst).toBe(false);
+  });
+
   it('told at the very instant of B’s grant counts as told first', () => {
     const a = [granted('A', 0), told('A', 2000), releasing('A', 2100), done('A', 2200)];
     expect(checkTrial(a, holderB(2000, 2300)).toldFirst).toBe(true);
   });
 
-  it('a hold with no end event lasts to the last event seen (a worker that died holding)', () => {
-    const a = [granted('A', 0), write('A', 50, 'unfenced')];
+  it('a hold with no end event lasts to its holder’s last event (a worker that died holding)', () => {
+    const a = [granted('A', 0), write('A', 50, 'unfenced'), write('A', 1200, 'unfenced')];
     const check = checkTrial(a, [granted('B', 1000), write('B', 1400, 'unfenced')]);
     expect(check.overlapped).toBe(true);
-    expect(check.overlapMs).toBeCloseTo(400, 6);
+    expect(check.overlapMs).toBeCloseTo(200, 6);
+    const died = checkTrial(a.slice(0, 2), [granted('B', 1000), write('B', 1400, 'unfenced')]);
+    expect(died).toMatchObject({ overlapped: false, overlapMs: 0 });
   });
 
   it('B never granted: no overlap, no told-first question, no stale write', () => {

@@ -37,9 +37,10 @@ export interface TrialCheck {
   readonly overlapMs: number;
   /**
    * B was granted while A still had the lock (after A's grant, before A's work ended,
-   * `releasing` or `hold-done`): was A told it had lost it (`told-lost`, or `stopped` by its
-   * own check) at or before that grant? null when B was not granted while A had it (B waited
-   * for A's release, or was never granted).
+   * `releasing` or `hold-done`), or after A was told during its work that it had lost it:
+   * was A told (`told-lost`, or `stopped` by its own check) at or before that grant? null
+   * when the lock went to B in the normal way (A, never told, had released it) or B was
+   * never granted.
    */
   readonly toldFirst: boolean | null;
   /** A's writes whose `at` (COMMIT returned) is after B's grant: zero when B was never granted. */
@@ -86,7 +87,7 @@ function earliest(events: readonly HoldEvent[]): bigint | undefined {
   return first;
 }
 
-/** The latest `at` of every event: where a hold with no end event is taken to last to. */
+/** The latest `at` of a holder's events: where its hold is taken to end when no end event came. */
 function lastSeen(events: readonly HoldEvent[]): bigint {
   let last = 0n;
   for (const event of events) if (BigInt(event.at) > last) last = BigInt(event.at);
@@ -95,8 +96,8 @@ function lastSeen(events: readonly HoldEvent[]): bigint {
 
 /**
  * Checks one trial from A's and B's events (each holder's own, in any order). A hold whose
- * end the events do not show (a worker that died, a trial cut short) lasts to the last
- * event either holder reported.
+ * end the events do not show (its worker died) lasts to that holder's last event: a
+ * process that is gone holds nothing it can use.
  */
 export function checkTrial(a: readonly HoldEvent[], b: readonly HoldEvent[], options: TrialOptions = {}): TrialCheck {
   const holdA = holdOf(a, options.aPaused);
@@ -111,10 +112,9 @@ export function checkTrial(a: readonly HoldEvent[], b: readonly HoldEvent[], opt
       toldFirst: null,
       staleWrites: stale,
     };
-  const last = lastSeen([...a, ...b]);
   const from = holdA.granted > holdB.granted ? holdA.granted : holdB.granted;
-  const endA = holdA.end ?? last;
-  const endB = holdB.end ?? last;
+  const endA = holdA.end ?? lastSeen(a);
+  const endB = holdB.end ?? lastSeen(b);
   const to = endA < endB ? endA : endB;
   const overlapNs = to > from ? to - from : 0n;
   return {
@@ -131,8 +131,9 @@ export function checkTrial(a: readonly HoldEvent[], b: readonly HoldEvent[], opt
 function toldFirst(a: readonly HoldEvent[], aGranted: bigint, bGranted: bigint): boolean | null {
   const after = (event: HoldEvent): boolean => BigInt(event.at) >= aGranted;
   const workEnded = earliest(a.filter((e) => (e.type === 'releasing' || e.type === 'hold-done') && after(e)));
-  if (bGranted < aGranted || (workEnded !== undefined && bGranted >= workEnded)) return null;
   const told = earliest(a.filter((e) => (e.type === 'told-lost' || e.type === 'stopped') && after(e)));
+  const toldInWork = told !== undefined && (workEnded === undefined || told <= workEnded);
+  if (bGranted < aGranted || (!toldInWork && workEnded !== undefined && bGranted >= workEnded)) return null;
   return told !== undefined && told <= bGranted;
 }
 
@@ -159,7 +160,7 @@ export interface TrialSummary {
   readonly overlapMaxMs: number | null;
   /** Trials in which A was told at or before B's grant… */
   readonly toldFirst: number;
-  /** …of the trials in which B was granted while A had the lock (`toldFirst` not null). */
+  /** …of the trials in which the lock was taken from A: `toldFirst` not null. */
   readonly takenOver: number;
   /** A's writes after B's grant, summed over the trials. */
   readonly staleWrites: StaleWrites;

@@ -67,9 +67,6 @@ export async function openNestRedlock(config: PeerConfig): Promise<PeerLock> {
   return {
     id: 'nest-redlock',
     run: <T>(key: string, body: (hold: PeerHold) => Promise<T>) => service.run(key, body) as Promise<T>,
-    close: async () => {
-      await app.close(); // RedlockModule quits its clients on shutdown
-      await closeIoredis(client);
-    },
+    close: () => app.close(), // RedlockModule closes its clients on shutdown (QUIT, or at once when not connected)
   };
 }

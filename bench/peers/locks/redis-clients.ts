@@ -22,9 +22,11 @@ export function openIoredis(peer: PeerId, endpoint: string): Redis {
   return client;
 }
 
-/** Closes `client` for good: QUIT when connected, at once otherwise (a QUIT would wait for a reconnect). */
+/**
+ * Closes `client` for good: QUIT when connected, at once otherwise (a QUIT would wait for a
+ * reconnect). Not both: `disconnect()` on a connection already closing leaves a 2 s timer.
+ */
 export async function closeIoredis(client: Redis): Promise<void> {
-  if (client.status === 'end') return;
-  if (client.status === 'ready') await client.quit().catch(() => undefined);
-  client.disconnect();
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+  else if (client.status !== 'end') client.disconnect();
 }

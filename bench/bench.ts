@@ -26,7 +26,14 @@ import { runBench } from './runner.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
 import { consoleCapacityReport, consoleLatencyReport, consoleReport } from './report/tables.js';
 import { rejudged } from './report/targets.js';
-import { writeCapacityReports, writeFenceReports, writeLatencyReports, writeReports } from './report/write.js';
+import {
+  writeCapacityReports,
+  writeFenceReports,
+  writeLatencyReports,
+  writePassReports,
+  writeReports,
+} from './report/write.js';
+import { peersMarkdown, runPeersPass } from './peers/peers-pass.js';
 
 const ROOT = join(__dirname, '..');
 
@@ -50,6 +57,7 @@ async function main(): Promise<void> {
   }
   const log = (line: string): void => console.error(line);
   if (options.partitions) return partitions(options, log, docsDir);
+  if (options.peers === 'only') return peers(options, log, docsDir);
   const selected = (ids: readonly number[]): boolean => options.scenarios.some((s) => ids.includes(s));
   if (options.capacity !== 'only') {
     if (!options.latencyOnly && options.scenarios.some((s) => !CAPACITY_SCENARIOS.includes(s)))
@@ -58,6 +66,42 @@ async function main(): Promise<void> {
   }
   if (options.capacity !== 'no' && selected(CAPACITY_SCENARIOS)) await capacity(options, log, docsDir);
   if (options.capacity !== 'only' && !options.latencyOnly) await fenceCost(options, log, docsDir);
+  if (options.peers === 'also') await peers(options, log, docsDir);
+}
+
+/**
+ * The peers pass: this library beside the Redis locks, speed and faults, on servers of its
+ * own (PostgreSQL: DATABASE_URL's or its own). The committed copy (docs/bench/latest-peers.*)
+ * only when not --quick, every lock, on its own PostgreSQL.
+ */
+async function peers(
+  options: ReturnType<typeof parseBenchArgs>,
+  log: (line: string) => void,
+  docsDir: string,
+): Promise<void> {
+  const given = process.env.DATABASE_URL;
+  const server = given ? undefined : new PgServer();
+  try {
+    await server?.start();
+    const results = await runPeersPass({
+      quick: options.quick,
+      delays: options.latency,
+      peers: options.peerIds,
+      pgUrl: given ?? server!.url,
+      log,
+    });
+    console.log(`\n${peersMarkdown(results)}`);
+    const full = !options.quick && !given && !options.peerIds;
+    const places = { resultsDir: join(ROOT, 'bench-results'), docsDir: full ? docsDir : undefined };
+    announce(
+      writePassReports('peers', results.meta.startedAt, results, () => peersMarkdown(results), places),
+      full,
+      'a run of every lock, not --quick, on its own PostgreSQL',
+    );
+    if (results.speed.rows.some((row) => row.peer === 'ours' && row.overlaps > 0)) process.exitCode = 1;
+  } finally {
+    await server?.destroy();
+  }
 }
 
 /**

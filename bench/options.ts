@@ -1,4 +1,5 @@
 /** Command-line flags of `npm run bench`, and the counts each scenario runs with. */
+import { PEER_IDS, type PeerId } from './peers/peer-lock.js';
 
 export interface ScenarioCounts {
   /** `cycles` and `warmup` per slice; `slices` turns per round (see Scenario.slices). */
@@ -171,6 +172,7 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--quick] [--no-sync] [--warmup N] [--ensemble]
        npm run bench -- --partitions [--quick]
+       npm run bench -- --peers-only [--quick] [--latency LIST] [--peer LIST]
 
   --rounds N       measured rounds (default 9; 2 with --quick)
   --scenario LIST  only these scenarios (1 uncontended, 2 handoff, 3 queue drain,
@@ -205,6 +207,15 @@ export const USAGE = `Usage: npm run bench -- [--rounds N] [--scenario 1,3] [--q
                    SetPartitioner, 64 parts over 5 member processes (8 over 3 with
                    --quick): parts moved and time with no owner on a join, a graceful
                    leave and a kill -9 (docs/bench/latest-partitions.md)
+  --peers         also run the peers pass after the others: this library beside the Redis
+                   locks (@sesamecare-oss/redlock on 1 and on 3 Redis servers, redis-semaphore,
+                   @anchan828/nest-redlock, murlock) on redis-server and ZooKeeper servers it
+                   starts: speed on loopback and at each --latency delay, and the fault trials
+                   (pause, partition, restart, failover, long work; 20 each, 1 with --quick)
+                   with PostgreSQL for the fenced writes (docs/bench/latest-peers.md)
+  --peers-only     only the peers pass
+  --peer LIST      the locks of the peers pass (default all): ours, redlock-1, redlock-3,
+                   redis-semaphore, nest-redlock, murlock
   --render FILE    measure nothing: write docs/bench and docs/benchmarks.md again from a
                    results file of an earlier run, its targets judged by today's rules
                    (after a change to the report's layout or to a target)
@@ -227,7 +238,13 @@ export const DEFAULT_LATENCY_MS: readonly number[] = [0.25, 1];
 export function parseBenchArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): BenchOptions & { help: boolean; partitions: boolean; render?: string } {
+): BenchOptions & {
+  help: boolean;
+  partitions: boolean;
+  peers: 'no' | 'also' | 'only';
+  peerIds?: PeerId[];
+  render?: string;
+} {
   let render: string | undefined;
   let rounds: number | undefined;
   let warmupRounds: number | undefined;
@@ -242,6 +259,8 @@ export function parseBenchArgs(
   let capacity: BenchOptions['capacity'] | undefined;
   let scenariosGiven = false;
   let partitions = false;
+  let peers: 'no' | 'also' | 'only' = 'no';
+  let peerIds: PeerId[] | undefined;
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min)
@@ -269,6 +288,9 @@ export function parseBenchArgs(
     else if (flag === '--capacity-only') capacity = 'only';
     else if (flag === '--no-capacity') capacity = 'no';
     else if (flag === '--partitions') partitions = true;
+    else if (flag === '--peers') peers = 'also';
+    else if (flag === '--peers-only') peers = 'only';
+    else if (flag === '--peer') peerIds = parsePeers(value());
     else if (flag === '--scenario' || flag === '--scenarios') {
       const list = value() ?? '';
       scenariosGiven = true;
@@ -323,8 +345,19 @@ export function parseBenchArgs(
     counts: quick ? QUICK_COUNTS : FULL_COUNTS,
     help,
     partitions,
+    peers,
+    ...(peerIds ? { peerIds } : {}),
     ...(render ? { render } : {}),
   };
+}
+
+/** `--peer ours,redlock-1`: the locks of the peers pass, each one of PEER_IDS. */
+function parsePeers(list: string | undefined): PeerId[] {
+  const ids = (list ?? '').split(',').map((item) => item.trim());
+  const unknown = ids.filter((id) => !(PEER_IDS as readonly string[]).includes(id));
+  if (!list || unknown.length)
+    throw new Error(`--peer needs locks among ${PEER_IDS.join(', ')}, not "${unknown.join(', ') || list}"\n\n${USAGE}`);
+  return [...new Set(ids)] as PeerId[];
 }
 
 /** `--latency 0.25,1`: one-way delays in ms, each > 0 and at most 1000; `none`: no latency pass. */

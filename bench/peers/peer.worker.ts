@@ -211,11 +211,18 @@ async function main(): Promise<void> {
     pool.on('error', () => undefined); // a connection the server closed: the pool drops it
     store = { pool, fence: new PgFence(pool, { table: args.pg.fenceTable }), dataTable: args.pg.dataTable };
   }
+  let closing = false;
   const close = async (): Promise<void> => {
+    closing = true;
     await Promise.all([lock.close(), store?.pool.end()]);
     send({ type: 'closed' });
     process.disconnect();
   };
+  // The parent gone (a benchmark that crashed or was killed): nobody will ever send `close`.
+  // Exit rather than hold connections, and locks, for ever.
+  process.on('disconnect', () => {
+    if (!closing) process.exit(3);
+  });
   process.on('message', (command: PeerCommand) => {
     const done =
       command.cmd === 'loop'

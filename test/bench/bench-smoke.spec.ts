@@ -409,6 +409,13 @@ describe('bench command line', () => {
       ensemble: 'no',
     });
     expect(parseBenchArgs(['--latency=none'], {}).latency).toEqual([]);
+    expect(parseBenchArgs([], {})).toMatchObject({ peers: 'no' });
+    expect(parseBenchArgs([], {}).peerIds).toBeUndefined();
+    expect(parseBenchArgs(['--peers'], {}).peers).toBe('also');
+    expect(parseBenchArgs(['--peers-only', '--peer', 'redlock-1,ours,ours'], {})).toMatchObject({
+      peers: 'only',
+      peerIds: ['redlock-1', 'ours'],
+    });
   });
 
   it('refuses what it does not know', () => {
@@ -418,6 +425,10 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['--latency', '0'], {})).toThrow(/--latency needs one-way delays/);
     expect(() => parseBenchArgs(['--latency', 'fast'], {})).toThrow(/--latency needs one-way delays/);
     expect(() => parseBenchArgs(['--latency-only', '--scenario', '5'], {})).toThrow(/--latency-only runs scenarios/);
+    expect(() => parseBenchArgs(['--peer', 'redlock,ours'], {})).toThrow(
+      /--peer needs locks among ours, redlock-1, redlock-3, redis-semaphore, nest-redlock, murlock, not "redlock"/,
+    );
+    expect(() => parseBenchArgs(['--peer'], {})).toThrow(/--peer needs locks among/);
     expect(() => parseBenchArgs([], { ZK_CONNECT: '127.0.0.1:2181', ZK_SERVER_PID: '12,x' })).toThrow(
       /ZK_SERVER_PID: "x" is not a process id/,
     );

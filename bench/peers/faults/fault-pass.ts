@@ -45,6 +45,12 @@ export interface FaultPassOptions {
   readonly pgSchema?: string;
   /** Told a line per trial, and per fault. */
   readonly log?: (line: string) => void;
+  /**
+   * Rigs per fault case and lock, each on servers of its own, the repetitions shared among
+   * them and run side by side (default 1: one after another). A trial mostly waits (for a
+   * TTL, a pause, a restart), so two rigs halve the pass on a 2-core machine.
+   */
+  readonly parallel?: number;
 }
 
 /** One fault case for one lock: its trials and their summary, or why the lock sits it out. */
@@ -134,7 +140,10 @@ function redisVersion(): string | undefined {
 /** Runs the trials (see the file's comment) and resolves with every one and their summaries. */
 export async function runFaultPass(options: FaultPassOptions): Promise<FaultResults> {
   const { reps, ttlMs = 2000, peers = PEER_IDS, scenarios = FAULT_IDS, log = () => undefined } = options;
+  const parallel = Math.min(options.parallel ?? 1, reps);
   if (!(Number.isInteger(reps) && reps >= 1)) throw new RangeError(`reps must be a whole number ≥ 1, got ${reps}.`);
+  if (!(Number.isInteger(parallel) && parallel >= 1))
+    throw new RangeError(`parallel must be a whole number ≥ 1, got ${options.parallel}.`);
   if (!(ttlMs >= 200)) throw new RangeError(`ttlMs must be at least 200 (ZooKeeper ticks of 20 ms), got ${ttlMs}.`);
   const startedAt = new Date();
   const loadavgStart = loadavg();
@@ -150,7 +159,7 @@ export async function runFaultPass(options: FaultPassOptions): Promise<FaultResu
     try {
       for (const fault of scenarios) {
         log(`fault ${caseTitle({ fault })}: ${peers.join(', ')}`);
-        rows.push(...(await runFault(fault, { peers, reps, ttlMs, store, started, log })));
+        rows.push(...(await runFault(fault, { peers, reps, parallel, ttlMs, store, started, log })));
       }
     } finally {
       await closeStore(store);
@@ -184,6 +193,7 @@ export async function runFaultPass(options: FaultPassOptions): Promise<FaultResu
 interface FaultRun {
   readonly peers: readonly PeerId[];
   readonly reps: number;
+  readonly parallel: number;
   readonly ttlMs: number;
   readonly store: Store;
   readonly started: (pid: number | undefined) => void;
@@ -214,7 +224,10 @@ async function runFault(fault: FaultId, run: FaultRun): Promise<FaultRow[]> {
     .map((lane) => rows.get(lane)!);
 }
 
-/** Every trial of one case for one lock, on a rig of its own, destroyed at the end. */
+/**
+ * Every trial of one case for one lock: `run.parallel` rigs side by side, each of its own
+ * servers (destroyed at its end) and taking the repetitions in turn.
+ */
 async function runLane(peer: PeerId, faultCase: FaultCase, run: FaultRun): Promise<FaultRow> {
   const base = {
     fault: faultCase.fault,
@@ -225,28 +238,34 @@ async function runLane(peer: PeerId, faultCase: FaultCase, run: FaultRun): Promi
   const reason = notApplicable(faultCase, peer);
   if (reason)
     return { ...base, notApplicable: reason, fenced: false, summary: summarise([]), failedTrials: 0, trials: [] };
-  const rig = makeRig(faultCase, { peer, ttlMs: run.ttlMs, started: run.started });
   const trials: FaultTrial[] = [];
-  let error: string | undefined;
-  try {
-    for (let rep = 1; rep <= run.reps; rep++) {
-      const trial = await runTrial({
-        peer,
-        faultCase,
-        rig,
-        rep,
-        ttlMs: run.ttlMs,
-        store: run.store,
-        started: run.started,
-      });
-      trials.push(trial);
-      run.log(trialLine(caseTitle(faultCase), peer, rep, run.reps, trial));
+  const errors: string[] = [];
+  let next = 1;
+  const rigRun = async (): Promise<void> => {
+    const rig = makeRig(faultCase, { peer, ttlMs: run.ttlMs, started: run.started });
+    try {
+      for (let rep = next++; rep <= run.reps; rep = next++) {
+        const trial = await runTrial({
+          peer,
+          faultCase,
+          rig,
+          rep,
+          ttlMs: run.ttlMs,
+          store: run.store,
+          started: run.started,
+        });
+        trials.push(trial);
+        run.log(trialLine(caseTitle(faultCase), peer, rep, run.reps, trial));
+      }
+    } catch (caught) {
+      errors.push(caught instanceof Error ? caught.message : String(caught));
+    } finally {
+      await rig.destroy().catch((caught: unknown) => errors.push(`destroying its servers: ${String(caught)}`));
     }
-  } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
-  } finally {
-    await rig.destroy().catch((caught: unknown) => (error ??= `destroying its servers: ${String(caught)}`));
-  }
+  };
+  await Promise.all(Array.from({ length: run.parallel }, rigRun));
+  trials.sort((x, y) => x.rep - y.rep);
+  const error = errors.length ? errors.join('; ') : undefined;
   return {
     ...base,
     fenced: trials.some((trial) => trial.a.token !== undefined),

@@ -86,13 +86,10 @@ describe('peers pass, --quick', () => {
     it('ours never overlapped, and none of its stale fenced writes landed, in any fault; it gives tokens', () => {
       const ours = results.faults.rows.filter((row) => row.peer === 'ours');
       expect(ours.map((row) => row.fault).sort()).toEqual([...FAULT_IDS].sort());
-      for (const row of ours) {
-        expect(row.fenced).toBe(true);
-        for (const trial of row.trials) {
-          expect({ fault: row.fault, overlapped: trial.check.overlapped, trial }).toMatchObject({ overlapped: false });
-          expect(trial.check.staleWrites.fenced.landed).toBe(0);
-        }
-      }
+      expect(ours.filter((row) => !row.fenced).map((row) => row.fault)).toEqual([]);
+      const trials = ours.flatMap((row) => row.trials.map((trial) => ({ fault: row.fault, ...trial.check })));
+      expect(trials.filter((trial) => trial.overlapped)).toEqual([]);
+      expect(trials.filter((trial) => trial.staleWrites.fenced.landed > 0)).toEqual([]);
     });
   });
 

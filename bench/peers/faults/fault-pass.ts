@@ -27,6 +27,7 @@ import {
 } from './fault-scenarios.js';
 import { A_WORK_TTLS, B_WORK_TTLS, runTrial, STRIKE_AFTER_MS, WRITE_EVERY_MS, type FaultTrial } from './fault-trial.js';
 import { summarise, type TrialSummary } from './overlap-checker.js';
+import { startGate, type StartGate } from './start-gate.js';
 
 export { faultMarkdown } from './fault-report.js';
 
@@ -151,6 +152,7 @@ export async function runFaultPass(options: FaultPassOptions): Promise<FaultResu
   const processes = new Set<number>();
   const started = (pid: number | undefined): void => void (pid !== undefined && processes.add(pid));
   const rows: FaultRow[] = [];
+  const gate = startGate(Math.max(2, cpus().length));
   const server = options.pgUrl ? undefined : new PgServer();
   try {
     await server?.start();
@@ -159,7 +161,7 @@ export async function runFaultPass(options: FaultPassOptions): Promise<FaultResu
     try {
       for (const fault of scenarios) {
         log(`fault ${caseTitle({ fault })}: ${peers.join(', ')}`);
-        rows.push(...(await runFault(fault, { peers, reps, parallel, ttlMs, store, started, log })));
+        rows.push(...(await runFault(fault, { peers, reps, parallel, ttlMs, store, started, log, gate })));
       }
     } finally {
       await closeStore(store);
@@ -198,6 +200,8 @@ interface FaultRun {
   readonly store: Store;
   readonly started: (pid: number | undefined) => void;
   readonly log: (line: string) => void;
+  /** Worker starts at a time, over every lock of the fault (at least two: A's and B's). */
+  readonly gate: StartGate;
 }
 
 /**
@@ -253,6 +257,7 @@ async function runLane(peer: PeerId, faultCase: FaultCase, run: FaultRun): Promi
           ttlMs: run.ttlMs,
           store: run.store,
           started: run.started,
+          gate: run.gate,
         });
         trials.push(trial);
         run.log(trialLine(caseTitle(faultCase), peer, rep, run.reps, trial));

@@ -15,6 +15,7 @@ import { PeerWorker } from '../peer-worker.js';
 import type { HoldEvent, PeerWorkerArgs } from '../peer-worker.protocol.js';
 import type { FaultRig, StrikeRecord } from './fault-rigs.js';
 import type { FaultCase } from './fault-scenarios.js';
+import type { StartGate } from './start-gate.js';
 import { checkTrial, type TrialCheck } from './overlap-checker.js';
 
 /** How often a holder writes, ms. */
@@ -46,6 +47,8 @@ export interface TrialOptions {
   readonly store: TrialStore;
   /** Told of each worker process started. */
   readonly started: (pid: number | undefined) => void;
+  /** What each worker's start goes through (the pass shares one among the locks running side by side). */
+  readonly gate: StartGate;
 }
 
 /** One trial, as the results keep it (JSON-serialisable). */
@@ -142,8 +145,11 @@ class Holders {
 }
 
 /** Starts A's and B's workers; if either fails, closes the other and rejects. */
-async function startWorkers(args: readonly PeerWorkerArgs[], started: TrialOptions['started']): Promise<PeerWorker[]> {
-  const starts = await Promise.allSettled(args.map((arg) => PeerWorker.start(arg)));
+async function startWorkers(
+  args: readonly PeerWorkerArgs[],
+  { started, gate }: Pick<TrialOptions, 'started' | 'gate'>,
+): Promise<PeerWorker[]> {
+  const starts = await Promise.allSettled(args.map((arg) => gate(() => PeerWorker.start(arg))));
   const workers = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
   for (const worker of workers) started(worker.pid);
   const failed = starts.find((start) => start.status === 'rejected');
@@ -179,7 +185,7 @@ export async function runTrial(options: TrialOptions): Promise<FaultTrial> {
       peer: { id: peer, endpoints, ttlMs, acquireTimeoutMs },
       pg: { url: store.url, fenceTable: store.fenceTable, dataTable: store.dataTable },
     });
-    const [a, b] = await startWorkers([args(wiring.a, aAcquireMs), args(wiring.b, bAcquireMs)], options.started);
+    const [a, b] = await startWorkers([args(wiring.a, aAcquireMs), args(wiring.b, bAcquireMs)], options);
     holders = new Holders(a, b);
 
     await rig.beforeHold();

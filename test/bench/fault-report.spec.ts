@@ -23,6 +23,7 @@ const row = (
   fenced,
   summary: summarise(checks),
   failedTrials: 0,
+  pausedInsideWrite: 0,
   trials: checks.map((c, i) => ({ rep: i + 1, key: `k${i}`, check: c, a: {}, b: {} })),
   ...extra,
 });

@@ -21,6 +21,7 @@ function rowLine(row: FaultRow): string {
     String(s.trials),
     row.failedTrials > 0 ? ` (${row.failedTrials} failed)` : '',
     s.bFailed > 0 ? ` (B's call failed in ${s.bFailed})` : '',
+    row.pausedInsideWrite > 0 ? ` (paused inside a write in ${row.pausedInsideWrite})` : '',
     row.error ? ` (stopped: ${row.error.replace(/\|/g, '/').slice(0, 120)})` : '',
   ].join('');
   const overlap = s.overlapMedianMs === null ? '—' : `${ms(s.overlapMedianMs)} / ${ms(s.overlapMaxMs!)} ms`;

@@ -99,7 +99,9 @@ class Holders {
   readonly bGranted = deferred<HoldEvent>();
   private bHold: Promise<unknown> = Promise.resolve();
   private aOver = false;
-  private readonly writeWaiters: Array<(event: HoldEvent | undefined) => void> = [];
+  private readonly writeWaiters: Array<(done: { nextDue: bigint } | undefined) => void> = [];
+  /** A's unfenced writes so far: the n-th (from 0) ends the pair due at grant + n × writeEveryMs. */
+  private aWrites = 0;
 
   constructor(
     readonly a: PeerWorker,
@@ -117,8 +119,11 @@ class Holders {
         });
         this.aGranted.resolve(event);
       }
-      if (event.type === 'write' && event.row === 'unfenced')
-        for (const wake of this.writeWaiters.splice(0)) wake(event);
+      if (event.type === 'write' && event.row === 'unfenced') {
+        const grant = BigInt(this.aEvents.find((e) => e.type === 'granted')!.at);
+        const nextDue = grant + BigInt(++this.aWrites * WRITE_EVERY_MS) * 1_000_000n;
+        for (const wake of this.writeWaiters.splice(0)) wake({ nextDue });
+      }
     };
     return this.a.hold({ key, holder: 'A', workMs: aWorkMs, writeEveryMs: WRITE_EVERY_MS }, onA).finally(() => {
       this.aOver = true;
@@ -131,8 +136,8 @@ class Holders {
     return this.bHold;
   }
 
-  /** A's next unfenced write as it comes in, or undefined once A's hold is over. */
-  nextWrite(): Promise<HoldEvent | undefined> {
+  /** See `StrikeContext.nextWriteDone`. */
+  nextWriteDone(): Promise<{ nextDue: bigint } | undefined> {
     return this.aOver ? Promise.resolve(undefined) : new Promise((resolve) => this.writeWaiters.push(resolve));
   }
 
@@ -196,7 +201,7 @@ export async function runTrial(options: TrialOptions): Promise<FaultTrial> {
     const strikeIn = Number(BigInt(grant.at) + BigInt(STRIKE_AFTER_MS) * 1_000_000n - process.hrtime.bigint()) / 1e6;
     if (strikeIn > 0) await sleep(strikeIn);
     const trial = holders;
-    record = await rig.strike({ key, a, nextWrite: () => trial.nextWrite() });
+    record = await rig.strike({ key, a, nextWriteDone: () => trial.nextWriteDone() });
     // A hold that ended in the lock's own error still ends with `hold-done`; these are a
     // worker that died or failed, or a hold that never ended.
     error = await aEnded;

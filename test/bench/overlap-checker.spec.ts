@@ -48,6 +48,7 @@ describe('the fault trials checker (checkTrial)', () => {
     expect(checkTrial(a, holderB(1000, 1200))).toEqual<TrialCheck>({
       aGranted: true,
       bGranted: true,
+      bFailed: false,
       overlapped: false,
       overlapMs: 0,
       toldFirst: null,
@@ -92,11 +93,19 @@ describe('the fault trials checker (checkTrial)', () => {
     expect(checkTrial(a, b)).toEqual<TrialCheck>({
       aGranted: true,
       bGranted: false,
+      bFailed: false,
       overlapped: false,
       overlapMs: 0,
       toldFirst: null,
       staleWrites: noStale,
     });
+  });
+
+  it('B’s call failed without a grant (a dropped connection): flagged, apart from no overlap', () => {
+    const a = [granted('A', 0), write('A', 50, 'unfenced'), releasing('A', 5000), done('A', 5001)];
+    const b: HoldEvent[] = [{ type: 'hold-done', holder: 'B', at: t(218), error: 'Socket closed unexpectedly' }];
+    expect(checkTrial(a, b)).toMatchObject({ bGranted: false, bFailed: true, overlapped: false, toldFirst: null });
+    expect(checkTrial(a, holderB(5001, 5200)).bFailed).toBe(false);
   });
 
   it('counts stale writes only after B’s grant, by row: fenced refused apart from fenced landed', () => {
@@ -146,6 +155,7 @@ describe('the fault trials summary (summarise)', () => {
     const check = (overlapMs: number, toldFirst: boolean | null, fenced: number, unfenced: number): TrialCheck => ({
       aGranted: true,
       bGranted: toldFirst !== null,
+      bFailed: toldFirst === null,
       overlapped: overlapMs > 0,
       overlapMs,
       toldFirst,
@@ -156,6 +166,7 @@ describe('the fault trials summary (summarise)', () => {
     ).toEqual({
       trials: 4,
       aGranted: 4,
+      bFailed: 1,
       overlapped: 2,
       overlapMedianMs: 200,
       overlapMaxMs: 300,

@@ -87,9 +87,14 @@ describe('peers pass, --quick', () => {
       const ours = results.faults.rows.filter((row) => row.peer === 'ours');
       expect(ours.map((row) => row.fault).sort()).toEqual([...FAULT_IDS].sort());
       expect(ours.filter((row) => !row.fenced).map((row) => row.fault)).toEqual([]);
-      const trials = ours.flatMap((row) => row.trials.map((trial) => ({ fault: row.fault, ...trial.check })));
-      expect(trials.filter((trial) => trial.overlapped)).toEqual([]);
-      expect(trials.filter((trial) => trial.staleWrites.fenced.landed > 0)).toEqual([]);
+      const trials = ours.flatMap((row) => row.trials.map((trial) => ({ fault: row.fault, ...trial.check, trial })));
+      // A pause that found no gap between two writes (a machine too busy for one) may stop A
+      // between its check and its write, or inside its fenced transaction, whose commit then
+      // comes after B's grant though the fence orders it before B's writes: the checker's
+      // times cannot tell. The pass counts such trials; they are left out here.
+      const between = trials.filter(({ trial }) => trial.aPaused?.betweenWrites !== false);
+      expect(between.filter((trial) => trial.overlapped)).toEqual([]);
+      expect(between.filter((trial) => trial.staleWrites.fenced.landed > 0)).toEqual([]);
     });
   });
 

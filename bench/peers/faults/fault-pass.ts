@@ -68,6 +68,8 @@ export interface FaultRow {
   readonly summary: TrialSummary;
   /** Trials that went wrong as trials (see `FaultTrial.error`). */
   readonly failedTrials: number;
+  /** Pause trials whose pause found no gap between two of A's writes (see fault-rigs.ts `pauseA`). */
+  readonly pausedInsideWrite: number;
   readonly trials: readonly FaultTrial[];
   /** The rig itself failed (its servers would not start): the trials that ran, if any, are above. */
   readonly error?: string;
@@ -241,7 +243,15 @@ async function runLane(peer: PeerId, faultCase: FaultCase, run: FaultRun): Promi
   };
   const reason = notApplicable(faultCase, peer);
   if (reason)
-    return { ...base, notApplicable: reason, fenced: false, summary: summarise([]), failedTrials: 0, trials: [] };
+    return {
+      ...base,
+      notApplicable: reason,
+      fenced: false,
+      summary: summarise([]),
+      failedTrials: 0,
+      pausedInsideWrite: 0,
+      trials: [],
+    };
   const trials: FaultTrial[] = [];
   const errors: string[] = [];
   let next = 1;
@@ -276,6 +286,7 @@ async function runLane(peer: PeerId, faultCase: FaultCase, run: FaultRun): Promi
     fenced: trials.some((trial) => trial.a.token !== undefined),
     summary: summarise(trials.map((trial) => trial.check)),
     failedTrials: trials.filter((trial) => trial.error !== undefined).length,
+    pausedInsideWrite: trials.filter((trial) => trial.aPaused?.betweenWrites === false).length,
     trials,
     ...(error === undefined ? {} : { error }),
   };

@@ -20,6 +20,8 @@ function rowLine(row: FaultRow): string {
   const trials = [
     String(s.trials),
     row.failedTrials > 0 ? ` (${row.failedTrials} failed)` : '',
+    s.bFailed > 0 ? ` (B's call failed in ${s.bFailed})` : '',
+    row.pausedInsideWrite > 0 ? ` (paused inside a write in ${row.pausedInsideWrite})` : '',
     row.error ? ` (stopped: ${row.error.replace(/\|/g, '/').slice(0, 120)})` : '',
   ].join('');
   const overlap = s.overlapMedianMs === null ? '—' : `${ms(s.overlapMedianMs)} / ${ms(s.overlapMaxMs!)} ms`;
@@ -42,8 +44,9 @@ export function faultMarkdown(results: FaultResults): string {
     '',
     "*Overlapped*: trials in which B was granted before A's hold ended (A told, stopped, or done). A holder " +
       'paused by SIGSTOP that woke to the news (told before any write) held nothing after it was stopped. ' +
-      "*Told first*: of the trials in which B was granted while A still had the lock, those in which A was told at or before B's grant " +
-      "(— : none; B waited for A's release). *Stale writes*: A's writes that returned after B's grant, summed over the trials; " +
+      '*Told first*: of the trials in which the lock went to B while A still had it, or after A was told it had lost it, ' +
+      "those in which A was told at or before B's grant (— : none; B waited for A's own release). *B's call failed*: B gave up, or its library failed its call, " +
+      "before any grant (no overlap then says nothing). *Stale writes*: A's writes that returned after B's grant, summed over the trials; " +
       '— where the lock gives no token.',
   ];
   for (const fault of FAULT_IDS) {

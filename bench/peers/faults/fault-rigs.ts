@@ -13,19 +13,19 @@ import { ZkServer } from '../../../test/support/zookeeper/zk-server.js';
 import { redisKeyOf } from '../locks/lock-keys.js';
 import type { PeerId } from '../peer-lock.js';
 import type { PeerWorker } from '../peer-worker.js';
-import type { HoldEvent } from '../peer-worker.protocol.js';
 import { FaultProxy } from './fault-proxy.js';
 import type { FaultCase } from './fault-scenarios.js';
 
 /** How long a holder is paused or cut off, in TTLs: past its TTL or session timeout, by half. */
 export const FAULT_TTLS = 1.5;
 /**
- * A pause strikes within this long after one of A's unfenced writes returned (or waits for
- * the next), so that it lands between two writes rather than inside a transaction.
+ * A pause strikes between two of A's writes: after one ends, while the next is due more
+ * than this far ahead (a pause inside a write would stop A between its check and its
+ * write, a case the checker's times cannot tell from a write that was merely slow).
  */
-const PAUSE_AFTER_WRITE_MS = 20;
-/** How many of A's writes a pause waits through for one it can follow that closely. */
-const PAUSE_TRIES = 20;
+const PAUSE_MARGIN_MS = 10;
+/** How many of A's writes a pause waits through for such a gap. */
+const PAUSE_TRIES = 40;
 
 export interface RigOptions {
   readonly peer: PeerId;
@@ -45,14 +45,20 @@ export interface StrikeContext {
   readonly key: string;
   /** Holder A's worker. */
   readonly a: PeerWorker;
-  /** A's next unfenced write as it comes in, or undefined once A's hold is over. */
-  nextWrite(): Promise<HoldEvent | undefined>;
+  /**
+   * Resolves as A's next write (its unfenced transaction, the second of the pair) returns,
+   * with the hrtime (ns) at which its following write is due; undefined once A's hold is over.
+   */
+  nextWriteDone(): Promise<{ readonly nextDue: bigint } | undefined>;
 }
 
 /** What the fault did, for the checker and the trial's record. */
 export interface StrikeRecord {
-  /** A was stopped from `from` to `to` (hrtime ns strings). */
-  readonly aPaused?: { readonly from: string; readonly to: string };
+  /**
+   * A was stopped from `from` to `to` (hrtime ns strings); `betweenWrites` false when the
+   * stop found no gap between two writes (see `pauseA`).
+   */
+  readonly aPaused?: { readonly from: string; readonly to: string; readonly betweenWrites: boolean };
   /** Anything about this strike the trial's record should say. */
   readonly note?: string;
 }
@@ -205,14 +211,16 @@ class StandingRig implements FaultRig {
 }
 
 /**
- * Stops A (SIGSTOP) for `pauseMs`, then resumes it (SIGCONT), the stop landing just after
- * one of A's writes (see `PAUSE_AFTER_WRITE_MS`) when A is still writing.
+ * Stops A (SIGSTOP) for `pauseMs`, then resumes it (SIGCONT), the stop landing between two
+ * of A's writes (see `PAUSE_MARGIN_MS`); if no gap came in `PAUSE_TRIES` writes (a machine
+ * so slow that A writes back to back), it strikes anyway, and says so (`betweenWrites` false).
  */
 async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRecord> {
-  for (let tries = 0; tries < PAUSE_TRIES; tries++) {
-    const write = await context.nextWrite();
-    if (!write) break;
-    if (Number(process.hrtime.bigint() - BigInt(write.at)) / 1e6 <= PAUSE_AFTER_WRITE_MS) break;
+  let between = false;
+  for (let tries = 0; tries < PAUSE_TRIES && !between; tries++) {
+    const done = await context.nextWriteDone();
+    if (!done) break;
+    between = process.hrtime.bigint() + BigInt(PAUSE_MARGIN_MS) * 1_000_000n < done.nextDue;
   }
   // Each time is read before its signal is sent, so that every event A stamps after waking
   // is later than `to`.
@@ -225,7 +233,7 @@ async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRe
     to = String(process.hrtime.bigint());
     context.a.kill('SIGCONT');
   }
-  return { aPaused: { from, to } };
+  return { aPaused: { from, to, betweenWrites: between } };
 }
 
 /**

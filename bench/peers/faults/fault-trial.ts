@@ -85,9 +85,12 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
+/** The events that end a hold (see overlap-checker.ts). */
+const HOLD_ENDS: readonly HoldEvent['type'][] = ['told-lost', 'stopped', 'releasing', 'hold-done'];
+
 /** The `at` (ns) at which A's hold ended as far as its events say: its first end event. */
 function holdEndOf(events: readonly HoldEvent[]): bigint | undefined {
-  const ends = events.filter((event) => ['told-lost', 'stopped', 'releasing', 'hold-done'].includes(event.type));
+  const ends = events.filter((event) => HOLD_ENDS.includes(event.type));
   return ends.length === 0 ? undefined : ends.map((event) => BigInt(event.at)).reduce((x, y) => (x < y ? x : y));
 }
 
@@ -97,9 +100,13 @@ class Holders {
   readonly bEvents: HoldEvent[] = [];
   readonly aGranted = deferred<HoldEvent>();
   readonly bGranted = deferred<HoldEvent>();
+  /** B's hold ended (its first end event: told, stopped, releasing or done). */
+  readonly bHoldEnded = deferred<HoldEvent>();
   private bHold: Promise<unknown> = Promise.resolve();
   private aOver = false;
-  private readonly writeWaiters: Array<(event: HoldEvent | undefined) => void> = [];
+  private readonly writeWaiters: Array<(done: { nextDue: bigint } | undefined) => void> = [];
+  /** A's unfenced writes so far: the n-th (from 0) ends the pair due at grant + n × writeEveryMs. */
+  private aWrites = 0;
 
   constructor(
     readonly a: PeerWorker,
@@ -114,11 +121,15 @@ class Holders {
         this.bHold = this.b.hold({ key, holder: 'B', workMs: bWorkMs, writeEveryMs: WRITE_EVERY_MS }, (e) => {
           this.bEvents.push(e);
           if (e.type === 'granted') this.bGranted.resolve(e);
+          if (HOLD_ENDS.includes(e.type)) this.bHoldEnded.resolve(e);
         });
         this.aGranted.resolve(event);
       }
-      if (event.type === 'write' && event.row === 'unfenced')
-        for (const wake of this.writeWaiters.splice(0)) wake(event);
+      if (event.type === 'write' && event.row === 'unfenced') {
+        const grant = BigInt(this.aEvents.find((e) => e.type === 'granted')!.at);
+        const nextDue = grant + BigInt(++this.aWrites * WRITE_EVERY_MS) * 1_000_000n;
+        for (const wake of this.writeWaiters.splice(0)) wake({ nextDue });
+      }
     };
     return this.a.hold({ key, holder: 'A', workMs: aWorkMs, writeEveryMs: WRITE_EVERY_MS }, onA).finally(() => {
       this.aOver = true;
@@ -131,8 +142,8 @@ class Holders {
     return this.bHold;
   }
 
-  /** A's next unfenced write as it comes in, or undefined once A's hold is over. */
-  nextWrite(): Promise<HoldEvent | undefined> {
+  /** See `StrikeContext.nextWriteDone`. */
+  nextWriteDone(): Promise<{ nextDue: bigint } | undefined> {
     return this.aOver ? Promise.resolve(undefined) : new Promise((resolve) => this.writeWaiters.push(resolve));
   }
 
@@ -160,8 +171,9 @@ async function startWorkers(
 
 /**
  * Runs one trial (see the file's comment). Never rejects: a failure is the trial's `error`.
- * B is killed rather than waited for when it was granted only after A's hold ended (its
- * further events change nothing the checker reads), which keeps a trial without overlap short.
+ * B is killed rather than waited for once what it does next changes nothing the checker
+ * reads: when it was granted only after A's hold ended, or once its own hold ended (its
+ * release, which may retry for as long as it may wait for the lock, is not waited for).
  */
 export async function runTrial(options: TrialOptions): Promise<FaultTrial> {
   const { peer, faultCase, rig, ttlMs, store } = options;
@@ -196,14 +208,15 @@ export async function runTrial(options: TrialOptions): Promise<FaultTrial> {
     const strikeIn = Number(BigInt(grant.at) + BigInt(STRIKE_AFTER_MS) * 1_000_000n - process.hrtime.bigint()) / 1e6;
     if (strikeIn > 0) await sleep(strikeIn);
     const trial = holders;
-    record = await rig.strike({ key, a, nextWrite: () => trial.nextWrite() });
+    record = await rig.strike({ key, a, nextWriteDone: () => trial.nextWriteDone() });
     // A hold that ended in the lock's own error still ends with `hold-done`; these are a
     // worker that died or failed, or a hold that never ended.
     error = await aEnded;
     const bEnded = settled(holders.bHeld, bAcquireMs + bWorkMs + 30_000, 'B');
     await Promise.race([holders.bGranted.promise, bEnded]);
-    if (holders.bGrantedAfterA()) b.kill('SIGKILL');
-    else error ??= await bEnded;
+    if (!holders.bGrantedAfterA())
+      error ??= await Promise.race([holders.bHoldEnded.promise.then(() => undefined), bEnded]);
+    b.kill('SIGKILL');
   } catch (caught) {
     error = messageOf(caught);
   } finally {

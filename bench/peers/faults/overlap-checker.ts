@@ -31,6 +31,11 @@ export interface TrialCheck {
   readonly aGranted: boolean;
   /** B was granted the lock at some point in the trial. */
   readonly bGranted: boolean;
+  /**
+   * B's call ended without a grant, rejected (it gave up waiting, or its library failed it:
+   * a dropped connection, say): no overlap then says nothing of the lock's safety.
+   */
+  readonly bFailed: boolean;
   /** A's and B's holds intersect. */
   readonly overlapped: boolean;
   /** The length of that intersection, ms (0 when they do not overlap). */
@@ -103,10 +108,12 @@ export function checkTrial(a: readonly HoldEvent[], b: readonly HoldEvent[], opt
   const holdA = holdOf(a, options.aPaused);
   const holdB = holdOf(b);
   const stale = staleWrites(a, holdB?.granted);
+  const bFailed = !holdB && b.some((event) => event.type === 'hold-done' && event.error !== undefined);
   if (!holdA || !holdB)
     return {
       aGranted: !!holdA,
       bGranted: !!holdB,
+      bFailed,
       overlapped: false,
       overlapMs: 0,
       toldFirst: null,
@@ -120,6 +127,7 @@ export function checkTrial(a: readonly HoldEvent[], b: readonly HoldEvent[], opt
   return {
     aGranted: true,
     bGranted: true,
+    bFailed,
     overlapped: overlapNs > 0n,
     overlapMs: Number(overlapNs) / 1e6,
     toldFirst: toldFirst(a, holdA.granted, holdB.granted),
@@ -154,6 +162,8 @@ export interface TrialSummary {
   readonly trials: number;
   /** Trials in which A was granted the lock. */
   readonly aGranted: number;
+  /** Trials in which B's call failed without a grant (see `TrialCheck.bFailed`). */
+  readonly bFailed: number;
   readonly overlapped: number;
   /** Median and longest overlap of the trials that overlapped, ms; null when none did. */
   readonly overlapMedianMs: number | null;
@@ -176,6 +186,7 @@ export function summarise(checks: readonly TrialCheck[]): TrialSummary {
   return {
     trials: checks.length,
     aGranted: count((c) => c.aGranted),
+    bFailed: count((c) => c.bFailed),
     overlapped: overlaps.length,
     overlapMedianMs: overlaps.length > 0 ? median(overlaps) : null,
     overlapMaxMs: overlaps.length > 0 ? Math.max(...overlaps) : null,

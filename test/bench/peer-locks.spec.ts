@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+
 import { StaleFencingTokenError } from '../../lib';
 import { PgFence } from '../../lib/postgres';
 import { redisKeyOf, zkLockDirOf } from '../../bench/peers/locks/lock-keys';
@@ -188,7 +190,12 @@ describe('peer locks', () => {
           deleted = Promise.all(serversOf(id).map((server) => server.command('DEL', redisKey)));
       });
       await closeCleanly(worker);
-      expect(await deleted).toEqual(serversOf(id).map(() => '1'));
+      // Deleted where it was: on every server, or for redlock-3 on a majority at the least (at
+      // its grant the key may have reached only two of the three; the lock is gone either way).
+      const servers = serversOf(id).length;
+      expect((await deleted)!.filter((reply) => reply === '1').length).toBeGreaterThanOrEqual(
+        Math.floor(servers / 2) + 1,
+      );
 
       const types = events.map((event) => event.type);
       const writes = events.filter((event) => event.type === 'write');
@@ -238,6 +245,19 @@ describe('peer locks', () => {
       { id: `${key}:unfenced`, n: writes.length / 2 },
     ]);
   });
+
+  it('a worker whose parent is gone (its IPC channel closed, no close sent) exits, and its lock is freed', async () => {
+    const key = 'orphan';
+    const orphan = await startWorker('redis-semaphore');
+    const holding = orphan.hold({ key, holder: 'orphan', workMs: 60_000, writeEveryMs: 1_000 }).catch(() => undefined);
+    await waitUntil(async () => (await traces('redis-semaphore', key)).every(Boolean), 'the orphan holds');
+    // What a benchmark that crashed leaves: the channel closes, nobody sends `close`.
+    (orphan as unknown as { child: ChildProcess }).child.disconnect();
+    expect(await orphan.exited).toEqual({ code: 3, signal: null });
+    await holding;
+    // Its connection went with it; the key goes with its TTL at the latest (10 s by default).
+    await waitUntil(async () => !(await traces('redis-semaphore', key)).some(Boolean), 'the key gone', 20_000);
+  }, 40_000);
 
   it("ours: the hold's token is a bigint, and the fence refuses a write with an older one", async () => {
     const key = 'fenced-ours';

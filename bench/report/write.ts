@@ -55,7 +55,8 @@ export function writeFenceReports(results: FenceCostResults, places: ReportPlace
 
 /**
  * A pass with a page of its own (partitions, peers): `<name>-<timestamp>.json` and
- * `latest-<name>.json` in `resultsDir`; `latest-<name>.{json,md}` in `docsDir`.
+ * `latest-<name>.json` in `resultsDir`; `latest-<name>.{json,md}` in `docsDir`. Not on
+ * docs/benchmarks.md's list, which only the main passes' files update.
  */
 export function writePassReports(
   name: string,
@@ -64,29 +65,17 @@ export function writePassReports(
   markdown: () => string,
   places: ReportPlaces,
 ): string[] {
-  const written: string[] = [];
-  const write = (dir: string, file: string, text: string): void => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, file), text);
-    written.push(join(dir, file));
-  };
-  const text = JSON.stringify(results, null, 2) + '\n';
-  if (places.resultsDir) {
-    write(places.resultsDir, `${startedAt.replace(/[:.]/g, '-')}-${name}.json`, text);
-    write(places.resultsDir, `latest-${name}.json`, text);
-  }
-  if (places.docsDir) {
-    write(places.docsDir, `latest-${name}.json`, text);
-    write(places.docsDir, `latest-${name}.md`, markdown());
-  }
-  return written;
+  return writeResults(results, startedAt, `latest-${name}`, places, () => [
+    [`latest-${name}.json`, json(results)],
+    [`latest-${name}.md`, markdown()],
+  ]);
 }
 
-const json = (results: BenchResults | LatencyResults | FenceCostResults): string =>
-  JSON.stringify(results, null, 2) + '\n';
+const json = (results: unknown): string => JSON.stringify(results, null, 2) + '\n';
 
-function writeFiles(
-  results: BenchResults | LatencyResults | FenceCostResults,
+/** The JSON results in `resultsDir` (`<timestamp><suffix>.json` and `<latest>.json`), and `docs()`'s files in `docsDir`. */
+function writeResults(
+  results: unknown,
   startedAt: string,
   latest: string,
   places: ReportPlaces,
@@ -103,8 +92,20 @@ function writeFiles(
     write(places.resultsDir, `${startedAt.replace(/[:.]/g, '-')}${suffix}.json`, json(results));
     write(places.resultsDir, `${latest}.json`, json(results));
   }
+  if (places.docsDir) for (const [file, text] of docs()) write(places.docsDir, file, text);
+  return written;
+}
+
+/** writeResults, then docs/benchmarks.md's list of the committed files (when `docsDir` is given). */
+function writeFiles(
+  results: BenchResults | LatencyResults | FenceCostResults,
+  startedAt: string,
+  latest: string,
+  places: ReportPlaces,
+  docs: () => Array<[file: string, text: string]>,
+): string[] {
+  const written = writeResults(results, startedAt, latest, places, docs);
   if (places.docsDir) {
-    for (const [file, text] of docs()) write(places.docsDir, file, text);
     const page = updateBenchmarksPage(join(places.docsDir, '..', 'benchmarks.md'), places.docsDir);
     if (page) written.push(page);
   }

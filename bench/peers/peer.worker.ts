@@ -29,8 +29,26 @@ import type {
 
 const now = (): string => String(process.hrtime.bigint());
 
+/** Set once `close` came: from then on the channel's end is the worker's own doing. */
+let closing = false;
+
+/**
+ * The parent gone (a benchmark that crashed or was killed): nobody will ever send `close`.
+ * Exit rather than hold connections, and locks, for ever.
+ */
+function parentGone(): void {
+  if (!closing) process.exit(3);
+}
+
+/**
+ * Sends `message` to the parent. A send that fails (EPIPE: the parent closed the channel and
+ * its end is not yet read here, as when the send comes before the channel's EOF in one turn
+ * of the loop) means the parent is gone, never a fault of the worker's.
+ */
 function send(message: PeerWorkerMessage): void {
-  process.send?.(message);
+  process.send?.(message, (error: Error | null) => {
+    if (error) parentGone();
+  });
 }
 
 function messageOf(error: unknown): string {
@@ -211,18 +229,13 @@ async function main(): Promise<void> {
     pool.on('error', () => undefined); // a connection the server closed: the pool drops it
     store = { pool, fence: new PgFence(pool, { table: args.pg.fenceTable }), dataTable: args.pg.dataTable };
   }
-  let closing = false;
   const close = async (): Promise<void> => {
     closing = true;
     await Promise.all([lock.close(), store?.pool.end()]);
     send({ type: 'closed' });
     process.disconnect();
   };
-  // The parent gone (a benchmark that crashed or was killed): nobody will ever send `close`.
-  // Exit rather than hold connections, and locks, for ever.
-  process.on('disconnect', () => {
-    if (!closing) process.exit(3);
-  });
+  process.on('disconnect', parentGone);
   process.on('message', (command: PeerCommand) => {
     const done =
       command.cmd === 'loop'

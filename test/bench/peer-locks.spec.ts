@@ -249,7 +249,9 @@ describe('peer locks', () => {
   it('a worker whose parent is gone (its IPC channel closed, no close sent) exits, and its lock is freed', async () => {
     const key = 'orphan';
     const orphan = await startWorker('redis-semaphore');
-    const holding = orphan.hold({ key, holder: 'orphan', workMs: 60_000, writeEveryMs: 1_000 }).catch(() => undefined);
+    // A write (and an event sent) every 2 ms: a send that comes after the channel closed and
+    // before the worker reads its end fails (EPIPE), and that too means the parent is gone.
+    const holding = orphan.hold({ key, holder: 'orphan', workMs: 60_000, writeEveryMs: 2 }).catch(() => undefined);
     await waitUntil(async () => (await traces('redis-semaphore', key)).every(Boolean), 'the orphan holds');
     // What a benchmark that crashed leaves: the channel closes, nobody sends `close`.
     (orphan as unknown as { child: ChildProcess }).child.disconnect();

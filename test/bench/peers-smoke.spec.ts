@@ -49,7 +49,8 @@ describe('peers pass, --quick', () => {
         [0, 0, 0],
         [0, 0, 0],
       ]);
-      expect(ours.every((row) => row.handoff.n > 0)).toBe(true);
+      // Every handoff sample taken (a pair that measured none is tried again: see speed-pass.ts).
+      expect(ours.map((row) => row.handoff.n)).toEqual([results.speed.counts.handoffs, results.speed.counts.handoffs]);
     });
 
     it('judges both goals at 1 ms each way', () => {

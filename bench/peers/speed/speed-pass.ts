@@ -197,7 +197,7 @@ async function atDelay(
     for (let round = 1; round <= counts.rounds; round++) {
       for (const peer of shuffled(peers)) {
         log(`  round ${round}/${counts.rounds}: ${peer}`);
-        await measure(peer, workers.get(peer)!, serverPids(peer), `${round}`, counts, samples.get(peer)!);
+        await measure(peer, workers.get(peer)!, serverPids(peer), `${round}`, counts, samples.get(peer)!, log);
       }
     }
     return peers.map((peer) => summary(peer, delayMs, samples.get(peer)!));
@@ -244,6 +244,17 @@ const emptySamples = (): Samples => ({
   failures: 0,
 });
 
+/** Pairs tried per handoff sample at most (see `measure`). */
+const HANDOFF_TRIES = 5;
+
+/** Why a handoff pair measured nothing (see `handoffUs`). */
+function missed(holder: CycleRecord, waiter: CycleRecord): string {
+  const ms = (from: string, to: string): string => `${(Number(BigInt(to) - BigInt(from)) / 1e6).toFixed(1)} ms`;
+  return BigInt(waiter.requestedAt) < BigInt(holder.grantedAt)
+    ? `the waiter asked ${ms(waiter.requestedAt, holder.grantedAt)} before the holder's grant`
+    : `the waiter asked ${ms(holder.releasingAt, waiter.requestedAt)} after the holder's release`;
+}
+
 /** One round of one lock: uncontended, handoffs, contenders; each on a key of its own. */
 async function measure(
   peer: PeerId,
@@ -252,6 +263,7 @@ async function measure(
   round: string,
   counts: SpeedCounts,
   into: Samples,
+  log: (line: string) => void,
 ): Promise<void> {
   const key = (what: string): string => `peers-speed-${peer}-${round}-${what}`;
   const failed = (done: { failures: number; firstFailure?: string }): void => {
@@ -271,8 +283,11 @@ async function measure(
     into.serverCpuUs.push(serverNs / 1e3 / alone.cycles.length);
   }
 
-  // Handoffs: the holder holds, the waiter asks a little later; roles alternate.
-  for (let i = 0; i < counts.handoffs; i++) {
+  // Handoffs: the holder holds, the waiter asks a little later; roles alternate. A pair whose
+  // waiter did not ask while the holder held (on a loaded machine the holder's grant may come
+  // after the lag) measured no handoff: it is logged, and another pair tried, up to
+  // HANDOFF_TRIES times the count, so that a round takes `counts.handoffs` samples.
+  for (let i = 0, taken = 0; taken < counts.handoffs && i < counts.handoffs * HANDOFF_TRIES; i++) {
     const [holder, waiter] = i % 2 ? [workers[1], workers[0]] : [workers[0], workers[1]];
     const startAt = process.hrtime.bigint() + 5_000_000n;
     const lagNs = BigInt(counts.handoffLagMs * 1e6);
@@ -284,7 +299,11 @@ async function measure(
     failed(waited);
     into.overlaps += overlappingHolds([held.cycles, waited.cycles]);
     const us = held.cycles[0] && waited.cycles[0] ? handoffUs(held.cycles[0], waited.cycles[0]) : undefined;
-    if (us !== undefined) into.handoffUs.push(us);
+    if (us !== undefined) {
+      into.handoffUs.push(us);
+      taken++;
+    } else if (held.cycles[0] && waited.cycles[0])
+      log(`    ${peer}: handoff pair ${i + 1} measured no handoff (${missed(held.cycles[0], waited.cycles[0])})`);
   }
 
   // Contenders: every worker loops on one key for the same span.

@@ -23,8 +23,11 @@ async function main(): Promise<void> {
       locks,
       args.key,
       async () => {
+        // Listen first: the test signals as soon as it reads `running`, and a SIGUSR2 with no
+        // listener ends the process.
+        const ended = once(process, 'SIGUSR2');
         report('running');
-        await once(process, 'SIGUSR2');
+        await ended;
         report('ran');
       },
       { by: args.by },

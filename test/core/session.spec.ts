@@ -8,6 +8,8 @@ import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
 import { zkConnect, zkPort } from '../support/zk-test-env';
 
+const realSetTimeout = setTimeout;
+
 describe('session layer', () => {
   let fx: LockFixture;
   beforeAll(async () => (fx = await LockFixture.create('session')));
@@ -87,6 +89,39 @@ describe('session layer', () => {
     // Released by close() under a holder that had not released it: told so first.
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     expect(lock.signal.reason.message).toMatch(/the lock client is closing while this holder had not released it/);
+  });
+
+  it('close() while a reconnect is under way leaves no timer of it behind (nothing keeps the process alive)', async () => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      const client = await fx.backend({ connectionString: proxy.connectionString });
+      // node-zookeeper-client arms a timer per connection attempt, cleared once its socket connects or fails.
+      const made: Array<ReturnType<typeof setTimeout>> = [];
+      const arm = jest.spyOn(globalThis, 'setTimeout');
+      arm.mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+        const timer = realSetTimeout(...args);
+        if (new Error().stack?.includes('ConnectionManager')) made.push(timer);
+        return timer;
+      }) as typeof setTimeout);
+      try {
+        const cut = proxy.cutAfter(ZK_OP.exists);
+        // Its loss comes back once the link is gone and the client has begun its next attempt.
+        await expect(client.client.session.exists('/')).rejects.toMatchObject({ zkCode: 'CONNECTION_LOSS' });
+        await cut;
+        expect(client.client.session.isConnected).toBe(false);
+        await client.close();
+      } finally {
+        arm.mockRestore();
+      }
+      expect(made.length).toBeGreaterThan(0); // the attempt under way at close() had armed one
+      // Cleared (a timer that fired is destroyed too, but each would run for the whole connect timeout).
+      expect(made.map((timer) => (timer as unknown as { _destroyed: boolean })._destroyed)).toEqual(
+        made.map(() => true),
+      );
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('gives up on a server that accepts connections but never answers, and tries the next', async () => {

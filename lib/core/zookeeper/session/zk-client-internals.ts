@@ -9,6 +9,8 @@ import type { Client, Transaction } from 'node-zookeeper-client';
 interface ConnectionManagerInternals {
   state: number;
   pendingBuffer?: Buffer | null;
+  /** The timer of the connection attempt under way: cleared by the client only once its socket connects or fails. */
+  connectTimeoutHandler?: ReturnType<typeof setTimeout>;
   socket?: { destroy(): void; cork(): void; uncork(): void; remoteAddress?: string; remotePort?: number };
   on(event: 'state', listener: (state: number) => void): void;
   removeListener(event: 'state', listener: (state: number) => void): void;
@@ -86,12 +88,15 @@ export function whenClientClosed(client: Client): Promise<void> {
 /**
  * Stops a client that cannot send a close request (it is not connected): mark it closing,
  * so that it will not reconnect, and destroy its socket. Without this the client retries a
- * dead server forever.
+ * dead server forever. A connection attempt under way goes with its timer, which the client
+ * clears only once the socket connects or fails (a socket destroyed while connecting does
+ * neither): left, it would keep the process alive for the connect timeout.
  */
 export function forceCloseClient(client: Client): void {
   const cm = manager(client);
   if (cm.state === CM_CLOSED) return;
   cm.setState(CM_CLOSING);
+  clearTimeout(cm.connectTimeoutHandler);
   cm.socket?.destroy();
 }
 

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ReentrantLocker } from '../../lib/index';
+import { ReentrantLocker, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { countsSince } from '../support/request-counts';
+import { TcpProxy, ZK_OP } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait-until';
+import { zkPort } from '../support/zk-test-env';
 
 /** A kept hold's marker as the library names it (see core/port/kept-hold). */
 const MARKER = /^kept-hold-[0-9a-f]{32}-lock-!__WRIT__!__lock__-0000000000$/;
@@ -98,6 +100,50 @@ describe('kept holds: a marker in the lock directory', () => {
     expect(await fx.inspector.exists(path)).toBe(false);
     await lock.release();
   });
+
+  /** A client connected through a proxy of its own, for faults on its link; the proxy stops after `test`. */
+  const throughProxy = async (test: (proxy: TcpProxy, a: ZkLockBackend) => Promise<void>): Promise<void> => {
+    const proxy = new TcpProxy(zkPort());
+    await proxy.start();
+    try {
+      await test(proxy, await fx.backend({ connectionString: proxy.connectionString }));
+    } finally {
+      await proxy.stop();
+    }
+  };
+
+  it('a close whose marker write is answered to nobody (the link cut after the server acted on it) leaves the persistent marker alone: it replaced the ephemeral one in one transaction', () =>
+    throughProxy(async (proxy, a) => {
+      await new ReentrantLocker(a, 10_000).withLock('cut-close', () => undefined, { holdAtLeastMs: 10_000 });
+      const [ephemeral] = (await fx.nodes('cut-close')) ?? [];
+      expect(ephemeral).toMatch(MARKER);
+      // The first write close() sends, whichever form it takes: the link goes once the server
+      // answered it, so the client closes while reconnecting and cannot end its session.
+      const cut = proxy.cutAfter([ZK_OP.create, ZK_OP.multi]);
+      await a.close();
+      await cut;
+      const [marker, ...rest] = (await fx.inspector.children(a.pathOf('cut-close'))) ?? [];
+      expect({ marker, rest }).toEqual({ marker: expect.stringMatching(/^kept-hold-[0-9a-f]{32}$/), rest: [] });
+      expect(await fx.inspector.owner(`${a.pathOf('cut-close')}/${marker}`)).toBeNull(); // persistent
+      await fx.inspector.removeTree(a.pathOf('cut-close')); // the hold would outlast the suite
+    }));
+
+  it('a close after a marker whose create never reached the server (the holder kept its lock node instead) still leaves the persistent marker', () =>
+    throughProxy(async (proxy, a) => {
+      const job = new ReentrantLocker(a, 10_000);
+      await job.withLock('never-made', () => undefined, { holdAtLeastMs: 1 }); // its record exists from now on
+      await sleep(5);
+      let cut: Promise<void> | undefined;
+      // The body's end writes the record (a setData), then creates the marker: that create is cut.
+      await job.withLock('never-made', () => void (cut = proxy.cutBefore(ZK_OP.create)), { holdAtLeastMs: 10_000 });
+      await cut;
+      await waitUntil(() => a.client.session.isConnected, 'the client reconnects');
+      await a.close(); // it releases the lock node the locker kept
+      await job.drain(0); // and the locker's timer for it goes
+      const [marker, ...rest] = (await fx.nodes('never-made')) ?? [];
+      expect({ marker, rest }).toEqual({ marker: expect.stringMatching(/^kept-hold-[0-9a-f]{32}$/), rest: [] });
+      await fx.inspector.removeTree(a.pathOf('never-made')); // the hold would outlast the suite
+    }));
 
   it('no hold, no marker and no extra request: a plain acquire costs what it did, a job that outlasts its hold leaves nothing', async () => {
     const a = await fx.backend({ emptyDirectoryGraceMs: 60_000 }); // a hot lock's directory stays

@@ -50,8 +50,9 @@ export class TcpProxy {
   private readonly links = new Set<Link>();
   private server: Server | undefined;
   private holes = false;
-  private cutOp: number | undefined;
-  /** When set, only a request of `cutOp` on this path is cut (a heartbeat is a delete too). */
+  /** The op codes of the request to cut (the first of any of them). */
+  private cutOps: readonly number[] | undefined;
+  /** When set, only a request of `cutOps` on this path is cut (a heartbeat is a delete too). */
   private cutPath: string | undefined;
   private cutWhen: 'before' | 'after' | 'sent' = 'after';
   private cutDelayMs = 0;
@@ -123,8 +124,8 @@ export class TcpProxy {
     return bytes;
   }
 
-  /** Resolves when the next request with op code `op` has been served and the link cut. */
-  cutAfter(op: number): Promise<void> {
+  /** Resolves when the next request with op code `op` (or any of several) has been served and the link cut. */
+  cutAfter(op: number | readonly number[]): Promise<void> {
     return this.cut(op, 'after');
   }
 
@@ -148,8 +149,8 @@ export class TcpProxy {
     return this.cut(op, 'before', path);
   }
 
-  private cut(op: number, when: 'before' | 'after' | 'sent', path?: string): Promise<void> {
-    this.cutOp = op;
+  private cut(op: number | readonly number[], when: 'before' | 'after' | 'sent', path?: string): Promise<void> {
+    this.cutOps = typeof op === 'number' ? [op] : op;
     this.cutPath = path;
     this.cutWhen = when;
     return new Promise((resolve) => (this.onCut = resolve));
@@ -196,16 +197,19 @@ export class TcpProxy {
       link.sawConnectRequest = true;
       const request = op === undefined ? undefined : requestOf(op, frame);
       if (request) this.requests.push(request);
-      const cutting = request !== undefined && op === this.cutOp && (this.cutPath ?? request.path) === request.path;
+      const cutting =
+        request !== undefined &&
+        this.cutOps?.includes(request.op) === true &&
+        (this.cutPath ?? request.path) === request.path;
       if (cutting && this.cutWhen === 'before') {
-        this.cutOp = undefined;
+        this.cutOps = undefined;
         this.close(link); // the request never reaches the server
         this.onCut?.();
         return;
       }
       link.server.write(frame);
       if (cutting && this.cutWhen === 'sent') {
-        this.cutOp = undefined;
+        this.cutOps = undefined;
         link.client.pause();
         link.server.removeAllListeners('data');
         setTimeout(() => {
@@ -215,7 +219,7 @@ export class TcpProxy {
         return;
       }
       if (cutting) {
-        this.cutOp = undefined;
+        this.cutOps = undefined;
         // The request reaches the server; once the server answers (so it has acted on it),
         // the connection is cut and the answer never reaches the client.
         link.client.pause();

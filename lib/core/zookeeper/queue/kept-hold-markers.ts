@@ -1,3 +1,4 @@
+import type { ZkOperationError } from '../../errors/errors.js';
 import { keptHoldData, keptHoldMsOf, newKeptHoldNode } from '../../port/kept-hold.js';
 import { deadline } from '../../util/deadline.js';
 import { longTimeout, type LongTimeout } from '../../util/long-timeout.js';
@@ -116,24 +117,42 @@ export class KeptHoldMarkers {
   }
 
   /**
-   * At close, before the session ends (and its markers with it): each hold still running is
-   * left behind as a persistent marker for the time it has left (see core/port/kept-hold),
-   * so that our clients honour it to its end; then the timers go. A marker that cannot be
-   * written (no connection) is not retried: the hold then ends with the session for plain
-   * calls (job calls still read their record).
+   * At close, before the session ends: each hold still running is left behind as a
+   * persistent marker for the time it has left (see core/port/kept-hold), so that our
+   * clients honour it to its end; then the timers go. The persistent marker replaces the
+   * ephemeral one in one transaction, so the directory never holds both, whatever becomes of
+   * the session: a close that cannot end it (the connection dropped meanwhile) would
+   * otherwise leave the ephemeral one to Curator's and Kazoo's waiters until ZooKeeper
+   * expires the session. A marker that cannot be written (no connection) is not retried: the
+   * hold then ends with the session for plain calls (job calls still read their record).
    */
   async persist(session: ZkSession): Promise<void> {
     const marks = [...this.pending.values()];
     for (const timer of this.pending.keys()) timer.clear();
     this.pending.clear();
     const by = this.identity.toString('utf8');
-    const creates: Array<Promise<string>> = [];
-    for (const { dir, endsAt } of marks) {
-      const holdMs = endsAt - performance.now(); // measured before the create is sent
-      if (holdMs > 0)
-        creates.push(session.create(`${dir}/${newKeptHoldNode(true)}`, keptHoldData(holdMs, by), 'persistent'));
+    await Promise.allSettled(marks.map((mark) => this.replace(session, mark, by)));
+  }
+
+  /** One hold's persistent marker in place of its ephemeral one (see `persist`). */
+  private async replace(session: ZkSession, { dir, node, endsAt }: Mark, by: string): Promise<void> {
+    const holdMs = endsAt - performance.now(); // measured before the write is sent
+    if (holdMs <= 0) return; // its timer was due: it goes with the session
+    const ephemeral = `${dir}/${node}`;
+    session.letGo(ephemeral);
+    const create = {
+      op: 'create',
+      path: `${dir}/${newKeptHoldNode(true)}`,
+      data: keptHoldData(holdMs, by),
+      mode: 'persistent',
+    } as const;
+    try {
+      await session.multi([create, { op: 'remove', path: ephemeral }]);
+    } catch (error) {
+      // Its own create was refused or lost (its holder kept the lock node instead): the persistent one alone.
+      if (isZkCode(error, 'NO_NODE') && (error as ZkOperationError).path === ephemeral)
+        await session.create(create.path, create.data, create.mode);
     }
-    await Promise.allSettled(creates);
   }
 
   private removeAt(endsAt: number, session: ZkSession, dir: string, node: string): void {
@@ -150,7 +169,7 @@ export class KeptHoldMarkers {
       Math.ceil(endsAt - performance.now()),
       { unref: true },
     );
-    this.pending.set(timer, { dir, endsAt });
+    this.pending.set(timer, { dir, node, endsAt });
   }
 }
 
@@ -162,5 +181,7 @@ function goneAsNull(error: unknown): null {
 /** One of our markers: where, and when its hold ends by `performance.now()`. */
 interface Mark {
   readonly dir: string;
+  /** The ephemeral marker's name. */
+  readonly node: string;
   readonly endsAt: number;
 }

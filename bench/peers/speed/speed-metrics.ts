@@ -11,17 +11,26 @@ export function cyclesPerSecond(cycles: readonly CycleRecord[]): number {
   return cycles.length / (nsBetween(cycles[0].requestedAt, cycles[cycles.length - 1].doneAt) / 1e9);
 }
 
+/** What one handoff pair gave: a sample in µs, or why it measured no handoff. */
+export type Handoff = { readonly us: number } | { readonly missed: string };
+
 /**
  * One handoff: the holder's cycle and the waiter's, the waiter having asked while the
  * holder held. The time from the holder's release (its body's end: `releasingAt`) to the
- * waiter's grant, in µs; undefined when the order was not that (the waiter was granted
- * first, or asked only after the release), so the sample says nothing of a handoff.
+ * waiter's grant, in µs; when the order was not that (the waiter was granted first, or
+ * asked before the holder's grant or at or after its release), the sample says nothing of
+ * a handoff, and the answer says which.
  */
-export function handoffUs(holder: CycleRecord, waiter: CycleRecord): number | undefined {
+export function handoffUs(holder: CycleRecord, waiter: CycleRecord): Handoff {
+  const ms = (from: string, to: string): string => `${(nsBetween(from, to) / 1e6).toFixed(1)} ms`;
   const asked = BigInt(waiter.requestedAt);
-  if (BigInt(waiter.grantedAt) < BigInt(holder.grantedAt)) return undefined;
-  if (asked < BigInt(holder.grantedAt) || asked >= BigInt(holder.releasingAt)) return undefined;
-  return nsBetween(holder.releasingAt, waiter.grantedAt) / 1e3;
+  if (BigInt(waiter.grantedAt) < BigInt(holder.grantedAt))
+    return { missed: `the waiter was granted ${ms(waiter.grantedAt, holder.grantedAt)} before the holder` };
+  if (asked < BigInt(holder.grantedAt))
+    return { missed: `the waiter asked ${ms(waiter.requestedAt, holder.grantedAt)} before the holder's grant` };
+  if (asked >= BigInt(holder.releasingAt))
+    return { missed: `the waiter asked ${ms(holder.releasingAt, waiter.requestedAt)} after the holder's release` };
+  return { us: nsBetween(holder.releasingAt, waiter.grantedAt) / 1e3 };
 }
 
 export interface Spread {

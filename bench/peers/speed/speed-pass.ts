@@ -247,14 +247,6 @@ const emptySamples = (): Samples => ({
 /** Pairs tried per handoff sample at most (see `measure`). */
 const HANDOFF_TRIES = 5;
 
-/** Why a handoff pair measured nothing (see `handoffUs`). */
-function missed(holder: CycleRecord, waiter: CycleRecord): string {
-  const ms = (from: string, to: string): string => `${(Number(BigInt(to) - BigInt(from)) / 1e6).toFixed(1)} ms`;
-  return BigInt(waiter.requestedAt) < BigInt(holder.grantedAt)
-    ? `the waiter asked ${ms(waiter.requestedAt, holder.grantedAt)} before the holder's grant`
-    : `the waiter asked ${ms(holder.releasingAt, waiter.requestedAt)} after the holder's release`;
-}
-
 /** One round of one lock: uncontended, handoffs, contenders; each on a key of its own. */
 async function measure(
   peer: PeerId,
@@ -287,7 +279,8 @@ async function measure(
   // waiter did not ask while the holder held (on a loaded machine the holder's grant may come
   // after the lag) measured no handoff: it is logged, and another pair tried, up to
   // HANDOFF_TRIES times the count, so that a round takes `counts.handoffs` samples.
-  for (let i = 0, taken = 0; taken < counts.handoffs && i < counts.handoffs * HANDOFF_TRIES; i++) {
+  const wanted = into.handoffUs.length + counts.handoffs;
+  for (let i = 0; into.handoffUs.length < wanted && i < counts.handoffs * HANDOFF_TRIES; i++) {
     const [holder, waiter] = i % 2 ? [workers[1], workers[0]] : [workers[0], workers[1]];
     const startAt = process.hrtime.bigint() + 5_000_000n;
     const lagNs = BigInt(counts.handoffLagMs * 1e6);
@@ -298,12 +291,10 @@ async function measure(
     failed(held);
     failed(waited);
     into.overlaps += overlappingHolds([held.cycles, waited.cycles]);
-    const us = held.cycles[0] && waited.cycles[0] ? handoffUs(held.cycles[0], waited.cycles[0]) : undefined;
-    if (us !== undefined) {
-      into.handoffUs.push(us);
-      taken++;
-    } else if (held.cycles[0] && waited.cycles[0])
-      log(`    ${peer}: handoff pair ${i + 1} measured no handoff (${missed(held.cycles[0], waited.cycles[0])})`);
+    if (!held.cycles[0] || !waited.cycles[0]) continue;
+    const handoff = handoffUs(held.cycles[0], waited.cycles[0]);
+    if ('us' in handoff) into.handoffUs.push(handoff.us);
+    else log(`    ${peer}: handoff pair ${i + 1} measured no handoff (${handoff.missed})`);
   }
 
   // Contenders: every worker loops on one key for the same span.

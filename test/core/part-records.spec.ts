@@ -1,6 +1,10 @@
+import * as zookeeper from 'node-zookeeper-client';
+
 import { Partitioner, type ZkLockBackend } from '../../lib/index';
+import { encodeLockName } from '../../lib/core/naming/lock-name-codec';
 import { heldNode } from '../../lib/core/port/lock-backend';
 import { writeWhileHolding } from '../../lib/core/util/write-while-holding';
+import { closeRawClient, openRawClient } from '../harness/raw-client';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
 
@@ -76,6 +80,48 @@ describe("a part's record (node and fencing token of its owner), on ZooKeeper", 
       expect(await client.readRecord('partition:stale/0')).toMatchObject({ data: fresh, version: 1 });
     } finally {
       await next.release();
+    }
+  });
+
+  it('refused by ZooKeeper (an ACL): reported as a warning naming the part; the part is owned all the same', async () => {
+    const raw = await openRawClient(fx.connectionString);
+    const path = `${fx.rootPath}-records/${encodeLockName('partition:acl/0')}`;
+    const anyone = new zookeeper.Id('world', 'anyone');
+    const setAcl = (acls: zookeeper.ACL[]): Promise<void> =>
+      new Promise((resolve, reject) =>
+        raw.client.setACL(path, acls, -1, (error) => (error ? reject(error) : resolve())),
+      );
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const member = (id: string): Partitioner<number> =>
+      new Partitioner(clients[0], 'acl', { partitions: 1, memberId: id });
+    const first = member('first');
+    const second = member('second');
+    try {
+      await first.start();
+      await waitUntil(
+        async () => (await clients[0].readRecord('partition:acl/0'))?.data.member === 'first',
+        'the first record',
+      );
+      await first.stop();
+      // Nobody may write the record now: the next owner's write is refused with NO_AUTH.
+      await setAcl([new zookeeper.ACL(zookeeper.Permission.READ, anyone)]);
+      await second.start();
+      await waitUntil(() => warn.mock.calls.length > 0, 'the warning');
+      expect(warn.mock.calls).toEqual([
+        [
+          expect.stringMatching(
+            /^The record of part "0" of group "acl" could not be written \(.*NO_AUTH.*\); this member owns the part/,
+          ),
+          { code: 'NESTJS_ZK_LOCK_RECORD' },
+        ],
+      ]);
+      expect(second.owned()).toEqual([0]);
+      expect(await clients[0].readRecord('partition:acl/0')).toMatchObject({ data: { member: 'first' }, version: 0 });
+    } finally {
+      warn.mockRestore();
+      await Promise.all([first.stop(), second.stop()]);
+      await setAcl([new zookeeper.ACL(zookeeper.Permission.ALL, anyone)]).catch(() => undefined);
+      await closeRawClient(raw.client);
     }
   });
 });

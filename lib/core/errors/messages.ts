@@ -206,6 +206,8 @@ export const partitionMessages = {
     `A partition listener of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the partitioner goes on. Catch errors inside the listener.`,
   onRevokedThrew: (group: string, error: unknown): string =>
     `onRevoked of group "${group}" threw (${error instanceof Error ? error.message : String(error)}); the revoked parts are released anyway. Catch errors inside onRevoked.`,
+  recordNotWritten: (group: string, part: string, error: unknown): string =>
+    `The record of part ${JSON.stringify(part)} of group "${group}" could not be written (${error instanceof Error ? error.message : String(error)}); this member owns the part all the same, but \`partitions ${group}\` shows no fencing token for it. Let this client write under the records' root (its ACL).`,
   joinedTwice: (group: string): string =>
     `a group this application has not joined yet: it is a member of group "${group}" already (PartitionService.join once per group; get that one with partitioner("${group}"))`,
   unknownPart: (group: string, part: unknown): string =>

@@ -325,8 +325,9 @@ export class Partitioner<T extends Partitions = Partitions> {
   /**
    * Publishes the ownership (node and fencing token) in the part's record, for the CLI:
    * one write per grant, made `whileHolding` the part lock, so it cannot land once the
-   * lock is gone. Given up once the ownership ends; a record that could not be written
-   * only leaves the token unshown.
+   * lock is gone. Tried again while ZooKeeper cannot be reached, given up once the ownership
+   * ends; a write ZooKeeper refused (an ACL, say) leaves the token unshown and is reported
+   * as a process warning, since nobody awaits it.
    */
   private async publish(key: string, owned: OwnedPart): Promise<void> {
     const { handle } = owned;
@@ -338,7 +339,14 @@ export class Partitioner<T extends Partitions = Partitions> {
       return slot?.state === 'held' && slot.owned === owned && owned.view.isHeld();
     };
     await writeWhileHolding(this.backend, this.options.parts.lockOf(key), { ...record }, handle, holding).catch(
-      () => false,
+      (error: unknown) => {
+        // Compared by code: the backend may come from another copy of the package. A closed
+        // client is a stop under way: nothing is wrong.
+        if ((error as { code?: unknown } | null)?.code === 'CLIENT_CLOSED') return;
+        process.emitWarning(partitionMessages.recordNotWritten(this.group, key, error), {
+          code: 'NESTJS_ZK_LOCK_RECORD',
+        });
+      },
     );
   }
 

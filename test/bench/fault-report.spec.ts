@@ -1,16 +1,6 @@
 import { faultMarkdown, type FaultResults, type FaultRow } from '../../bench/peers/faults/fault-pass';
 import { summarise, type TrialCheck } from '../../bench/peers/faults/overlap-checker';
-
-const check = (over: Partial<TrialCheck>): TrialCheck => ({
-  aGranted: true,
-  bGranted: true,
-  bFailed: false,
-  overlapped: false,
-  overlapMs: 0,
-  toldFirst: null,
-  staleWrites: { fenced: { landed: 0, refused: 0 }, unfenced: { landed: 0 } },
-  ...over,
-});
+import { trialCheck } from '../support/trial-check';
 
 const row = (
   peer: FaultRow['peer'],
@@ -44,17 +34,17 @@ describe('the fault trials tables (faultMarkdown)', () => {
     const markdown = faultMarkdown(
       results([
         row('ours', true, [
-          check({ toldFirst: false, staleWrites: { fenced: { landed: 0, refused: 3 }, unfenced: { landed: 0 } } }),
-          check({}),
+          trialCheck({ toldFirst: false, staleWrites: { fenced: { landed: 0, refused: 3 }, unfenced: { landed: 0 } } }),
+          trialCheck({}),
         ]),
         row('murlock', false, [
-          check({
+          trialCheck({
             overlapped: true,
             overlapMs: 2950.4,
             toldFirst: false,
             staleWrites: { fenced: { landed: 0, refused: 0 }, unfenced: { landed: 59 } },
           }),
-          check({ bGranted: false, bFailed: true }),
+          trialCheck({ bGranted: false, bFailed: true }),
         ]),
         row('redlock-3', false, [], { fault: 'failover', notApplicable: 'n/a: no replica' }),
       ]),

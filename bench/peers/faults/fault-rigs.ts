@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisServer, type RedisPersistence } from '../../../test/support/redis/redis-server.js';
 import { ZkEnsemble } from '../../../test/support/zookeeper/zk-ensemble.js';
 import { ZkServer } from '../../../test/support/zookeeper/zk-server.js';
+import { resumeGuard } from '../../support/resume-guard.js';
 import { redisKeyOf } from '../locks/lock-keys.js';
 import type { PeerId } from '../peer-lock.js';
 import type { PeerWorker } from '../peer-worker.js';
@@ -26,6 +27,8 @@ export const FAULT_TTLS = 1.5;
 const PAUSE_MARGIN_MS = 10;
 /** How many of A's writes a pause waits through for such a gap. */
 const PAUSE_TRIES = 40;
+/** How long after a pause's end its resume guard resumes A, if nobody else did (see `resumeGuard`). */
+const RESUME_GUARD_SLACK_MS = 2_000;
 
 export interface RigOptions {
   readonly peer: PeerId;
@@ -224,6 +227,9 @@ async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRe
   }
   // Each time is read before its signal is sent, so that every event A stamps after waking
   // is later than `to`.
+  // Should this process be killed meanwhile, the guard resumes A (which then exits, its
+  // parent gone) a little after the pause would have ended.
+  const guard = resumeGuard(context.a.pid, pauseMs + RESUME_GUARD_SLACK_MS);
   const from = String(process.hrtime.bigint());
   context.a.kill('SIGSTOP');
   let to: string;
@@ -232,6 +238,7 @@ async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRe
   } finally {
     to = String(process.hrtime.bigint());
     context.a.kill('SIGCONT');
+    guard.cancel();
   }
   return { aPaused: { from, to, betweenWrites: between } };
 }

@@ -8,6 +8,7 @@ import { leaderLockName } from '../core/leader/leader-group.js';
 import { LeaderElection, type LeadershipListener } from '../core/leader/leader-election.js';
 import type { LeaderTerm } from '../core/leader/leadership-term.js';
 import type { LockBackend } from '../core/port/lock-backend.js';
+import { BootstrapLifecycle } from './bootstrap-lifecycle.js';
 import { leadershipRegistry, type LeadershipLike } from './service-registry.js';
 import { LockService } from './lock.service.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
@@ -24,7 +25,7 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
 export class LeadershipService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly elections = new Map<string, LeaderElection>();
   private readonly joined = new Set<string>();
-  private state: 'created' | 'running' | 'closed' = 'created';
+  private readonly lifecycle: BootstrapLifecycle;
   /** Subscriptions of `observe()`: completed at shutdown, before the client closes. */
   private readonly observers = new Map<Subscriber<LeaderInfo | null>, () => void>();
   /** How `@WhenLeader` runs a method here (not public API: the decorator is). */
@@ -37,6 +38,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
     private readonly lockService: LockService,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
   ) {
+    this.lifecycle = new BootstrapLifecycle(backend);
     leadershipRegistry.register(lockService, this.runner);
   }
 
@@ -47,7 +49,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   join(group: string): void {
     const election = this.electionOf(group);
     this.joined.add(group);
-    if (this.state === 'running') election.start();
+    if (this.lifecycle.running) election.start();
   }
 
   /** Leaves the election of `group`; if this instance leads it, it steps down at once. */
@@ -75,7 +77,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
   observe(group: string): Observable<LeaderInfo | null> {
     leaderLockName(group);
     return new Observable<LeaderInfo | null>((subscriber) => {
-      if (this.state === 'closed') return subscriber.complete();
+      if (this.lifecycle.closed) return subscriber.complete();
       const election = this.elections.get(group) ?? new LeaderElection(this.backend, group);
       this.observers.set(
         subscriber,
@@ -127,19 +129,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
    * connection, and a failure is left to `LockService` to report (it fails start-up).
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.state !== 'created') return;
-    if (this.joined.size === 0) {
-      this.state = 'running'; // nothing to connect for: a later join() connects the backend on first use
-      return;
-    }
-    try {
-      await this.backend.start();
-    } catch {
-      this.state = 'closed';
-      return;
-    }
-    if (this.state !== 'created') return; // shut down meanwhile
-    this.state = 'running';
+    if (!(await this.lifecycle.bootstrap(this.joined.size > 0))) return;
     for (const group of this.joined) this.elections.get(group)?.start();
   }
 
@@ -151,7 +141,7 @@ export class LeadershipService implements OnApplicationBootstrap, BeforeApplicat
    * `beforeApplicationShutdown`.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.state = 'closed';
+    this.lifecycle.shutdown();
     leadershipRegistry.unregister(this.lockService, this.runner);
     for (const [subscriber, unsubscribe] of this.observers) {
       unsubscribe();

@@ -6,6 +6,7 @@ import { Partitioner } from '../core/partition/partitioner.js';
 import type { PartOf, PartitionerOptions, Partitions } from '../core/partition/partitioner-options.js';
 import type { PartitionHandle } from '../core/partition/owned-part.js';
 import type { LockBackend } from '../core/port/lock-backend.js';
+import { BootstrapLifecycle } from './bootstrap-lifecycle.js';
 import { ZK_LOCK_BACKEND, ZK_LOCK_RESOLVED_OPTIONS } from './zk-lock.constants.js';
 import type { LockServiceOptions } from './zk-lock-module.options.js';
 
@@ -30,12 +31,15 @@ import type { LockServiceOptions } from './zk-lock-module.options.js';
 @Injectable()
 export class PartitionService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly partitioners = new Map<string, Partitioner>();
-  private state: 'created' | 'running' | 'closed' = 'created';
+
+  private readonly lifecycle: BootstrapLifecycle;
 
   constructor(
     @Inject(ZK_LOCK_BACKEND) private readonly backend: LockBackend,
     @Inject(ZK_LOCK_RESOLVED_OPTIONS) private readonly options: LockServiceOptions,
-  ) {}
+  ) {
+    this.lifecycle = new BootstrapLifecycle(backend);
+  }
 
   /**
    * Makes this instance a member of `group` with these options (those of `Partitioner`;
@@ -51,7 +55,7 @@ export class PartitionService implements OnApplicationBootstrap, BeforeApplicati
     const withGrace = { revokeGraceMs: this.options.shutdownGraceMs, ...options };
     const partitioner = new Partitioner(this.backend, group, withGrace);
     this.partitioners.set(group, partitioner as unknown as Partitioner);
-    if (this.state === 'running') void partitioner.start().catch(() => undefined); // awaited by the caller's own start()
+    if (this.lifecycle.running) void partitioner.start().catch(() => undefined); // awaited by the caller's own start()
     return partitioner;
   }
 
@@ -83,19 +87,7 @@ export class PartitionService implements OnApplicationBootstrap, BeforeApplicati
    * start-up naming the connection string.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.state !== 'created') return;
-    if (this.partitioners.size === 0) {
-      this.state = 'running';
-      return;
-    }
-    try {
-      await this.backend.start();
-    } catch {
-      this.state = 'closed';
-      return;
-    }
-    if (this.state !== 'created') return; // shut down meanwhile
-    this.state = 'running';
+    if (!(await this.lifecycle.bootstrap(this.partitioners.size > 0))) return;
     await Promise.all([...this.partitioners.values()].map((partitioner) => partitioner.start()));
   }
 
@@ -106,7 +98,7 @@ export class PartitionService implements OnApplicationBootstrap, BeforeApplicati
    * calls after every module's `beforeApplicationShutdown`.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.state = 'closed';
+    this.lifecycle.shutdown();
     await Promise.all([...this.partitioners.values()].map((partitioner) => partitioner.stop()));
   }
 }

@@ -6,6 +6,9 @@ import { redisKeyOf, zkLockDirOf } from '../../bench/peers/locks/lock-keys';
 import { openPeer } from '../../bench/peers/locks/open-peer';
 import { PEER_IDS, type PeerConfig, type PeerId } from '../../bench/peers/peer-lock';
 import { PeerWorker } from '../../bench/peers/peer-worker';
+import { ROUND_TRIPS_WAITED } from '../../bench/peers/speed/speed-report';
+import { DelayProxy } from '../../bench/support/delay-proxy';
+import { nsBetween } from '../../bench/support/sample-stats';
 import type { HoldEvent } from '../../bench/peers/peer-worker.protocol';
 import { overlaps, type Section } from '../support/grant-intervals.checks';
 import { PgFixture, pgUrl } from '../support/postgres/pg-test-env';
@@ -170,6 +173,40 @@ describe('peer locks', () => {
       await Promise.all(pair.map(closeCleanly));
     });
   });
+
+  /**
+   * The peers page's "round trips waited" per cycle (ROUND_TRIPS_WAITED), measured: through
+   * a delay far longer than the servers' and clients' own work, the fastest of a few
+   * uncontended cycles takes that many round trips and less than one more.
+   */
+  it.each(PEER_IDS)(
+    '%s: an uncontended cycle waits for as many round trips as the peers page says',
+    async (id) => {
+      const oneWayMs = 50;
+      const rttMs = 2 * oneWayMs;
+      const proxy = await DelayProxy.startMany([zkConnect(), ...redis.map((server) => server.endpoint)], oneWayMs);
+      try {
+        const [zkEndpoint, ...redisEndpoints] = proxy.endpoints;
+        const endpoints = id === 'ours' ? [zkEndpoint] : id === 'redlock-3' ? redisEndpoints : [redisEndpoints[0]];
+        const worker = await startWorker(id, { endpoints, acquireTimeoutMs: 30_000 });
+        const { cycles, failures, firstFailure } = await worker.loop({ key: `rtt-${id}`, cycles: 6, holdMs: 0 });
+        await closeCleanly(worker);
+        expect({ failures, firstFailure, cycles: cycles.length }).toEqual({
+          failures: 0,
+          firstFailure: undefined,
+          cycles: 6,
+        });
+        const fastestMs = Math.min(...cycles.map((cycle) => nsBetween(cycle.requestedAt, cycle.doneAt) / 1e6));
+        // The fastest cycle is in the object, so a failure shows it.
+        expect({ roundTrips: Math.floor(fastestMs / rttMs), fastestMs }).toMatchObject({
+          roundTrips: ROUND_TRIPS_WAITED[id],
+        });
+      } finally {
+        await proxy.stop();
+      }
+    },
+    60_000,
+  );
 
   const REDIS_PEERS = PEER_IDS.filter((id) => id !== 'ours');
   /** The Redis locks that tell a holder its lock is gone (redlock's signal, redis-semaphore's onLockLost). */

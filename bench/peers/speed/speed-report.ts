@@ -101,21 +101,27 @@ export function goalTable(goals: readonly GoalRow[]): string[] {
 
 /**
  * What decides each figure at the goals' delay: the round trips a cycle or a handoff waits
- * for (counted from each library's code, see docs/compare.md), and what is left over, the
- * servers' and clients' own work, measured as the difference.
+ * for (`ROUND_TRIPS_WAITED`), and what is left over, the servers' and clients' own work,
+ * measured as the difference.
  */
+/**
+ * The round trips an uncontended cycle (acquire, then release) of each lock waits for,
+ * counted from each library's code (see docs/compare.md) and measured through a long delay
+ * by test/bench/peer-locks.spec.ts.
+ */
+export const ROUND_TRIPS_WAITED: Readonly<Record<PeerId, number>> = {
+  ours: 1, // create and getChildren sent together; the release's delete is not waited for
+  'redlock-1': 2, // the acquire's script, then the release's script
+  'redlock-3': 2, // the same on three servers at once: the slowest of three answers
+  'redis-semaphore': 2,
+  'nest-redlock': 2,
+  murlock: 2,
+};
+
 export function whatDecides(results: SpeedResults): string[] {
   const rows = results.rows.filter((row) => row.delayMs === GOAL_DELAY_MS);
   if (rows.length === 0) return [];
   const rtt = 2 * GOAL_DELAY_MS;
-  const waited: Record<PeerId, number> = {
-    ours: 1, // create and getChildren sent together; the release's delete is not waited for
-    'redlock-1': 2, // the acquire's script, then the release's script
-    'redlock-3': 2, // the same on three servers at once: the slowest of three answers
-    'redis-semaphore': 2,
-    'nest-redlock': 2,
-    murlock: 2,
-  };
   const lines = [
     `At ${GOAL_DELAY_MS} ms each way a round trip is ${rtt} ms. An uncontended cycle of this library waits for one ` +
       '(the create of its node and the read of the queue are sent together; the release sends its delete and returns, ' +
@@ -129,8 +135,9 @@ export function whatDecides(results: SpeedResults): string[] {
   ];
   for (const row of rows) {
     const cycleMs = 1e3 / row.uncontended.cyclesPerSecond;
+    const waited = ROUND_TRIPS_WAITED[row.peer];
     lines.push(
-      `| ${row.peer} | ${num(cycleMs)} ms | ${waited[row.peer]} (${waited[row.peer] * rtt} ms) | ${num(cycleMs - waited[row.peer] * rtt)} ms |`,
+      `| ${row.peer} | ${num(cycleMs)} ms | ${waited} (${waited * rtt} ms) | ${num(cycleMs - waited * rtt)} ms |`,
     );
   }
   lines.push(

@@ -16,7 +16,7 @@ import { closeRawClient, createNode, openRawClient, statOf, type RawClient } fro
 import { LockFixture } from '../support/lock-fixture';
 import { TcpProxy, ZK_OP, type ProxiedRequest } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait-for';
-import { zkConnect, zkPort } from '../support/zk-test-env';
+import { ZkServer } from '../support/zookeeper/zk-server';
 
 const GUID = '0123456789abcdef0123456789abcdef';
 
@@ -36,6 +36,16 @@ const MODES = [
   { title: 'one request a read (a server before 3.6)', multiRead: false },
 ] as const;
 
+/**
+ * On a server of its own, with tickTime 1000 (sessions up to 20 s): the cost tests hold a
+ * watcher's replies across several steps, and the suite's server caps every session at 4 s
+ * (20 × tickTime 200), under the 10 s the watcher asks for, so on a heavily loaded machine
+ * (a load average above 13) those steps outlasted its session.
+ */
+const server = new ZkServer({ tickTime: 1000 });
+beforeAll(() => server.start());
+afterAll(() => server.destroy());
+
 describe.each(MODES)(
   'locks(): who holds and who waits, for every lock under the root, reading $title',
   ({ multiRead }) => {
@@ -44,9 +54,9 @@ describe.each(MODES)(
     /** In the second mode, every client connects through this proxy, which answers `srvr` as 3.5. */
     let older: TcpProxy | undefined;
     beforeAll(async () => {
-      raw = await openRawClient(zkConnect());
+      raw = await openRawClient(server.connectionString);
       if (multiRead) return;
-      older = new TcpProxy(zkPort());
+      older = new TcpProxy(server.clientPort);
       older.fourLetterReply = SRVR_35;
       await older.start();
     });
@@ -55,7 +65,7 @@ describe.each(MODES)(
       await older?.stop();
     });
     // A root of its own for each case: each lists everything under it.
-    beforeEach(async () => (fx = await LockFixture.create('listing')));
+    beforeEach(async () => (fx = await LockFixture.create('listing', server.connectionString)));
     afterEach(() => fx.cleanup());
 
     /** A lock client that knows already whether its server takes a multiRead. */
@@ -297,7 +307,7 @@ describe.each(MODES)(
       let proxy: TcpProxy;
       let watcher: ZkLockBackend;
       beforeEach(async () => {
-        proxy = new TcpProxy(zkPort());
+        proxy = new TcpProxy(server.clientPort);
         await proxy.start();
         proxy.fourLetterReply = multiRead ? undefined : SRVR_35;
         // A session timeout long enough that replies held for a moment never look like a silent server.

@@ -335,12 +335,16 @@ describe('benchmark harness, a latency pass', () => {
       ['curator', 'kazoo', 'ours', 'raw'].flatMap((impl) => [`${impl}#1`, `${impl}#2`]),
     );
     expect(network.proxy.connections).toBeGreaterThanOrEqual(pass.meta.clockChecks.length + 1);
-    // Held at least the delay asked, each way; a read through it slower than one sent directly.
+    // Held at least the delay asked, each way; so every read of the ping through it (its session
+    // went through it: the + 1 above) took at least the delay both ways. Not compared with the
+    // direct read: on a loaded machine a wait for the CPU of a few ms outweighs the 0.5 ms added,
+    // either way (two busy loops beside CI: 2.5 ms direct against 1.4 ms through it).
     for (const lane of [network.proxy.toServer, network.proxy.toClient]) {
       expect(lane.chunks).toBeGreaterThan(0);
       expect(lane.p50Us).toBeGreaterThanOrEqual(250);
     }
-    expect(network.pingProxiedUs).toBeGreaterThan(network.pingDirectUs);
+    expect(network.pingProxiedUs).toBeGreaterThanOrEqual(2 * 250);
+    expect(network.pingDirectUs).toBeGreaterThan(0);
     expect(pass.targets.map((t) => t.id)).toEqual(['L1', 'L1b', 'L1k', 'L1g', 'L2', 'L2b', 'L7', 'L7c', 'L8c']);
     // Below 1 ms each way the uncontended goal is reported only; the handoff and multi-lock goals hold at every delay.
     const verdict = (id: string) => pass.targets.find((t) => t.id === id)!.pass;

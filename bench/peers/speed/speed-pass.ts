@@ -7,7 +7,7 @@
  */
 import { processCpuNs } from '../../support/cpu.js';
 import { DelayProxy } from '../../support/delay-proxy.js';
-import { median, shuffled } from '../../support/sample-stats.js';
+import { median, nsBetween, shuffled } from '../../support/sample-stats.js';
 import { openZkTarget, type ZkTarget } from '../../support/zookeeper-target.js';
 import { RedisServer } from '../../../test/support/redis/redis-server.js';
 import { PEER_IDS, type PeerId } from '../peer-lock.js';
@@ -246,6 +246,8 @@ const emptySamples = (): Samples => ({
 
 /** Pairs tried per handoff sample at most (see `measure`). */
 const HANDOFF_TRIES = 5;
+/** The longest the waiter's lag grows to after pairs that measured nothing (see `measure`). */
+const MAX_HANDOFF_LAG_MS = 1_000;
 
 /** One round of one lock: uncontended, handoffs, contenders; each on a key of its own. */
 async function measure(
@@ -278,14 +280,19 @@ async function measure(
   // Handoffs: the holder holds, the waiter asks a little later; roles alternate. A pair whose
   // waiter did not ask while the holder held (on a loaded machine the holder's grant may come
   // after the lag) measured no handoff: it is logged, and another pair tried, up to
-  // HANDOFF_TRIES times the count, so that a round takes `counts.handoffs` samples.
+  // HANDOFF_TRIES times the count, so that a round takes `counts.handoffs` samples. After such
+  // a pair the lag grows to the holder's grant time plus the lag asked, and the hold with it
+  // (the waiter still asks well inside it): what a handoff measures, the holder's release to
+  // the waiter's grant, does not depend on either.
   const wanted = into.handoffUs.length + counts.handoffs;
+  let lagMs = counts.handoffLagMs;
   for (let i = 0; into.handoffUs.length < wanted && i < counts.handoffs * HANDOFF_TRIES; i++) {
     const [holder, waiter] = i % 2 ? [workers[1], workers[0]] : [workers[0], workers[1]];
     const startAt = process.hrtime.bigint() + 5_000_000n;
-    const lagNs = BigInt(counts.handoffLagMs * 1e6);
+    const lagNs = BigInt(Math.round(lagMs * 1e6));
+    const holdMs = counts.handoffHoldMs + (lagMs - counts.handoffLagMs);
     const [held, waited] = await Promise.all([
-      holder.loop({ cmd: 'loop', key: key('h'), cycles: 1, holdMs: counts.handoffHoldMs, startAt: String(startAt) }),
+      holder.loop({ cmd: 'loop', key: key('h'), cycles: 1, holdMs, startAt: String(startAt) }),
       waiter.loop({ cmd: 'loop', key: key('h'), cycles: 1, holdMs: 0, startAt: String(startAt + lagNs) }),
     ]);
     failed(held);
@@ -294,7 +301,11 @@ async function measure(
     if (!held.cycles[0] || !waited.cycles[0]) continue;
     const handoff = handoffUs(held.cycles[0], waited.cycles[0]);
     if ('us' in handoff) into.handoffUs.push(handoff.us);
-    else log(`    ${peer}: handoff pair ${i + 1} measured no handoff (${handoff.missed})`);
+    else {
+      log(`    ${peer}: handoff pair ${i + 1} measured no handoff (${handoff.missed})`);
+      const grantMs = nsBetween(held.cycles[0].requestedAt, held.cycles[0].grantedAt) / 1e6;
+      lagMs = Math.min(MAX_HANDOFF_LAG_MS, Math.max(lagMs, grantMs + counts.handoffLagMs));
+    }
   }
 
   // Contenders: every worker loops on one key for the same span.

@@ -28,7 +28,7 @@ const PAUSE_MARGIN_MS = 10;
 /** How many of A's writes a pause waits through for such a gap. */
 const PAUSE_TRIES = 40;
 /** How long after a pause's end its resume guard resumes A, if nobody else did (see `resumeGuard`). */
-const RESUME_GUARD_SLACK_MS = 2_000;
+const RESUME_GUARD_SLACK_MS = 10_000;
 
 export interface RigOptions {
   readonly peer: PeerId;
@@ -219,6 +219,11 @@ class StandingRig implements FaultRig {
  * so slow that A writes back to back), it strikes anyway, and says so (`betweenWrites` false).
  */
 async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRecord> {
+  // Should this process be killed during the pause, the guard resumes A (which then exits, its
+  // parent gone) a while after the pause would have ended. Taken before the search for a gap
+  // between A's writes: spawning it between that search and the stop would move the stop into
+  // a write (a stale write then lands, and the trial says it struck between writes).
+  const guard = resumeGuard(context.a.pid, pauseMs + RESUME_GUARD_SLACK_MS);
   let between = false;
   for (let tries = 0; tries < PAUSE_TRIES && !between; tries++) {
     const done = await context.nextWriteDone();
@@ -227,9 +232,6 @@ async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRe
   }
   // Each time is read before its signal is sent, so that every event A stamps after waking
   // is later than `to`.
-  // Should this process be killed meanwhile, the guard resumes A (which then exits, its
-  // parent gone) a little after the pause would have ended.
-  const guard = resumeGuard(context.a.pid, pauseMs + RESUME_GUARD_SLACK_MS);
   const from = String(process.hrtime.bigint());
   context.a.kill('SIGSTOP');
   let to: string;

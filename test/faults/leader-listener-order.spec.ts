@@ -1,6 +1,7 @@
 import { LeaderElection, type LeadershipChange, type ZkLockBackend } from '../../lib/index';
 import { LockFixture } from '../support/lock-fixture';
 import { waitUntil } from '../support/wait-until';
+import { ZkServer } from '../support/zookeeper/zk-server';
 
 /**
  * What a leadership listener is told when the change it hears of is undone while the
@@ -29,13 +30,28 @@ class Listener {
 }
 
 describe('leadership listeners told every change in order', () => {
+  /**
+   * On a server of its own, with tickTime 500 (sessions up to 10 s): the blocked-loop test
+   * needs candidates whose sessions outlive the block by far. A session cannot prove itself
+   * again after a block until a read answered after it is a pair gap (0.3 T) old, so on the
+   * suite's server (sessions up to 4 s) a 2.6 s block put the other candidate's session at
+   * risk 0.5 s after its grant, and it stepped down to a queue that the first candidate,
+   * on a new session, now headed.
+   */
+  const server = new ZkServer({ tickTime: 500 });
   let fx: LockFixture;
   const elections: LeaderElection[] = [];
-  beforeAll(async () => (fx = await LockFixture.create('leader-listener-order')));
+  beforeAll(async () => {
+    await server.start();
+    fx = await LockFixture.create('leader-listener-order', server.connectionString);
+  });
   afterEach(async () => {
     await Promise.all(elections.splice(0).map((e) => e.stop()));
   });
-  afterAll(() => fx.cleanup());
+  afterAll(async () => {
+    await fx.cleanup();
+    await server.destroy();
+  });
 
   const elect = (backend: ZkLockBackend, group: string): LeaderElection => {
     const election = new LeaderElection(backend, group, { retryDelayMs: 20 });
@@ -83,10 +99,11 @@ describe('leadership listeners told every change in order', () => {
   });
 
   it('an event loop blocked past the session while the listeners are told: the loss found by one listener reaches the next before its `true`', async () => {
-    // a: a short session (2 s), b: a long one (4 s) that outlives the block.
+    // a: a short session (2 s, expired by the server within 2.5 s of a's last word), b and c: long
+    // ones (10 s) that outlive the block and the pair gap (3 s) after it that b's proof needs.
     const a = await fx.backend({ identity: 'a', sessionTimeoutMs: 2000 });
-    const b = await fx.backend({ identity: 'b', sessionTimeoutMs: 4000 });
-    const c = await fx.backend({ identity: 'c', sessionTimeoutMs: 4000 });
+    const b = await fx.backend({ identity: 'b', sessionTimeoutMs: 10_000 });
+    const c = await fx.backend({ identity: 'c', sessionTimeoutMs: 10_000 });
     const ec = elect(c, 'blocked');
     ec.start();
     await waitUntil(() => ec.isLeader, 'c leads first');

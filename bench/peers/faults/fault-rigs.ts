@@ -224,25 +224,29 @@ async function pauseA(context: StrikeContext, pauseMs: number): Promise<StrikeRe
   // between A's writes: spawning it between that search and the stop would move the stop into
   // a write (a stale write then lands, and the trial says it struck between writes).
   const guard = resumeGuard(context.a.pid, pauseMs + RESUME_GUARD_SLACK_MS);
-  let between = false;
-  for (let tries = 0; tries < PAUSE_TRIES && !between; tries++) {
-    const done = await context.nextWriteDone();
-    if (!done) break;
-    between = process.hrtime.bigint() + BigInt(PAUSE_MARGIN_MS) * 1_000_000n < done.nextDue;
-  }
-  // Each time is read before its signal is sent, so that every event A stamps after waking
-  // is later than `to`.
-  const from = String(process.hrtime.bigint());
-  context.a.kill('SIGSTOP');
-  let to: string;
   try {
-    await sleep(pauseMs);
+    let between = false;
+    for (let tries = 0; tries < PAUSE_TRIES && !between; tries++) {
+      const done = await context.nextWriteDone();
+      if (!done) break;
+      between = process.hrtime.bigint() + BigInt(PAUSE_MARGIN_MS) * 1_000_000n < done.nextDue;
+    }
+    // Each time is read before its signal is sent, so that every event A stamps after waking
+    // is later than `to`.
+    const from = String(process.hrtime.bigint());
+    context.a.kill('SIGSTOP');
+    let to: string;
+    try {
+      await sleep(pauseMs);
+    } finally {
+      to = String(process.hrtime.bigint());
+      context.a.kill('SIGCONT');
+    }
+    return { aPaused: { from, to, betweenWrites: between } };
   } finally {
-    to = String(process.hrtime.bigint());
-    context.a.kill('SIGCONT');
+    // Also when the search for a gap threw: A was never stopped, and the guard must not outlive the trial.
     guard.cancel();
   }
-  return { aPaused: { from, to, betweenWrites: between } };
 }
 
 /**

@@ -1,6 +1,7 @@
 import * as zookeeper from 'node-zookeeper-client';
 
 import { forceCloseClient } from '../../../lib/core/zookeeper/session/zk-client-internals';
+import { waitFor } from '../wait-for';
 
 const codeOf = (error: unknown): number | undefined => (error as zookeeper.Exception | null)?.getCode?.();
 const isNoNode = (error: unknown): boolean => codeOf(error) === zookeeper.Exception.NO_NODE;
@@ -131,6 +132,17 @@ export class ZkInspector {
           }),
         ),
     );
+  }
+
+  /**
+   * Resolves once `path` has no children (or is gone). For deletes another process sent before
+   * it answered the test (a release resolves once its delete is sent): ZooKeeper may apply them
+   * just after the answer arrives, so a read at once can still see the nodes. Rejects after 5 s.
+   */
+  async emptied(path: string): Promise<void> {
+    await waitFor(async () => ((await this.children(path)) ?? []).length === 0, {
+      what: () => `no node left under ${path}`,
+    });
   }
 
   /** The zxid of the last change to `path`'s children (its `pzxid`), `null` when `path` does not exist. */

@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { faultMarkdown, runFaultPass, type FaultResults } from './faults/fault-pass.js';
 import { PEER_IDS, type PeerId } from './peer-lock.js';
 import { goalTable, speedGoals, speedTables, whatDecides, type GoalRow } from './speed/speed-report.js';
-import { QUICK_SPEED_COUNTS, runSpeedPass, SPEED_COUNTS, type SpeedResults } from './speed/speed-pass.js';
+import {
+  MAX_HANDOFF_LAG_MS,
+  QUICK_SPEED_COUNTS,
+  runSpeedPass,
+  SPEED_COUNTS,
+  type SpeedResults,
+} from './speed/speed-pass.js';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -128,6 +134,7 @@ export function peersMarkdown(results: PeersResults): string {
     '',
     `Medians of ${speed.counts.rounds} round(s), the locks in a shuffled order each round. Uncontended: ${speed.counts.uncontendedCycles} cycles of one client after ${speed.counts.uncontendedWarmup} not counted. ` +
       `Handoff: a client holds ${speed.counts.handoffHoldMs} ms, another asks ${speed.counts.handoffLagMs} ms after it; the time from the holder's release to the waiter's grant (${speed.counts.handoffs} per round). ` +
+      `A pair whose waiter did not ask while the holder held measured nothing: it is logged and another tried, and the lag (and the hold with it) grows to the holder's grant time plus ${speed.counts.handoffLagMs} ms, at most ${MAX_HANDOFF_LAG_MS} ms. ` +
       `Contenders: ${speed.counts.contenders} clients, a process each, loop on one key for ${speed.counts.contendedMs} ms, holding ${speed.counts.contendedHoldMs} ms. ` +
       'The delay proxy holds every chunk for the delay in each direction, one proxy process for every server.',
     '',

@@ -6,6 +6,7 @@ import { faultMarkdown } from '../../bench/peers/faults/fault-pass';
 import { casesFor, FAULT_IDS, notApplicable } from '../../bench/peers/faults/fault-scenarios';
 import { PEER_IDS } from '../../bench/peers/peer-lock';
 import { peersMarkdown, runPeersPass, type PeersResults } from '../../bench/peers/peers-pass';
+import { MAX_HANDOFF_LAG_MS } from '../../bench/peers/speed/speed-pass';
 import { writePassReports } from '../../bench/report/write';
 import { isAlive } from '../support/is-alive';
 import { pgUrl } from '../support/postgres/pg-test-env';
@@ -108,6 +109,8 @@ describe('peers pass, --quick', () => {
         expect(page).toContain(heading);
       for (const fault of FAULT_IDS) expect(page).toContain(`#### (${'abcde'[FAULT_IDS.indexOf(fault)]})`);
       expect(page).toContain(faultMarkdown(results.faults));
+      // The method says how a handoff's lag grows after a pair that measured nothing.
+      expect(page).toContain(`at most ${MAX_HANDOFF_LAG_MS} ms`);
       expect(JSON.parse(readFileSync(join(dir, 'latest-peers.json'), 'utf8'))).toMatchObject({ kind: 'peers' });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -247,7 +247,7 @@ const emptySamples = (): Samples => ({
 /** Pairs tried per handoff sample at most (see `measure`). */
 const HANDOFF_TRIES = 5;
 /** The longest the waiter's lag grows to after pairs that measured nothing (see `measure`). */
-const MAX_HANDOFF_LAG_MS = 1_000;
+export const MAX_HANDOFF_LAG_MS = 1_000;
 
 /** One round of one lock: uncontended, handoffs, contenders; each on a key of its own. */
 async function measure(
